@@ -1,0 +1,3 @@
+"""ctx: build LLM context from a local knowledge graph."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,92 @@
+"""What every command shares: the --db option, stderr console, and error-to-exit-code mapping."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from ctx.errors import EXIT_RUNTIME, CtxError
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        envvar="CTX_DB",
+        help="Graph database file. Default: nearest .ctx/graph.db, else ~/.local/share/ctx/graph.db.",
+        show_default=False,
+    ),
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = EXIT_RUNTIME) -> typer.Exit:
+    """Print ``message`` as one line on stderr and return the Exit to raise."""
+    sys.stderr.write(f"ctx: error: {message.splitlines()[0] if message else 'failed'}\n")
+    for extra in message.splitlines()[1:]:
+        sys.stderr.write(f"ctx: error: {extra}\n")
+    sys.stderr.flush()
+    return typer.Exit(code=code)
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"ctx: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def handle_errors(func: F) -> F:
+    """Map core exceptions to one-line messages and exit codes; never show a traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except CtxError as exc:
+            raise fail(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:
+            sys.stderr.write("ctx: interrupted; nothing was changed by the unfinished step\n")
+            raise typer.Exit(code=130) from None
+        except BrokenPipeError:
+            # The reader went away (e.g. `| head`); that is not an error worth a message.
+            try:
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+            except OSError:
+                pass
+            raise typer.Exit(code=0) from None
+        except Exception as exc:  # noqa: BLE001 - the last line of defence for a CLI
+            if os.environ.get("CTX_DEBUG"):
+                raise
+            raise fail(f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def write_stdout(text: str) -> None:
+    """Write exactly ``text`` to stdout: what a budget counted is what the reader gets."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout; highlighted on a terminal, plain when piped."""
+    import json
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    if stdout_is_terminal():
+        from rich.console import Console
+
+        Console(soft_wrap=True).print_json(text)
+    else:
+        write_stdout(text + "\n")

@@ -1,0 +1,90 @@
+"""What every importer produces: node and edge records, and the interface the engine drives.
+
+Importers are pure parsers: they turn one source file's text into records and never touch the
+database. The engine (``ctx.importers.engine``) handles incrementality, transactions, link
+resolution, token counts and hashes, so every format gets the same guarantees.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+
+@dataclass
+class NodeRecord:
+    id: str
+    title: str
+    body: str = ""
+    type: str = "note"
+    tags: list[str] = field(default_factory=list)
+    # name -> values; a single value is still a one-element list, so consumers never branch.
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
+    source_path: str | None = None
+    parent_id: str | None = None
+    position: int | None = None
+    created: float | None = None  # epoch seconds, UTC; None -> the file's mtime
+    updated: float | None = None
+    # Extra names this node answers to, as (normalized key, kind, priority); lower priority wins
+    # when two nodes share a key. id, title and aliases are added by the engine.
+    keys: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+@dataclass
+class EdgeRecord:
+    src: str
+    type: str  # canonical direction: child, link, embed, tag, field:<name>, supports, ...
+    target: str  # a node id (by_id=True) or a normalized key resolved against node_keys
+    by_id: bool = False
+    label: str | None = None
+    position: int | None = None
+
+
+@dataclass
+class ParsedFile:
+    nodes: list[NodeRecord] = field(default_factory=list)
+    edges: list[EdgeRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    relpath: str  # POSIX, relative to the source base folder
+    abspath: Path
+    mtime: float
+
+
+class Importer:
+    """Base class: subclasses set ``format`` and implement ``detect``, ``list_files``, ``parse``."""
+
+    format: ClassVar[str] = ""
+    # Whether a file is read as text (decoded UTF-8, with a warning on invalid bytes).
+    text: ClassVar[bool] = True
+
+    @classmethod
+    def detect(cls, path: Path) -> int:
+        """Confidence 0-100 that ``path`` (a folder or a file) is in this format."""
+        raise NotImplementedError
+
+    def base_dir(self, path: Path) -> Path:
+        """The folder relative paths are measured from: the folder itself, or a file's parent."""
+        return path if path.is_dir() else path.parent
+
+    def list_files(self, path: Path) -> list[str]:
+        """Relative paths of the files this source consists of, sorted."""
+        raise NotImplementedError
+
+    def normalize_key(self, text: str) -> str:
+        """How link targets and node names are compared (lowercase by default)."""
+        return text.strip().lower()
+
+    def parse(self, info: FileInfo, text: str) -> ParsedFile:
+        raise NotImplementedError
+
+    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+        """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after
+        every import that changed something. Reads the source's current nodes from ``conn``."""
+        return ParsedFile()

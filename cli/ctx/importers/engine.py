@@ -1,0 +1,461 @@
+"""The incremental import engine shared by every format.
+
+One import = stat every file of the source, parse only new or changed ones (outside any
+transaction), then apply all changes in a single transaction: replace the changed files' nodes
+and edges, drop deleted files, recompute derived records, re-resolve links, bump the graph
+version. An interrupted import (Ctrl-C, kill) therefore leaves the previous state intact, and an
+import of an unchanged folder writes nothing at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctx.errors import UsageError
+from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+
+ProgressFn = Callable[[int, int], None]  # (files done, files to parse)
+
+
+@dataclass
+class ImportReport:
+    source: str
+    format: str
+    files_seen: int = 0
+    files_parsed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    nodes_written: int = 0
+    edges_written: int = 0
+    warnings: list[str] = field(default_factory=list)
+    changed: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "format": self.format,
+            "files_seen": self.files_seen,
+            "files_parsed": self.files_parsed,
+            "files_unchanged": self.files_unchanged,
+            "files_deleted": self.files_deleted,
+            "nodes_written": self.nodes_written,
+            "edges_written": self.edges_written,
+            "warnings": self.warnings,
+            "changed": self.changed,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def content_hash(node: NodeRecord) -> str:
+    payload = json.dumps(
+        [node.title, node.body, node.type, node.tags, node.fields, node.aliases],
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _file_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+@dataclass
+class _Change:
+    info: FileInfo
+    size: int
+    mtime_ns: int
+    hash: str
+    parsed: ParsedFile | None  # None: content identical, only the stat changed
+
+
+def import_path(
+    conn: sqlite3.Connection,
+    path: str | Path,
+    *,
+    format: str = "auto",
+    progress: ProgressFn | None = None,
+) -> ImportReport:
+    from ctx.importers import detect_importer, get_importer
+
+    started = time.perf_counter()
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise UsageError(f"no such file or folder: {path}")
+    root = path.resolve()
+    importer = detect_importer(root) if format == "auto" else get_importer(format)
+    report = ImportReport(source=str(root), format=importer.format)
+    base = importer.base_dir(root)
+
+    source_id, known = _load_source(conn, root, importer.format)
+    relpaths = importer.list_files(root)
+    report.files_seen = len(relpaths)
+
+    # Decide what changed from stat alone; only changed files are read.
+    candidates: list[tuple[str, Path, os.stat_result]] = []
+    for rel in relpaths:
+        abspath = base / rel
+        try:
+            st = abspath.stat()
+        except OSError as exc:
+            report.warnings.append(f"{rel}: cannot stat ({exc.strerror or exc}); kept as before")
+            known.pop(rel, None)  # neither re-import nor delete it
+            continue
+        previous = known.get(rel)
+        if previous is not None and previous[0] == st.st_mtime_ns and previous[1] == st.st_size:
+            report.files_unchanged += 1
+            continue
+        candidates.append((rel, abspath, st))
+
+    vanished = sorted(set(known) - set(relpaths))
+    changes: list[_Change] = []
+    for done, (rel, abspath, st) in enumerate(candidates, start=1):
+        change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report)
+        if change is not None:
+            changes.append(change)
+        elif rel in known:
+            # Unreadable now: keep what the graph already has for it.
+            vanished = [v for v in vanished if v != rel]
+        if progress is not None:
+            progress(done, len(candidates))
+
+    if not changes and not vanished:
+        report.seconds = time.perf_counter() - started
+        return report
+
+    _apply(conn, importer, source_id, root, changes, vanished, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _load_source(
+    conn: sqlite3.Connection, root: Path, fmt: str
+) -> tuple[int, dict[str, tuple[int, int, str]]]:
+    row = conn.execute("SELECT id, format FROM sources WHERE root = ?", (str(root),)).fetchone()
+    if row is None:
+        conn.execute("BEGIN IMMEDIATE")
+        cursor = conn.execute(
+            "INSERT INTO sources (root, name, format) VALUES (?, ?, ?)",
+            (str(root), root.stem if root.is_file() else root.name, fmt),
+        )
+        conn.execute("COMMIT")
+        return int(cursor.lastrowid or 0), {}
+    source_id = int(row["id"])
+    known = {
+        r["path"]: (int(r["mtime_ns"]), int(r["size"]), str(r["hash"]))
+        for r in conn.execute(
+            "SELECT path, mtime_ns, size, hash FROM files WHERE source_id = ?", (source_id,)
+        )
+    }
+    return source_id, known
+
+
+def _read_and_parse(
+    importer: Importer,
+    rel: str,
+    abspath: Path,
+    st: os.stat_result,
+    previous: tuple[int, int, str] | None,
+    report: ImportReport,
+) -> _Change | None:
+    try:
+        data = abspath.read_bytes()
+    except OSError as exc:
+        report.warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
+        return None
+    digest = _file_hash(data)
+    info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
+    if previous is not None and previous[2] == digest:
+        return _Change(info, st.st_size, st.st_mtime_ns, digest, None)
+    if importer.text:
+        if _looks_binary(data):
+            report.warnings.append(f"{rel}: binary file; skipped")
+            return _Change(info, st.st_size, st.st_mtime_ns, digest, ParsedFile())
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            report.warnings.append(
+                f"{rel}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"
+            )
+            text = data.decode("utf-8-sig", errors="replace")
+        parsed = importer.parse(info, text)
+    else:
+        parsed = importer.parse(info, data)  # type: ignore[arg-type]
+    report.warnings.extend(parsed.warnings)
+    report.files_parsed += 1
+    return _Change(info, st.st_size, st.st_mtime_ns, digest, parsed)
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    importer: Importer,
+    source_id: int,
+    root: Path,
+    changes: list[_Change],
+    vanished: list[str],
+    report: ImportReport,
+) -> None:
+    from ctx.tokens import count_many
+
+    replaced = [c for c in changes if c.parsed is not None]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for rel in [c.info.relpath for c in replaced] + vanished:
+            _delete_file_records(conn, source_id, rel)
+        for rel in vanished:
+            conn.execute("DELETE FROM files WHERE source_id = ? AND path = ?", (source_id, rel))
+        report.files_deleted = len(vanished)
+
+        rows: list[tuple[str, NodeRecord]] = []
+        edges: list[tuple[str, EdgeRecord]] = []
+        for change in replaced:
+            assert change.parsed is not None
+            rows.extend((change.info.relpath, n) for n in change.parsed.nodes)
+            edges.extend((change.info.relpath, e) for e in change.parsed.edges)
+            mtime = change.info.mtime
+            for node in change.parsed.nodes:
+                if node.created is None:
+                    node.created = mtime
+                if node.updated is None:
+                    node.updated = mtime
+        for change in changes:
+            conn.execute(
+                "INSERT OR REPLACE INTO files (source_id, path, mtime_ns, size, hash)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (source_id, change.info.relpath, change.mtime_ns, change.size, change.hash),
+            )
+
+        # Derived records depend on the whole source, so they are recomputed from scratch.
+        _delete_file_records(conn, source_id, "")
+        _insert(conn, importer, source_id, rows, edges, count_many, report)
+        derived = importer.finalize(conn, source_id)
+        report.warnings.extend(derived.warnings)
+        _insert(
+            conn,
+            importer,
+            source_id,
+            [("", n) for n in derived.nodes],
+            [("", e) for e in derived.edges],
+            count_many,
+            report,
+        )
+        _insert_tag_nodes(conn, source_id)
+        resolve_edges(conn, source_id)
+        now = time.time()
+        conn.execute(
+            "UPDATE sources SET imported_at = ?, checked_at = ?, format = ? WHERE id = ?",
+            (now, now, importer.format, source_id),
+        )
+        conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'graph_version'"
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('last_import', ?)", (str(now),)
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    report.changed = True
+
+
+def _delete_file_records(conn: sqlite3.Connection, source_id: int, rel: str) -> None:
+    conn.execute(
+        "DELETE FROM node_keys WHERE node_id IN"
+        " (SELECT id FROM nodes WHERE source_id = ? AND file = ?)",
+        (source_id, rel),
+    )
+    conn.execute("DELETE FROM nodes WHERE source_id = ? AND file = ?", (source_id, rel))
+    conn.execute("DELETE FROM edges WHERE source_id = ? AND file = ?", (source_id, rel))
+
+
+def _insert(
+    conn: sqlite3.Connection,
+    importer: Importer,
+    source_id: int,
+    nodes: list[tuple[str, NodeRecord]],
+    edges: list[tuple[str, EdgeRecord]],
+    count_many: Callable[[list[str]], list[int]],
+    report: ImportReport,
+) -> None:
+    if not nodes and not edges:
+        return
+    # Ids must be unique across the whole graph; a clash (the same id from another file or
+    # another source) is renamed and reported rather than silently overwriting the other node.
+    renamed: dict[str, str] = {}
+    seen: set[str] = set()
+    ids = [n.id for _, n in nodes]
+    taken = _existing_ids(conn, ids)
+    for rel, node in nodes:
+        if node.id in seen or node.id in taken:
+            new_id = _unique_id(conn, f"{node.id}~{rel or 'derived'}", seen)
+            report.warnings.append(f"{rel or 'derived'}: duplicate node id {node.id!r}; stored as {new_id!r}")
+            renamed[node.id] = new_id
+            node.id = new_id
+        seen.add(node.id)
+
+    token_counts = count_many([f"{n.title}\n{n.body}" for _, n in nodes])
+    node_rows = []
+    key_rows = []
+    for (rel, node), tokens in zip(nodes, token_counts, strict=True):
+        node_rows.append(
+            (
+                node.id,
+                node.title,
+                node.body,
+                node.type,
+                json.dumps(node.tags, ensure_ascii=False),
+                json.dumps(node.fields, ensure_ascii=False),
+                json.dumps(node.aliases, ensure_ascii=False),
+                source_id,
+                node.source_path,
+                rel,
+                renamed.get(node.parent_id, node.parent_id) if node.parent_id else None,
+                node.position,
+                node.created,
+                node.updated,
+                content_hash(node),
+                tokens,
+            )
+        )
+        keys = {(node.id, "id", 0)}
+        keys.add((importer.normalize_key(node.title), "title", 10))
+        keys.update((importer.normalize_key(a), "alias", 20) for a in node.aliases)
+        keys.update(node.keys)
+        key_rows.extend((source_id, k, node.id, kind, prio) for k, kind, prio in keys if k)
+    conn.executemany(
+        "INSERT INTO nodes (id, title, body, type, tags, fields, aliases, source_id, source_path,"
+        " file, parent_id, position, created, updated, content_hash, tokens)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        node_rows,
+    )
+    conn.executemany(
+        "INSERT INTO node_keys (source_id, key, node_id, kind, priority) VALUES (?, ?, ?, ?, ?)",
+        key_rows,
+    )
+    edges = edges + _tag_edges(nodes)
+    conn.executemany(
+        "INSERT INTO edges (source_id, file, src, type, target, by_id, label, position)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                source_id,
+                rel,
+                renamed.get(e.src, e.src),
+                e.type,
+                renamed.get(e.target, e.target) if e.by_id else e.target,
+                1 if e.by_id else 0,
+                e.label,
+                e.position,
+            )
+            for rel, e in edges
+        ],
+    )
+    report.nodes_written += len(node_rows)
+    report.edges_written += len(edges)
+
+
+def tag_node_id(tag: str) -> str:
+    return f"tag:{tag.strip().lstrip('#').lower()}"
+
+
+def _tag_edges(nodes: list[tuple[str, NodeRecord]]) -> list[tuple[str, EdgeRecord]]:
+    """Every tag becomes an edge to a shared tag node, so notes that share a tag are two hops apart."""
+    out = []
+    for rel, node in nodes:
+        for position, tag in enumerate(dict.fromkeys(node.tags)):
+            if tag.strip().lstrip("#"):
+                out.append((rel, EdgeRecord(node.id, "tag", tag_node_id(tag), by_id=True, position=position)))
+    return out
+
+
+def _insert_tag_nodes(conn: sqlite3.Connection, source_id: int) -> None:
+    """Create the tag nodes this source's tags need and no node has yet (derived, file='')."""
+    from ctx.tokens import count_many
+
+    tags = sorted(
+        {
+            r[0].strip().lstrip("#")
+            for r in conn.execute(
+                "SELECT DISTINCT j.value FROM nodes n, json_each(n.tags) j WHERE n.source_id = ?",
+                (source_id,),
+            )
+            if isinstance(r[0], str) and r[0].strip().lstrip("#")
+        },
+        key=str.lower,
+    )
+    wanted = {tag_node_id(t): t for t in tags}
+    existing = _existing_ids(conn, list(wanted))
+    rows = []
+    for node_id, tag in wanted.items():
+        if node_id in existing:
+            continue
+        node = NodeRecord(id=node_id, title=f"#{tag}", type="tag")
+        rows.append((node, count_many([node.title])[0]))
+        existing.add(node_id)
+    conn.executemany(
+        "INSERT INTO nodes (id, title, body, type, source_id, file, content_hash, tokens)"
+        " VALUES (?, ?, '', 'tag', ?, '', ?, ?)",
+        [(n.id, n.title, source_id, content_hash(n), t) for n, t in rows],
+    )
+    conn.executemany(
+        "INSERT INTO node_keys (source_id, key, node_id, kind, priority) VALUES (?, ?, ?, ?, ?)",
+        [(source_id, n.title.lower(), n.id, "title", 90) for n, _ in rows],
+    )
+
+
+def _existing_ids(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN ({marks})", chunk))
+    return found
+
+
+def _unique_id(conn: sqlite3.Connection, wanted: str, seen: set[str]) -> str:
+    candidate, n = wanted, 1
+    while candidate in seen or conn.execute("SELECT 1 FROM nodes WHERE id = ?", (candidate,)).fetchone():
+        n += 1
+        candidate = f"{wanted}~{n}"
+    return candidate
+
+
+def resolve_edges(conn: sqlite3.Connection, source_id: int) -> None:
+    """Point every edge of a source at the node its target names now, or at nothing.
+
+    Names resolve within the source first; when two nodes share a name, the lower priority wins,
+    then the shorter id (the note nearer the vault root, as Obsidian does), then the id itself.
+    """
+    conn.execute(
+        """
+        UPDATE edges SET dst = CASE
+            WHEN by_id = 1 THEN (SELECT n.id FROM nodes n WHERE n.id = edges.target)
+            ELSE (
+                SELECT k.node_id FROM node_keys k
+                WHERE k.key = edges.target AND k.kind != 'id' AND k.source_id = edges.source_id
+                ORDER BY k.priority, length(k.node_id), k.node_id LIMIT 1
+            )
+        END
+        WHERE source_id = ?
+        """,
+        (source_id,),
+    )
+    # Other sources may point at nodes this import removed (shared tag nodes, ids).
+    conn.execute(
+        "UPDATE edges SET dst = NULL WHERE dst IS NOT NULL AND source_id != ?"
+        " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = edges.dst)",
+        (source_id,),
+    )

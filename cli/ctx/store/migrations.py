@@ -1,0 +1,132 @@
+"""Numbered schema migrations. ``PRAGMA user_version`` records how many have been applied.
+
+Append new migrations to MIGRATIONS; never edit one that has shipped.
+Edges are stored once, in their canonical direction (``child``: parent -> child, ``link``,
+``embed``, ``tag``: note -> tag node, ``field:<name>``, ``supports``: supporter -> supported).
+The inverse names (parent, backlink, supported_by, ...) are the same rows walked backwards.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+_M001_GRAPH = """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        INSERT INTO meta (key, value) VALUES ('graph_version', '0');
+
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            root TEXT NOT NULL UNIQUE,      -- absolute path of the imported folder or file
+            name TEXT NOT NULL,
+            format TEXT NOT NULL,
+            imported_at REAL,               -- last import that changed something (epoch s)
+            checked_at REAL                 -- last import run, changed or not
+        );
+
+        CREATE TABLE files (
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            path TEXT NOT NULL,             -- relative to the source root, POSIX separators
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            PRIMARY KEY (source_id, path)
+        );
+
+        CREATE TABLE nodes (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            body TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL DEFAULT 'note',
+            tags TEXT NOT NULL DEFAULT '[]',      -- JSON array of strings
+            fields TEXT NOT NULL DEFAULT '{}',    -- JSON object: name -> list of values
+            aliases TEXT NOT NULL DEFAULT '[]',   -- JSON array of strings
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            source_path TEXT,                     -- file relative to the source root
+            file TEXT NOT NULL DEFAULT '',        -- the tracked file that produced it ('' = derived)
+            parent_id TEXT,                       -- outline parent, for breadcrumbs and grouping
+            position INTEGER,                     -- order among siblings
+            created REAL,                         -- epoch seconds, UTC
+            updated REAL,
+            content_hash TEXT NOT NULL,
+            tokens INTEGER NOT NULL DEFAULT 0     -- cl100k tokens of title + body
+        );
+        CREATE INDEX nodes_by_file ON nodes (source_id, file);
+        CREATE INDEX nodes_by_parent ON nodes (parent_id);
+        CREATE INDEX nodes_by_title ON nodes (title COLLATE NOCASE);
+
+        -- Names a node answers to when something links to it or a user types it.
+        CREATE TABLE node_keys (
+            source_id INTEGER NOT NULL,
+            key TEXT NOT NULL,              -- normalized (lowercase) reference text
+            node_id TEXT NOT NULL,
+            kind TEXT NOT NULL,             -- id | title | alias | path | name
+            priority INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX node_keys_by_key ON node_keys (key);
+        CREATE INDEX node_keys_by_node ON node_keys (node_id);
+
+        CREATE TABLE edges (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL,
+            file TEXT NOT NULL DEFAULT '',  -- the tracked file that produced it ('' = derived)
+            src TEXT NOT NULL,
+            dst TEXT,                       -- NULL while the target does not exist (unresolved)
+            type TEXT NOT NULL,
+            target TEXT,                    -- normalized reference used to (re)resolve dst
+            by_id INTEGER NOT NULL DEFAULT 0, -- 1: target is a node id, 0: a name/path/alias key
+            label TEXT,                     -- display text, heading or block anchor
+            position INTEGER
+        );
+        CREATE INDEX edges_out ON edges (src, type);
+        CREATE INDEX edges_in ON edges (dst, type);
+        CREATE INDEX edges_by_file ON edges (source_id, file);
+
+        CREATE VIRTUAL TABLE nodes_fts USING fts5 (
+            title, aliases, body,
+            content='nodes', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
+            INSERT INTO nodes_fts (rowid, title, aliases, body)
+            VALUES (new.rowid, new.title, new.aliases, new.body);
+        END;
+        CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
+            INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
+            VALUES ('delete', old.rowid, old.title, old.aliases, old.body);
+        END;
+        CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
+            INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
+            VALUES ('delete', old.rowid, old.title, old.aliases, old.body);
+            INSERT INTO nodes_fts (rowid, title, aliases, body)
+            VALUES (new.rowid, new.title, new.aliases, new.body);
+        END;
+"""
+
+# Each migration is a SQL script, run inside one transaction together with the version bump.
+MIGRATIONS: list[str] = [
+    _M001_GRAPH,
+]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every migration not yet applied, each in its own transaction. Returns the version."""
+    version = current_version(conn)
+    for number, script in enumerate(MIGRATIONS, start=1):
+        if number <= version:
+            continue
+        # executescript commits any open transaction first, so the script carries its own.
+        try:
+            conn.executescript(
+                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+            )
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        version = number
+    return version

@@ -1,0 +1,246 @@
+"""Read-side queries over the graph: nodes, names, edges, full-text search and statistics."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+# Canonical edge types stored in the table, and the names of walking them backwards.
+INVERSE_NAMES: dict[str, str] = {
+    "child": "parent",
+    "link": "backlink",
+    "embed": "embedded_by",
+    "tag": "tagged",
+    "supports": "supported_by",
+    "ref": "referenced_by",
+}
+
+
+def inverse_name(edge_type: str) -> str:
+    if edge_type in INVERSE_NAMES:
+        return INVERSE_NAMES[edge_type]
+    if edge_type.startswith("field:"):
+        return f"{edge_type}^-1"
+    return f"{edge_type}_of"
+
+
+@dataclass
+class Node:
+    id: str
+    title: str
+    body: str
+    type: str
+    tags: list[str]
+    fields: dict[str, list[str]]
+    aliases: list[str]
+    source_id: int
+    source_path: str | None
+    parent_id: str | None
+    position: int | None
+    created: float | None
+    updated: float | None
+    content_hash: str
+    tokens: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> "Node":
+        return cls(
+            id=row["id"],
+            title=row["title"],
+            body=row["body"],
+            type=row["type"],
+            tags=json.loads(row["tags"]),
+            fields=json.loads(row["fields"]),
+            aliases=json.loads(row["aliases"]),
+            source_id=row["source_id"],
+            source_path=row["source_path"],
+            parent_id=row["parent_id"],
+            position=row["position"],
+            created=row["created"],
+            updated=row["updated"],
+            content_hash=row["content_hash"],
+            tokens=row["tokens"],
+        )
+
+
+NODE_COLUMNS = (
+    "id, title, body, type, tags, fields, aliases, source_id, source_path, parent_id, position,"
+    " created, updated, content_hash, tokens"
+)
+
+
+def get_node(conn: sqlite3.Connection, node_id: str) -> Node | None:
+    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
+    return Node.from_row(row) if row else None
+
+
+def get_nodes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, Node]:
+    out: dict[str, Node] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})", chunk):
+            out[row["id"]] = Node.from_row(row)
+    return out
+
+
+def find_by_name(conn: sqlite3.Connection, text: str) -> list[str]:
+    """Node ids whose exact title or alias is ``text`` (case-insensitive), best match first."""
+    key = text.strip().lower()
+    if not key:
+        return []
+    rows = conn.execute(
+        "SELECT node_id, MIN(priority) AS p FROM node_keys WHERE key = ? AND kind != 'id'"
+        " GROUP BY node_id ORDER BY p, length(node_id), node_id",
+        (key,),
+    ).fetchall()
+    if rows:
+        return [r[0] for r in rows]
+    rows = conn.execute(
+        "SELECT id FROM nodes WHERE title = ? COLLATE NOCASE ORDER BY length(id), id", (text.strip(),)
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve_one(conn: sqlite3.Connection, id_or_title: str) -> str | None:
+    """An exact node id, else the best exact title/alias match."""
+    if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (id_or_title,)).fetchone():
+        return id_or_title
+    names = find_by_name(conn, id_or_title)
+    return names[0] if names else None
+
+
+_WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
+
+
+def fts_query(text: str, mode: str = "and") -> str:
+    """Turn anything a user types into a safe FTS5 query.
+
+    Every word becomes a quoted phrase (so ``AND``, ``-``, ``(``, ``"`` and ``:`` lose their
+    query-syntax meaning); a trailing ``*`` stays a prefix search. Words join with AND or OR.
+    """
+    terms = []
+    for raw in _WORD.findall(text):
+        prefix = raw.endswith("*")
+        word = raw.rstrip("*").strip(".'’-")
+        if not word:
+            continue
+        quoted = '"' + word.replace('"', '""') + '"'
+        terms.append(quoted + ("*" if prefix else ""))
+    joiner = " AND " if mode == "and" else " OR "
+    return joiner.join(terms)
+
+
+@dataclass
+class SearchHit:
+    id: str
+    title: str
+    type: str
+    source_path: str | None
+    score: float  # BM25, sign flipped so that higher is better
+    snippet: str
+
+
+def search(
+    conn: sqlite3.Connection, text: str, *, limit: int = 20, mode: str = "auto"
+) -> list[SearchHit]:
+    """BM25 full-text search. ``auto`` tries all words first, then any word."""
+    modes = ["and", "or"] if mode == "auto" else [mode]
+    for m in modes:
+        query = fts_query(text, m)
+        if not query:
+            return []
+        try:
+            rows = conn.execute(
+                """
+                SELECT n.id, n.title, n.type, n.source_path,
+                       -bm25(nodes_fts, 10.0, 5.0, 1.0) AS score,
+                       snippet(nodes_fts, 2, '[', ']', '…', 12) AS snip
+                FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid
+                WHERE nodes_fts MATCH ?
+                ORDER BY score DESC, n.id
+                LIMIT ?
+                """,
+                (query, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            rows = []  # e.g. a term FTS5 still refuses; treat as no match rather than fail
+        if rows:
+            return [
+                SearchHit(r["id"], r["title"], r["type"], r["source_path"], float(r["score"]), r["snip"])
+                for r in rows
+            ]
+    return []
+
+
+@dataclass
+class EdgeView:
+    type: str  # the name as seen from the node: link, backlink, child, parent, ...
+    direction: str  # "out" or "in"
+    other_id: str | None
+    other_title: str | None
+    target: str | None
+    label: str | None
+
+
+def edges_of(conn: sqlite3.Connection, node_id: str) -> list[EdgeView]:
+    out: list[EdgeView] = []
+    for r in conn.execute(
+        "SELECT e.type, e.dst, e.target, e.label, n.title FROM edges e"
+        " LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ? ORDER BY e.type, e.position, e.id",
+        (node_id,),
+    ):
+        out.append(EdgeView(r["type"], "out", r["dst"], r["title"], r["target"], r["label"]))
+    for r in conn.execute(
+        "SELECT e.type, e.src, e.label, n.title FROM edges e JOIN nodes n ON n.id = e.src"
+        " WHERE e.dst = ? ORDER BY e.type, e.src, e.id",
+        (node_id,),
+    ):
+        out.append(EdgeView(inverse_name(r["type"]), "in", r["src"], r["title"], None, r["label"]))
+    return out
+
+
+def stats(conn: sqlite3.Connection) -> dict[str, Any]:
+    nodes_total = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    by_type = {
+        r[0]: r[1]
+        for r in conn.execute("SELECT type, COUNT(*) FROM nodes GROUP BY type ORDER BY type")
+    }
+    edges = {
+        r[0]: r[1]
+        for r in conn.execute("SELECT type, COUNT(*) FROM edges GROUP BY type ORDER BY type")
+    }
+    unresolved = conn.execute("SELECT COUNT(*) FROM edges WHERE dst IS NULL").fetchone()[0]
+    sources = [
+        {
+            "id": r["id"],
+            "root": r["root"],
+            "name": r["name"],
+            "format": r["format"],
+            "imported_at": r["imported_at"],
+            "files": r["files"],
+            "nodes": r["nodes"],
+        }
+        for r in conn.execute(
+            "SELECT s.id, s.root, s.name, s.format, s.imported_at,"
+            " (SELECT COUNT(*) FROM files f WHERE f.source_id = s.id) AS files,"
+            " (SELECT COUNT(*) FROM nodes n WHERE n.source_id = s.id) AS nodes"
+            " FROM sources s ORDER BY s.id"
+        )
+    ]
+    meta = {r[0]: r[1] for r in conn.execute("SELECT key, value FROM meta")}
+    last = meta.get("last_import")
+    return {
+        "nodes": nodes_total,
+        "nodes_by_type": by_type,
+        "edges": edges,
+        "edges_total": sum(edges.values()),
+        "unresolved_links": unresolved,
+        "sources": sources,
+        "graph_version": int(meta.get("graph_version", 0)),
+        "last_import": float(last) if last else None,
+    }

@@ -1,0 +1,73 @@
+"""Shared test fixtures: real SQLite files in tmp dirs, the real CLI, the real corpora."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+SHARED = Path(os.environ.get("CTX_SHARED_DIR", REPO.parent / "shared"))
+CORPORA = SHARED / "corpora"
+
+# Never reach for a model hub or a terminal-width-dependent layout in tests.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ["COLUMNS"] = "120"
+
+
+def corpus_path(name: str) -> Path:
+    """A real corpus from ../shared/corpora, or a clean skip where it is absent (a user's clone)."""
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"real corpus {name!r} not available ({CORPORA} is absent in this checkout)")
+    return path
+
+
+def shared_path(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not available (../shared is absent in this checkout)")
+    return path
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "graph.db"
+
+
+@pytest.fixture
+def run_cli(db_path: Path):
+    """Invoke the real Typer app in-process: ``run_cli("stats", "--format", "json")``.
+
+    ``--db`` is added after the subcommand name unless the call passes its own.
+    """
+    from typer.testing import CliRunner
+
+    from ctx.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, db: Path | None = None, input: str | None = None) -> CliResult:
+        argv = list(args)
+        if "--db" not in argv and argv and argv[0] not in ("lens", "--help", "--version"):
+            argv += ["--db", str(db or db_path)]
+        result = runner.invoke(app, argv, input=input, catch_exceptions=False)
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def demo_vault() -> Path:
+    return FIXTURES / "demo-vault"

@@ -1,0 +1,85 @@
+"""The ctx JSON graph format: nodes, edges, claims relations, errors with line numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ctx.errors import EXIT_USAGE
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+CLAIMS = [
+    {"id": "c1", "content": "Remote work raises output. Three firms saw it.", "confidence": 0.7,
+     "state": "open", "type": "claim", "tags": ["work"]},
+    {"id": "c2", "content": "Fewer interruptions at home.", "supports": ["c1"], "confidence": 0.8,
+     "type": "claim"},
+    {"id": "c3", "content": "Commutes waste time.", "supports": ["c1", "missing"], "type": "claim"},
+    {"id": "c4", "content": "Quiet rooms help focus.", "supported_by": [], "supports": ["c2"],
+     "type": "claim"},
+    {"source": "c1", "target": "c3", "type": "link"},
+]
+
+
+def test_claims_graph_imports_nodes_edges_and_unresolved(tmp_path, run_cli):
+    src = _write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    result = run_cli("import", str(src))
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(run_cli("stats", "--format", "json").stdout)
+    assert stats["nodes_by_type"] == {"claim": 4, "tag": 1}
+    # supports: c2->c1, c3->c1, c3->missing, c4->c2; one link; one tag edge.
+    assert stats["edges"] == {"link": 1, "supports": 4, "tag": 1}
+    assert stats["unresolved_links"] == 1
+
+
+def test_supports_from_both_ends_is_one_edge(tmp_path, run_cli):
+    records = [
+        {"id": "a", "content": "A.", "supports": ["b"]},
+        {"id": "b", "content": "B.", "supported_by": ["a"]},
+    ]
+    run_cli("import", str(_write_jsonl(tmp_path / "g.jsonl", records)))
+    stats = json.loads(run_cli("stats", "--format", "json").stdout)
+    assert stats["edges"] == {"supports": 1}
+
+
+def test_claim_fields_and_title_from_content(tmp_path, run_cli):
+    run_cli("import", str(_write_jsonl(tmp_path / "claims.jsonl", CLAIMS)))
+    shown = json.loads(run_cli("show", "c1", "--format", "json").stdout)
+    assert shown["title"] == "Remote work raises output."
+    assert shown["fields"] == {"confidence": ["0.7"], "state": ["open"]}
+    kinds = sorted((e["type"], e["direction"], e["id"]) for e in shown["edges"])
+    assert ("supported_by", "in", "c2") in kinds and ("link", "out", "c3") in kinds
+
+
+def test_malformed_jsonl_names_the_line(tmp_path, run_cli):
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"id": "a"}\n\n{"id": "b", oops}\n', encoding="utf-8")
+    result = run_cli("import", str(src), "--format", "json")
+    assert result.exit_code == EXIT_USAGE
+    assert "bad.jsonl:3" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_record_error_in_json_document_names_the_line(tmp_path, run_cli):
+    src = tmp_path / "graph.json"
+    src.write_text(
+        '{"nodes": [\n  {"id": "a", "title": "A"},\n  {"title": "no id"}\n], "edges": []}\n',
+        encoding="utf-8",
+    )
+    result = run_cli("import", str(src))
+    assert result.exit_code == EXIT_USAGE
+    assert "graph.json:3" in result.stderr and "nodes[1]" in result.stderr
+
+
+def test_failed_import_leaves_previous_state(tmp_path, run_cli):
+    src = _write_jsonl(tmp_path / "claims.jsonl", CLAIMS)
+    run_cli("import", str(src))
+    before = run_cli("stats", "--format", "json").stdout
+    src.write_text(src.read_text() + "{broken\n", encoding="utf-8")
+    assert run_cli("import", str(src)).exit_code == EXIT_USAGE
+    after = run_cli("stats", "--format", "json").stdout
+    assert json.loads(after)["nodes"] == json.loads(before)["nodes"]
