@@ -8,6 +8,7 @@ resolution, token counts and hashes, so every format gets the same guarantees.
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -57,7 +58,7 @@ class FileInfo:
     mtime: float
 
 
-class Importer:
+class Importer(ABC):
     """Base class: subclasses set ``format`` and implement ``detect``, ``list_files``, ``parse``."""
 
     format: ClassVar[str] = ""
@@ -65,24 +66,25 @@ class Importer:
     text: ClassVar[bool] = True
 
     @classmethod
+    @abstractmethod
     def detect(cls, path: Path) -> int:
         """Confidence 0-100 that ``path`` (a folder or a file) is in this format."""
-        raise NotImplementedError
 
     def base_dir(self, path: Path) -> Path:
         """The folder relative paths are measured from: the folder itself, or a file's parent."""
         return path if path.is_dir() else path.parent
 
+    @abstractmethod
     def list_files(self, path: Path) -> list[str]:
         """Relative paths of the files this source consists of, sorted."""
-        raise NotImplementedError
 
     def normalize_key(self, text: str) -> str:
         """How link targets and node names are compared (lowercase by default)."""
         return text.strip().lower()
 
+    @abstractmethod
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
-        raise NotImplementedError
+        """Records for one file; problems that spare the rest of the file go in ``warnings``."""
 
     def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
         """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after
