@@ -103,9 +103,38 @@ _M001_GRAPH = """
         END;
 """
 
+# Vectors live beside the graph so one file is the whole state. A node has at most one vector (the
+# active model's); ``content_hash`` is the node's hash when it was embedded, so a changed node is
+# stale without re-reading its text. ``seq`` only grows (AUTOINCREMENT), so (count, max seq) changes
+# whenever any vector is written or removed: a cheap key for caches of the whole matrix.
+# Nothing deletes vectors when the importer deletes a node: re-imports delete and re-insert the nodes
+# of a changed file, and the unchanged ones keep their vectors; `ctx embed` prunes the orphans.
+_M002_EMBEDDINGS = """
+        CREATE TABLE embeddings (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            node_id TEXT NOT NULL UNIQUE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL            -- dim little-endian float32, L2-normalised
+        );
+        CREATE INDEX embeddings_by_model ON embeddings (model);
+
+        -- Free-text topics embedded once: a repeated question never loads the model again.
+        CREATE TABLE query_embeddings (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            used_at REAL,
+            PRIMARY KEY (model, text_hash)
+        );
+"""
+
 # Each migration is a SQL script, run inside one transaction together with the version bump.
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
+    _M002_EMBEDDINGS,
 ]
 
 
