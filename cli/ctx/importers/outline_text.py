@@ -1,0 +1,89 @@
+"""The inline syntax Logseq and Roam share: page links, tags, block references, embeds, attributes.
+
+Both outliners write ``[[page]]``, ``#tag``, ``#[[multi word tag]]``, ``((block-id))`` and
+``{{embed ...}}`` inside block text, and ``name:: value`` for attributes. Parsing it in one place
+keeps the two importers agreeing on what counts as a link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+TITLE_MAX_CHARS = 80
+
+# Code spans and fences are examples, not references: `[[A]]` in backticks links nowhere.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_EMBED = re.compile(r"\{\{\s*(?:\[\[)?embed(?:-path)?(?:\]\])?\s*:?\s*(.*?)\}\}", re.IGNORECASE)
+_PAGE_LINK = re.compile(r"(?<!#)\[\[([^\[\]]+?)\]\]")
+_TAG_BRACKETED = re.compile(r"(?<![\w#])#\[\[([^\[\]]+?)\]\]")
+_TAG_WORD = re.compile(r"(?<![\w#/&])#([^\s#\[\]()\"',;.!?:{}]+(?:[.:][^\s#\[\]()\"',;.!?:{}]+)*)")
+_BLOCK_REF = re.compile(r"\(\(([A-Za-z0-9_-]{6,64})\)\)")
+_ATTRIBUTE = re.compile(r"^\s*([^\s:`\[\]][^:`\[\]]*?)::(?:\s+(.*))?\s*$")
+
+
+@dataclass
+class InlineRefs:
+    links: list[str] = field(default_factory=list)  # page names, as written
+    tags: list[str] = field(default_factory=list)
+    block_refs: list[str] = field(default_factory=list)  # block ids
+    embedded_pages: list[str] = field(default_factory=list)
+    embedded_blocks: list[str] = field(default_factory=list)
+
+
+def scan_refs(text: str) -> InlineRefs:
+    """Every reference in ``text``, each kind in order of appearance and without repeats."""
+    refs = InlineRefs()
+    if "[[" not in text and "#" not in text and "((" not in text:
+        return refs  # most blocks are plain prose; skip the regex work
+    text = _CODE.sub(" ", text)
+
+    def embed(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        refs.embedded_blocks.extend(_BLOCK_REF.findall(inner))
+        refs.embedded_pages.extend(_PAGE_LINK.findall(inner))
+        return " "
+
+    text = _EMBED.sub(embed, text)
+
+    def bracketed_tag(match: re.Match[str]) -> str:
+        refs.tags.append(match.group(1).strip())
+        return " "
+
+    text = _TAG_BRACKETED.sub(bracketed_tag, text)
+    refs.links = [name.strip() for name in _PAGE_LINK.findall(text) if name.strip()]
+    refs.block_refs = _BLOCK_REF.findall(text)
+    refs.tags.extend(_TAG_WORD.findall(_PAGE_LINK.sub(" ", text)))
+    for name in ("links", "tags", "block_refs", "embedded_pages", "embedded_blocks"):
+        setattr(refs, name, list(dict.fromkeys(getattr(refs, name))))
+    return refs
+
+
+def parse_attribute(line: str) -> tuple[str, str] | None:
+    """``("Author", "[[Yuval Noah Harari]]")`` for ``Author:: [[Yuval Noah Harari]]``, else None."""
+    if "::" not in line:
+        return None
+    match = _ATTRIBUTE.match(line)
+    if match is None:
+        return None
+    return match.group(1).strip(), (match.group(2) or "").strip()
+
+
+def attribute_values(value: str) -> list[str]:
+    """A value made only of page references is a list of those pages; anything else is one value."""
+    refs = scan_refs(value)
+    names = refs.links + refs.tags
+    if names:
+        leftover = _PAGE_LINK.sub("", _TAG_BRACKETED.sub("", value))
+        leftover = _TAG_WORD.sub("", leftover).replace(",", "").strip()
+        if not leftover:
+            return names
+    return [value] if value else []
+
+
+def title_from(text: str) -> str:
+    """A block's name: its first line, without heading marks, cut to a readable length."""
+    first = text.strip().split("\n", 1)[0].lstrip("#").strip()
+    if len(first) > TITLE_MAX_CHARS:
+        first = first[: TITLE_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return first
