@@ -1,0 +1,443 @@
+"""Markdown vaults: Obsidian and Foam (Dendron builds on this in ``ctx.importers.dendron``).
+
+A note is one ``.md`` file. Its id is the path relative to the vault without ``.md``; it answers
+to that path, to every trailing part of it (``[[b/c]]`` finds ``a/b/c.md``, as Obsidian does), to
+its file name, and (through the engine) to its title and aliases.
+
+Links found in the text (never inside fenced or inline code):
+
+* ``[[note]]``, ``[[note|shown]]``, ``[[note#heading]]``, ``[[note#^block]]`` -> ``link`` edges;
+  ``![[...]]`` -> ``embed`` edges. The heading or block anchor is kept as the edge label.
+* ``[text](other.md)`` -> ``link`` edges, URL-decoded and relative to the note's folder.
+* ``#tags`` inline and ``tags:`` in the frontmatter -> tags (the engine makes tag nodes of them).
+* frontmatter values that are wikilinks -> ``field:<name>`` edges.
+
+One edge per (kind, target, anchor) per note: the graph says *that* two notes are linked; how
+often is noise for context building.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import posixpath
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+
+from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.dates import parse_date
+
+# Folders that belong to tools, not to the notes.
+SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+# Wikilinks to these are attachments (images, PDFs, ...), which are not notes and not imported.
+ATTACHMENT_EXTENSIONS = frozenset(
+    "png jpg jpeg gif svg webp bmp avif tif tiff ico pdf mp3 mp4 m4a wav ogg flac webm mov mkv "
+    "avi zip canvas excalidraw csv json txt html xlsx docx pptx".split()
+)
+
+CREATED_KEYS = ("created", "created_at", "date", "date_created", "creation_date")
+UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified", "lastmod", "date_modified")
+# Keys that become node columns rather than fields. ``date`` stays a field as well: for a
+# meeting or a journal entry it is data the reader wants to see, not only a timestamp.
+NON_FIELD_KEYS = frozenset({"title", "tags", "tag", "aliases", "alias", *UPDATED_KEYS,
+                            "created", "created_at", "date_created", "creation_date"})
+
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_FENCED_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1")
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_MD_LINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^()\s]+)(?:\s+[\"'(][^\n]*?)?\s*\)")
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*(<[^>\n]+>|\S+)(?:[ \t]+[\"'(].*)?[ \t]*$")
+_URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_NODE_TYPE = re.compile(r"^[A-Za-z][\w-]{0,39}$")
+_WIKILINK_VALUE = re.compile(r"^\s*\[\[([^\[\]\n]+?)\]\]\s*$")
+
+
+def normalize(text: str) -> str:
+    """How names compare: trimmed, case-folded, NFC (macOS writes file names decomposed)."""
+    return unicodedata.normalize("NFC", text.strip()).lower()
+
+
+def strip_code(text: str) -> str:
+    """The text with fenced and inline code blanked out, so links and tags in code are ignored."""
+    if "`" not in text and "~~~" not in text:
+        return text
+    text = _FENCED_CODE.sub("\n", text)
+    return _INLINE_CODE.sub(" ", text) if "`" in text else text
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """(YAML text or None, the rest). A file that merely starts with a rule has no frontmatter."""
+    if not text.startswith("---"):
+        return None, text
+    match = _FRONTMATTER.match(text)
+    if match is None:
+        return None, text
+    return match.group(1), text[match.end():]
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _string_list(value: Any) -> list[str]:
+    """Frontmatter lists come as YAML lists, comma-separated strings or single values."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        out: list[str] = []
+        for item in value:
+            out.extend(_string_list(item))
+        return out
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [_scalar(value)]
+
+
+@dataclass
+class Link:
+    kind: str  # link | embed
+    target: str  # normalized key
+    anchor: str | None  # "#heading" or "#^block"
+    shown: str | None  # the display text, when the link has one
+
+
+@dataclass
+class NoteText:
+    """The parts of one note that do not depend on the flavour of markdown."""
+
+    meta: dict[str, Any]
+    body: str
+    warnings: list[str] = field(default_factory=list)
+
+
+class MarkdownImporter(Importer):
+    """Shared machinery; the flavours override the hooks (link syntax, identity, tags)."""
+
+    format = "obsidian"
+    # Characters a tag may contain after '#'. Obsidian allows letters, digits, _ - and /.
+    tag_chars = r"\w/\-"
+    handle_link_definitions = False
+
+    def __init__(self) -> None:
+        self._tag_re = re.compile(rf"(?<![^\s(,;])#([{self.tag_chars}]+)")
+
+    # -- the files -------------------------------------------------------------------------
+
+    def list_files(self, path: Path) -> list[str]:
+        if path.is_file():
+            return [path.name] if path.suffix.lower() == ".md" else []
+        found: list[str] = []
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+            rel_folder = os.path.relpath(folder, path)
+            for name in files:
+                if name.lower().endswith(".md") and not name.startswith("."):
+                    rel = name if rel_folder == "." else f"{rel_folder}/{name}"
+                    found.append(rel.replace(os.sep, "/"))
+        return sorted(found)
+
+    def normalize_key(self, text: str) -> str:
+        return normalize(text)
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def note_id(self, relpath: str) -> str:
+        return relpath[:-3] if relpath.lower().endswith(".md") else relpath
+
+    def note_keys(self, relpath: str, node_id: str) -> list[tuple[str, str, int]]:
+        parts = normalize(node_id).split("/")
+        keys = [("/".join(parts), "path", 0), (parts[-1], "name", 1)]
+        # Obsidian resolves a partial path against the end of the full one.
+        keys.extend(("/".join(parts[i:]), "path", 5) for i in range(1, len(parts) - 1))
+        return keys
+
+    def split_wikilink(self, inner: str) -> tuple[str, str | None]:
+        """(target, display text) of the inside of ``[[...]]``: ``target|display`` here."""
+        target, bar, shown = inner.partition("|")
+        return target, (shown.strip() or None) if bar else None
+
+    def wikilink_key(self, target: str) -> str | None:
+        """The normalized key a wikilink target names, or None when it names no note."""
+        target = target.strip().rstrip("\\").strip()
+        if target.startswith("./"):
+            target = target[2:]
+        target = target.lstrip("/")
+        if target.lower().endswith(".md"):
+            target = target[:-3]
+        else:
+            _, dot, ext = target.rpartition("/")[2].rpartition(".")
+            if dot and ext.lower() in ATTACHMENT_EXTENSIONS:
+                return None
+        return normalize(target) or None
+
+    # -- parsing ---------------------------------------------------------------------------
+
+    def read_note(self, info: FileInfo, text: str) -> NoteText:
+        raw_meta, body = split_frontmatter(text)
+        if raw_meta is None:
+            return NoteText({}, body)
+        try:
+            meta = yaml.load(raw_meta, Loader=_Loader) if raw_meta.strip() else {}
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            line = f" line {where.line + 2}" if where is not None else ""
+            return NoteText({}, text, [f"{info.relpath}: broken frontmatter{line}; imported as plain text"])
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            return NoteText({}, text, [f"{info.relpath}: frontmatter is not a mapping; imported as plain text"])
+        return NoteText({str(k): v for k, v in meta.items()}, body)
+
+    def parse(self, info: FileInfo, text: str) -> ParsedFile:
+        note = self.read_note(info, text)
+        node_id = self.note_id(info.relpath)
+        meta = note.meta
+        body = note.body
+        scan = strip_code(body)
+
+        links = self.find_links(info.relpath, scan)
+        if self.handle_link_definitions:
+            body, scan, links = self.apply_link_definitions(info.relpath, body, scan, links)
+
+        title = meta.get("title")
+        title = _scalar(title).strip() if title not in (None, "") else ""
+        node = NodeRecord(
+            id=node_id,
+            title=title or self.default_title(node_id),
+            body=body,
+            tags=self.find_tags(meta, scan),
+            fields=self.fields_of(meta),
+            aliases=_string_list(meta.get("aliases", meta.get("alias"))),
+            source_path=info.relpath,
+            created=_first_date(meta, CREATED_KEYS),
+            updated=_first_date(meta, UPDATED_KEYS),
+            keys=self.note_keys(info.relpath, node_id),
+        )
+        declared_type = meta.get("type")
+        if isinstance(declared_type, str) and _NODE_TYPE.match(declared_type.strip()):
+            # `type: meeting` is how vaults say what a note is; lenses select on node types.
+            node.type = declared_type.strip().lower()
+            node.fields.pop("type", None)
+        self.adjust_node(node, meta)
+        out = ParsedFile(nodes=[node], warnings=note.warnings)
+        out.edges.extend(self.link_edges(node_id, links))
+        out.edges.extend(self.field_edges(node_id, meta))
+        out.edges.extend(self.structure_edges(node))
+        return out
+
+    def default_title(self, node_id: str) -> str:
+        return node_id.rsplit("/", 1)[-1]
+
+    def adjust_node(self, node: NodeRecord, meta: dict[str, Any]) -> None:
+        """Flavour-specific touches after the common fields are set."""
+
+    def structure_edges(self, node: NodeRecord) -> list[EdgeRecord]:
+        return []
+
+    def find_links(self, relpath: str, scan: str) -> list[Link]:
+        links: list[Link] = []
+        if "[[" in scan:
+            for match in _WIKILINK.finditer(scan):
+                inner = match.group(2).replace("\\|", "|")
+                target, shown = self.split_wikilink(inner)
+                name, hash_, anchor = target.partition("#")
+                if not name.strip():
+                    continue  # [[#heading]] points into the note itself
+                key = self.wikilink_key(name)
+                if key is None:
+                    continue
+                kind = "embed" if match.group(1) else "link"
+                links.append(Link(kind, key, f"#{anchor.strip()}" if hash_ else None, shown))
+        if "](" in scan:
+            for match in _MD_LINK.finditer(scan):
+                key, anchor = self.markdown_link_key(relpath, match.group(3))
+                if key is not None:
+                    kind = "embed" if match.group(1) else "link"
+                    links.append(Link(kind, key, anchor, match.group(2).strip() or None))
+        return links
+
+    def markdown_link_key(self, relpath: str, href: str) -> tuple[str | None, str | None]:
+        """The key and anchor of a local ``.md`` link target; (None, None) for anything else."""
+        href = href.strip()
+        if href.startswith("<") and href.endswith(">"):
+            href = href[1:-1]
+        if not href or href.startswith(("#", "//")) or _URL_SCHEME.match(href):
+            return None, None
+        path, hash_, anchor = href.partition("#")
+        path = unquote(path.partition("?")[0])
+        if not path.lower().endswith(".md"):
+            return None, None
+        if path.startswith("/"):
+            joined = path.lstrip("/")
+        else:
+            joined = posixpath.join(posixpath.dirname(relpath), path)
+        joined = posixpath.normpath(joined)
+        return normalize(joined[:-3]), (f"#{unquote(anchor)}" if hash_ and anchor else None)
+
+    def apply_link_definitions(
+        self, relpath: str, body: str, scan: str, links: list[Link]
+    ) -> tuple[str, str, list[Link]]:
+        """Foam writes ``[name]: path.md "Title"`` under the note for every wikilink so that
+        plain markdown tools can follow them. Those duplicate the wikilinks: they add no edge
+        and, when every definition is such a duplicate, they are cut from the body.
+        Definitions for other names are ordinary (reference-style) links."""
+        lines = body.split("\n")
+        end = len(lines)
+        while end > 0 and not lines[end - 1].strip():
+            end -= 1
+        start = end
+        while start > 0 and (_LINK_DEFINITION.match(lines[start - 1]) or not lines[start - 1].strip()):
+            start -= 1
+        definitions = [m for line in lines[start:end] if (m := _LINK_DEFINITION.match(line))]
+        if not definitions:
+            return body, scan, links
+        wikilinked = {(l.target, l.anchor) for l in links} | {(l.target, None) for l in links}
+        all_duplicates = True
+        extra: list[Link] = []
+        for match in definitions:
+            name, _, anchor = match.group(1).partition("#")
+            label_key = self.wikilink_key(name)
+            if label_key is not None and (label_key, f"#{anchor}" if anchor else None) in wikilinked:
+                continue
+            all_duplicates = False
+            key, href_anchor = self.markdown_link_key(relpath, match.group(2))
+            if key is not None:
+                extra.append(Link("link", key, href_anchor, match.group(1)))
+        if all_duplicates:
+            body = "\n".join(lines[:start]).rstrip() + "\n"
+            scan = strip_code(body)
+        return body, scan, links + extra
+
+    def find_tags(self, meta: dict[str, Any], scan: str) -> list[str]:
+        # Obsidian accepts `tags: a, b`, `tags: a b` and YAML lists alike.
+        declared = _string_list(meta.get("tags", meta.get("tag")))
+        tags = [t.lstrip("#") for item in declared for t in item.split()]
+        if "#" in scan:
+            # Link targets may hold '#anchor's; they are not tags.
+            text = _WIKILINK.sub(" ", scan) if "[[" in scan else scan
+            text = _MD_LINK.sub(" ", text) if "](" in text else text
+            for match in self._tag_re.finditer(text):
+                tag = match.group(1).rstrip("/-.")
+                if tag and not tag.replace("/", "").replace("-", "").replace("_", "").isdigit():
+                    tags.append(tag)
+        return list(dict.fromkeys(t for t in tags if t))
+
+    def fields_of(self, meta: dict[str, Any]) -> dict[str, list[str]]:
+        fields: dict[str, list[str]] = {}
+        for key, value in meta.items():
+            if key.lower() in NON_FIELD_KEYS or value is None or value == "" or value == []:
+                continue
+            values = value if isinstance(value, list) else [value]
+            fields[key] = [_scalar(v) for v in values if v is not None]
+        return fields
+
+    def link_edges(self, node_id: str, links: list[Link]) -> list[EdgeRecord]:
+        edges: list[EdgeRecord] = []
+        seen: set[tuple[str, str, str | None]] = set()
+        for link in links:
+            identity = (link.kind, link.target, link.anchor)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            edges.append(
+                EdgeRecord(node_id, link.kind, link.target, label=link.anchor or link.shown,
+                           position=len(edges))
+            )
+        return edges
+
+    def field_edges(self, node_id: str, meta: dict[str, Any]) -> list[EdgeRecord]:
+        """``owner: "[[Ada Park]]"`` in the frontmatter is a typed link: ``field:owner``."""
+        edges: list[EdgeRecord] = []
+        for key, value in meta.items():
+            if key.lower() in NON_FIELD_KEYS:
+                continue
+            for item in value if isinstance(value, list) else [value]:
+                # YAML reads an unquoted [[x]] as a nested list; both spellings are meant as links.
+                if isinstance(item, list) and len(item) == 1 and isinstance(item[0], list) and len(item[0]) == 1:
+                    item = f"[[{item[0][0]}]]"
+                if not isinstance(item, str):
+                    continue
+                match = _WIKILINK_VALUE.match(item)
+                if match is None:
+                    continue
+                target, _ = self.split_wikilink(match.group(1).replace("\\|", "|"))
+                key_ = self.wikilink_key(target.partition("#")[0])
+                if key_ is not None:
+                    edges.append(EdgeRecord(node_id, f"field:{key}", key_, position=len(edges)))
+        return edges
+
+
+def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+    for key in keys:
+        if key in meta:
+            stamp = parse_date(meta[key])
+            if stamp is not None:
+                return stamp
+    return None
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML, C-accelerated when libyaml is there."""
+
+
+class ObsidianImporter(MarkdownImporter):
+    format = "obsidian"
+
+    @classmethod
+    def detect(cls, path: Path) -> int:
+        if path.is_file():
+            return 20 if path.suffix.lower() == ".md" else 0
+        if (path / ".obsidian").is_dir():
+            return 90
+        return 30 if _has_markdown(path) else 0
+
+
+class FoamImporter(MarkdownImporter):
+    format = "foam"
+    handle_link_definitions = True
+
+    @classmethod
+    def detect(cls, path: Path) -> int:
+        if not path.is_dir():
+            return 0
+        if (path / ".foam").exists():
+            return 80
+        for name in ("settings.json", "extensions.json"):
+            config = path / ".vscode" / name
+            try:
+                if config.is_file() and "foam" in config.read_text(encoding="utf-8", errors="ignore").lower():
+                    return 80
+            except OSError:
+                continue
+        # No config: notes ending in link-reference definitions are Foam's signature.
+        for note in sorted(path.glob("*.md"))[:20]:
+            try:
+                tail = note.read_text(encoding="utf-8", errors="ignore")[-2000:]
+            except OSError:
+                continue
+            if any(_LINK_DEFINITION.match(line) and ".md" in line for line in tail.splitlines()):
+                return 60
+        return 0
+
+
+def _has_markdown(path: Path) -> bool:
+    for folder, dirs, files in os.walk(path):
+        if any(name.lower().endswith(".md") for name in files):
+            return True
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+    return False
