@@ -7,11 +7,18 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json, write_stdout
+from ctx.commands.common import DbOption, handle_errors, print_json, warn, write_stdout
 from ctx.errors import NotFoundError, UsageError
 from ctx.paths import resolve_db_path
 
 FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
+IncludePrivateOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-private",
+        help="Also show nodes marked private (tag #private, field private: true, or below one).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +65,7 @@ def stats_command(db: DbOption = None, format: FormatOption = "text") -> None:
     lines.append(f"edges: {data['edges_total']}")
     lines += [f"  {t}: {n}" for t, n in data["edges"].items()]
     lines.append(f"unresolved links: {data['unresolved_links']}")
+    lines.append(f"private nodes: {data['private_nodes']} (withheld from every output by default)")
     lines.append(f"sources: {len(data['sources'])}")
     lines += [
         f"  [{s['id']}] {s['root']} ({s['format']}): {s['nodes']} nodes from {s['files']} files,"
@@ -73,6 +81,7 @@ def show_command(
     node: Annotated[str, typer.Argument(help="Node id, or its exact title or alias.")],
     db: DbOption = None,
     format: FormatOption = "text",
+    include_private: IncludePrivateOption = False,
 ) -> None:
     """One node: its text, fields and edges."""
     from ctx.store import open_graph
@@ -80,11 +89,13 @@ def show_command(
 
     _check_format(format)
     conn = open_graph(resolve_db_path(db))
-    node_id = resolve_one(conn, node)
-    found = get_node(conn, node_id) if node_id else None
+    node_id = resolve_one(conn, node, include_private=include_private)
+    found = get_node(conn, node_id, include_private=include_private) if node_id else None
     if found is None:
-        raise NotFoundError(f"no node with id, title or alias {node!r}")
-    edges = edges_of(conn, found.id)
+        hidden = not include_private and resolve_one(conn, node, include_private=True) is not None
+        suffix = " (a private node matches; --include-private shows it)" if hidden else ""
+        raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
+    edges = edges_of(conn, found.id, include_private=include_private)
     if format == "json":
         print_json(
             {
@@ -142,18 +153,24 @@ def search_command(
     db: DbOption = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most hits to show.")] = 20,
     format: FormatOption = "text",
+    include_private: IncludePrivateOption = False,
 ) -> None:
     """Full-text search (BM25) over titles, aliases and bodies."""
     from ctx.store import open_graph
-    from ctx.store.reads import search
+    from ctx.store.reads import count_private_matches, search
 
     _check_format(format)
-    hits = search(open_graph(resolve_db_path(db)), query, limit=limit)
+    conn = open_graph(resolve_db_path(db))
+    hits = search(conn, query, limit=limit, include_private=include_private)
+    withheld = 0 if include_private else count_private_matches(conn, query)
+    if withheld and format != "json":
+        warn(f"{withheld} private node(s) matched and were withheld (--include-private shows them)")
     if format == "json":
         print_json(
             {
                 "query": query,
                 "count": len(hits),
+                "withheld_private": withheld,
                 "results": [
                     {
                         "id": h.id,

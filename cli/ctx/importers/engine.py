@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctx.config import PrivacyConfig, load_privacy_config
 from ctx.errors import UsageError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.privacy import privacy_config_changed, refresh_private_flags
 
 ProgressFn = Callable[[int, int], None]  # (files done, files to parse)
 
@@ -130,11 +132,22 @@ def import_path(
         if progress is not None:
             progress(done, len(candidates))
 
+    privacy = load_privacy_config()
     if not changes and not vanished:
+        if privacy_config_changed(conn, privacy):
+            # New privacy settings apply to the whole graph even when no file changed.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                refresh_private_flags(conn, privacy)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
         report.seconds = time.perf_counter() - started
         return report
 
-    _apply(conn, importer, source_id, root, changes, vanished, report)
+    _apply(conn, importer, source_id, root, changes, vanished, report, privacy)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -205,6 +218,7 @@ def _apply(
     changes: list[_Change],
     vanished: list[str],
     report: ImportReport,
+    privacy: PrivacyConfig,
 ) -> None:
     from ctx.tokens import count_many
 
@@ -252,6 +266,7 @@ def _apply(
         )
         _insert_tag_nodes(conn, source_id)
         resolve_edges(conn, source_id)
+        refresh_private_flags(conn, privacy)
         now = time.time()
         conn.execute(
             "UPDATE sources SET imported_at = ?, checked_at = ?, format = ? WHERE id = ?",

@@ -49,7 +49,8 @@ _M001_GRAPH = """
             created REAL,                         -- epoch seconds, UTC
             updated REAL,
             content_hash TEXT NOT NULL,
-            tokens INTEGER NOT NULL DEFAULT 0     -- cl100k tokens of title + body
+            tokens INTEGER NOT NULL DEFAULT 0,    -- cl100k tokens of title + body
+            private INTEGER NOT NULL DEFAULT 0    -- 1: withheld from every output (see privacy.py)
         );
         CREATE INDEX nodes_by_file ON nodes (source_id, file);
         CREATE INDEX nodes_by_parent ON nodes (parent_id);
@@ -95,7 +96,7 @@ _M001_GRAPH = """
             INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
             VALUES ('delete', old.rowid, old.title, old.aliases, old.body);
         END;
-        CREATE TRIGGER nodes_au AFTER UPDATE ON nodes BEGIN
+        CREATE TRIGGER nodes_au AFTER UPDATE OF title, aliases, body ON nodes BEGIN
             INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
             VALUES ('delete', old.rowid, old.title, old.aliases, old.body);
             INSERT INTO nodes_fts (rowid, title, aliases, body)

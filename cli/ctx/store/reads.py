@@ -73,44 +73,70 @@ NODE_COLUMNS = (
 )
 
 
-def get_node(conn: sqlite3.Connection, node_id: str) -> Node | None:
-    row = conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,)).fetchone()
+def _visible(include_private: bool, alias: str = "") -> str:
+    """SQL condition that hides private nodes unless the caller explicitly includes them."""
+    return "1" if include_private else f"{alias}private = 0"
+
+
+def get_node(conn: sqlite3.Connection, node_id: str, *, include_private: bool = False) -> Node | None:
+    row = conn.execute(
+        f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ? AND {_visible(include_private)}", (node_id,)
+    ).fetchone()
     return Node.from_row(row) if row else None
 
 
-def get_nodes(conn: sqlite3.Connection, ids: list[str]) -> dict[str, Node]:
+def is_private(conn: sqlite3.Connection, node_id: str) -> bool:
+    row = conn.execute("SELECT private FROM nodes WHERE id = ?", (node_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def get_nodes(
+    conn: sqlite3.Connection, ids: list[str], *, include_private: bool = False
+) -> dict[str, Node]:
     out: dict[str, Node] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})", chunk):
+        for row in conn.execute(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks}) AND {_visible(include_private)}",
+            chunk,
+        ):
             out[row["id"]] = Node.from_row(row)
     return out
 
 
-def find_by_name(conn: sqlite3.Connection, text: str) -> list[str]:
+def find_by_name(
+    conn: sqlite3.Connection, text: str, *, include_private: bool = False
+) -> list[str]:
     """Node ids whose exact title or alias is ``text`` (case-insensitive), best match first."""
     key = text.strip().lower()
     if not key:
         return []
     rows = conn.execute(
-        "SELECT node_id, MIN(priority) AS p FROM node_keys WHERE key = ? AND kind != 'id'"
-        " GROUP BY node_id ORDER BY p, length(node_id), node_id",
+        "SELECT k.node_id, MIN(k.priority) AS p FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+        f" WHERE k.key = ? AND k.kind != 'id' AND {_visible(include_private, 'n.')}"
+        " GROUP BY k.node_id ORDER BY p, length(k.node_id), k.node_id",
         (key,),
     ).fetchall()
     if rows:
         return [r[0] for r in rows]
     rows = conn.execute(
-        "SELECT id FROM nodes WHERE title = ? COLLATE NOCASE ORDER BY length(id), id", (text.strip(),)
+        f"SELECT id FROM nodes WHERE title = ? COLLATE NOCASE AND {_visible(include_private)}"
+        " ORDER BY length(id), id",
+        (text.strip(),),
     ).fetchall()
     return [r[0] for r in rows]
 
 
-def resolve_one(conn: sqlite3.Connection, id_or_title: str) -> str | None:
+def resolve_one(
+    conn: sqlite3.Connection, id_or_title: str, *, include_private: bool = False
+) -> str | None:
     """An exact node id, else the best exact title/alias match."""
-    if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (id_or_title,)).fetchone():
+    if conn.execute(
+        f"SELECT 1 FROM nodes WHERE id = ? AND {_visible(include_private)}", (id_or_title,)
+    ).fetchone():
         return id_or_title
-    names = find_by_name(conn, id_or_title)
+    names = find_by_name(conn, id_or_title, include_private=include_private)
     return names[0] if names else None
 
 
@@ -146,7 +172,12 @@ class SearchHit:
 
 
 def search(
-    conn: sqlite3.Connection, text: str, *, limit: int = 20, mode: str = "auto"
+    conn: sqlite3.Connection,
+    text: str,
+    *,
+    limit: int = 20,
+    mode: str = "auto",
+    include_private: bool = False,
 ) -> list[SearchHit]:
     """BM25 full-text search. ``auto`` tries all words first, then any word."""
     modes = ["and", "or"] if mode == "auto" else [mode]
@@ -156,12 +187,12 @@ def search(
             return []
         try:
             rows = conn.execute(
-                """
+                f"""
                 SELECT n.id, n.title, n.type, n.source_path,
                        -bm25(nodes_fts, 10.0, 5.0, 1.0) AS score,
                        snippet(nodes_fts, 2, '[', ']', '…', 12) AS snip
                 FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid
-                WHERE nodes_fts MATCH ?
+                WHERE nodes_fts MATCH ? AND {_visible(include_private, "n.")}
                 ORDER BY score DESC, n.id
                 LIMIT ?
                 """,
@@ -187,21 +218,43 @@ class EdgeView:
     label: str | None
 
 
-def edges_of(conn: sqlite3.Connection, node_id: str) -> list[EdgeView]:
+def edges_of(
+    conn: sqlite3.Connection, node_id: str, *, include_private: bool = False
+) -> list[EdgeView]:
+    """The node's edges both ways; edges to private nodes are left out unless included."""
     out: list[EdgeView] = []
     for r in conn.execute(
-        "SELECT e.type, e.dst, e.target, e.label, n.title FROM edges e"
+        "SELECT e.type, e.dst, e.target, e.label, n.title, n.private FROM edges e"
         " LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ? ORDER BY e.type, e.position, e.id",
         (node_id,),
     ):
+        if r["private"] and not include_private:
+            continue
         out.append(EdgeView(r["type"], "out", r["dst"], r["title"], r["target"], r["label"]))
     for r in conn.execute(
         "SELECT e.type, e.src, e.label, n.title FROM edges e JOIN nodes n ON n.id = e.src"
-        " WHERE e.dst = ? ORDER BY e.type, e.src, e.id",
+        f" WHERE e.dst = ? AND {_visible(include_private, 'n.')} ORDER BY e.type, e.src, e.id",
         (node_id,),
     ):
         out.append(EdgeView(inverse_name(r["type"]), "in", r["src"], r["title"], None, r["label"]))
     return out
+
+
+def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
+    """How many private nodes a search would have shown: reported, never listed."""
+    query = fts_query(text, "or")
+    if not query:
+        return 0
+    try:
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
+                " WHERE nodes_fts MATCH ? AND n.private = 1",
+                (query,),
+            ).fetchone()[0]
+        )
+    except sqlite3.OperationalError:
+        return 0
 
 
 def stats(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -215,6 +268,7 @@ def stats(conn: sqlite3.Connection) -> dict[str, Any]:
         for r in conn.execute("SELECT type, COUNT(*) FROM edges GROUP BY type ORDER BY type")
     }
     unresolved = conn.execute("SELECT COUNT(*) FROM edges WHERE dst IS NULL").fetchone()[0]
+    private = conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0]
     sources = [
         {
             "id": r["id"],
@@ -240,6 +294,7 @@ def stats(conn: sqlite3.Connection) -> dict[str, Any]:
         "edges": edges,
         "edges_total": sum(edges.values()),
         "unresolved_links": unresolved,
+        "private_nodes": private,
         "sources": sources,
         "graph_version": int(meta.get("graph_version", 0)),
         "last_import": float(last) if last else None,

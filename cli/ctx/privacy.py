@@ -1,0 +1,74 @@
+"""Which nodes are private: marked by a tag or a field, or below a private ancestor.
+
+The flag is computed when the graph changes (and when the privacy settings change), stored in
+``nodes.private``, and every read path filters on it unless the user explicitly asks otherwise.
+Computing it at import time keeps the build path free of a recursive walk per query.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ctx.config import PrivacyConfig
+
+TRUE_VALUES = ("true", "yes", "1", "on")
+
+
+def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> int:
+    """Recompute ``nodes.private`` for the whole graph; returns how many nodes are private.
+
+    Must run inside the caller's transaction when it follows an import.
+    """
+    tag_list = json.dumps([t.lower() for t in config.tags])
+    true_values = ", ".join(f"'{v}'" for v in TRUE_VALUES)
+    # One EXISTS per configured field: json_each over a missing key yields no rows.
+    field_checks = "".join(
+        f" OR EXISTS (SELECT 1 FROM json_each(n.fields, ?) v"
+        f" WHERE lower(CAST(v.value AS TEXT)) IN ({true_values}))"
+        for _ in config.fields
+    )
+    field_params = ['$."' + name.replace('"', '""') + '"' for name in config.fields]
+    conn.execute("DROP TABLE IF EXISTS temp.private_ids")
+    conn.execute("CREATE TEMP TABLE private_ids (id TEXT PRIMARY KEY)")
+    conn.execute(
+        f"""
+        INSERT INTO temp.private_ids (id)
+        WITH RECURSIVE marked(id) AS (
+            SELECT n.id FROM nodes n
+            WHERE EXISTS (
+                SELECT 1 FROM json_each(n.tags) j
+                WHERE lower(ltrim(j.value, '#')) IN (SELECT value FROM json_each(?))
+            )
+            {field_checks}
+        ),
+        below(id) AS (
+            SELECT id FROM marked
+            UNION
+            SELECT e.dst FROM edges e JOIN below b ON e.src = b.id
+            WHERE e.type = 'child' AND e.dst IS NOT NULL
+            UNION
+            SELECT n.id FROM nodes n JOIN below b ON n.parent_id = b.id
+        )
+        SELECT DISTINCT id FROM below
+        """,
+        [tag_list, *field_params],
+    )
+    conn.execute(
+        "UPDATE nodes SET private = 0 WHERE private = 1"
+        " AND id NOT IN (SELECT id FROM temp.private_ids)"
+    )
+    conn.execute(
+        "UPDATE nodes SET private = 1 WHERE private = 0 AND id IN (SELECT id FROM temp.private_ids)"
+    )
+    count = conn.execute("SELECT COUNT(*) FROM temp.private_ids").fetchone()[0]
+    conn.execute("DROP TABLE temp.private_ids")
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (config.fingerprint(),)
+    )
+    return int(count)
+
+
+def privacy_config_changed(conn: sqlite3.Connection, config: PrivacyConfig) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'privacy_config'").fetchone()
+    return row is None or row[0] != config.fingerprint()
