@@ -1,0 +1,551 @@
+"""`ctx mcp`: the CLI's answers as Model Context Protocol tools, for AI agents.
+
+The tools are thin clients of the same core calls the CLI makes, so `context` returns the very text
+`ctx build` prints for the same arguments and graph state. The server process lives as long as the
+agent's session: it keeps the DB connection and the tokenizer loaded between calls, and checks the
+database on every call so that an import made meanwhile (even one that replaced the file) is seen.
+
+Importing this module is cheap on purpose: the MCP SDK and the assembler load only when the server
+starts or a tool first needs them, so `ctx --help` never pays for them.
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tool functions' annotations at
+# registration, and those functions are closures whose names (Field, ...) only exist locally.
+import logging
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from ctx.errors import CtxError, NoGraphError, NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger("ctx.mcp")
+
+SERVER_NAME = "ctx"
+DEFAULT_LIMIT = 20
+
+INSTRUCTIONS = """\
+ctx serves the user's personal knowledge graph (notes, outlines, claims and the links between them).
+To get background on a topic, call `context` first: one call finds the topic, follows its links and
+returns the most relevant notes packed into an exact token budget. Use `search` to find the right
+title or id when a topic is not found or is ambiguous, `show` to read one note in full with its
+edges, and `lenses` to see which task-specific lenses `context` can use."""
+
+CONTEXT_DESCRIPTION = """\
+Assemble the most relevant context about a topic from the user's knowledge graph, packed into an
+exact token budget. Use this first whenever you need background on a person, project, concept or
+note before answering or acting: one call replaces search -> read -> follow links -> trim.
+
+How it works: `topic` is resolved to graph nodes (a node id, else an exact title or alias, else the
+best full-text matches). The graph is walked outward up to `depth` hops along the edges the `lens`
+cares about; every node found is scored (closeness to the topic, similarity, recency) and the best
+are packed into `max_tokens`. The budget covers the whole returned text, counted with tiktoken in
+`encoding`; it is never exceeded. Nodes that do not fit whole are shortened or listed as one-line
+summaries with their ids (call `show` on an id to read one in full).
+
+The result is exactly the text `ctx build` prints for the same arguments: markdown by default (a
+header with tokens used/budget, then sections of nodes with id, type, tags, distance, score, path
+and content), or one JSON document with `format: "json"` (meta.tokens, nodes[] with id, title,
+distance, score, tokens, source_path, and the omitted nodes with the reason).
+
+Examples:
+  {"topic": "Project Apollo"}
+  {"topic": ["Project Apollo", "Jane Doe"], "lens": "planning", "max_tokens": 8000}
+  {"topic": "projects/apollo.md", "depth": 1, "max_tokens": 1500, "format": "json"}
+
+Tips: the default budget (4000) suits a quick briefing; raise it for detail, lower `depth` for a
+tighter focus. Under 500 tokens you only get one-line summaries. If the topic is not found, call
+`search` to find the right title or id."""
+
+SEARCH_DESCRIPTION = """\
+Full-text search (BM25) over the titles, aliases and text of the nodes in the user's knowledge
+graph. Use it to find the exact title or id of something before calling `context` or `show`, or to
+answer "which notes mention X". Any text is accepted: all words must match first, else any word;
+a trailing * matches a prefix. Returns ranked hits, one per line with title, [id] and score, and a
+snippet with the matched words in [brackets]. Same results as `ctx search`.
+
+Examples:
+  {"query": "launch checklist"}
+  {"query": "apoll*", "limit": 5}"""
+
+SHOW_DESCRIPTION = """\
+One node of the user's knowledge graph in full: its text, type, tags, aliases, fields, dates and
+every edge (links, backlinks, parent, children, ...) with the title and id at the other end. Use it
+to read one note exactly, or to look at its direct neighbours; use `context` instead when you want
+the note together with its surroundings within a token budget. `node` is a node id or an exact
+title or alias (as returned by `search` or listed by `context`). Same output as `ctx show`.
+
+Examples:
+  {"node": "Project Apollo"}
+  {"node": "projects/apollo.md", "format": "json"}"""
+
+LENSES_DESCRIPTION = """\
+The lenses `context` can use. A lens tunes context assembly to a kind of task: which edge types to
+follow and in which direction, how far, how to weigh them, which fields to keep and how to order
+the output (built-in: general, writing, coding, planning, meeting-prep; users and projects can add
+their own). Call with no arguments to list them with a one-line description each, or with `name`
+to read one lens's full definition.
+
+Examples:
+  {}
+  {"name": "planning"}"""
+
+
+# --------------------------------------------------------------------------------------------
+# What a tool call returns, before the MCP layer wraps it
+
+
+@dataclass
+class ToolReply:
+    """The text a tool returns, whether it is an error, and side notes that are not part of it."""
+
+    text: str
+    is_error: bool = False
+    warnings: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)  # further text blocks, e.g. --explain's table
+
+
+def cli_error_text(message: str) -> str:
+    """The message exactly as the CLI writes it to stderr: every line prefixed ``ctx: error:``."""
+    lines = message.splitlines() or ["failed"]
+    return "\n".join(f"ctx: error: {line}" for line in lines)
+
+
+def error_reply(exc: BaseException) -> ToolReply:
+    if isinstance(exc, CtxError):
+        return ToolReply(cli_error_text(str(exc)), is_error=True)
+    # The CLI's last line of defence says the same; the traceback goes to the server's log.
+    log.exception("tool call failed")
+    return ToolReply(
+        cli_error_text(
+            f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)"
+        ),
+        is_error=True,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The graph, kept open between calls
+
+
+class GraphHandle:
+    """One long-lived connection to the graph, reopened when the file underneath is replaced.
+
+    SQLite in WAL mode shows a reader every commit made by other processes, so an incremental
+    `ctx import` is visible on the next query without reopening. A file that was deleted and
+    created again (a fresh import into a new file, a restore from backup) is a different inode:
+    the old connection would keep reading the unlinked file, so we reopen. ``graph_version``
+    changes whenever an import changed something; caches keyed to the graph are dropped then.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._version: int | None = None
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def connection(self) -> sqlite3.Connection:
+        from ctx.store.db import graph_version, open_graph
+
+        identity = self._file_identity()
+        if identity is None:
+            self.close()
+            raise NoGraphError(self.path)
+        if self._conn is None or identity != self._identity:
+            self.close()
+            self._conn = open_graph(self.path)
+            self._identity = identity
+        version = graph_version(self._conn)
+        if version != self._version:
+            if self._version is not None:
+                log.info("graph changed (version %s -> %s); dropping caches", self._version, version)
+            forget_graph_caches()
+            self._version = version
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = None
+        self._identity = None
+        self._version = None
+
+
+def forget_graph_caches() -> None:
+    """Drop whatever the assembler memoizes about graph contents (it may memoize nothing)."""
+    import sys
+
+    assemble = sys.modules.get("ctx.assemble")
+    clear = getattr(assemble, "clear_caches", None)
+    if callable(clear):
+        clear()
+
+
+# --------------------------------------------------------------------------------------------
+# The tools, free of MCP so they can be read and tested on their own
+
+
+class CtxTools:
+    """The four tools over one graph. Calls are serialized: they share one SQLite connection."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.graph = GraphHandle(db_path)
+        self._lock = threading.Lock()
+
+    def _guarded(self, work: Any, *args: Any) -> ToolReply:
+        with self._lock:
+            try:
+                return work(*args)
+            except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
+                return error_reply(exc)
+
+    def warm_up(self) -> None:
+        """Load what the first `context` call would otherwise wait for (tokenizer, assembler)."""
+        with self._lock:
+            try:
+                from ctx.tokens import DEFAULT_ENCODING, get_encoding
+
+                get_encoding(DEFAULT_ENCODING)
+                import ctx.assemble  # noqa: F401
+                if self.graph.path.exists():
+                    self.graph.connection()
+            except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
+                log.info("warm-up skipped: %s", exc)
+
+    # -- context -------------------------------------------------------------------------------
+
+    def context(
+        self,
+        topic: str | list[str],
+        lens: str = "general",
+        depth: int | None = None,
+        max_tokens: int = 4000,
+        format: str = "markdown",
+        include_fields: bool = True,
+        encoding: str = "cl100k_base",
+        explain: bool = False,
+    ) -> ToolReply:
+        return self._guarded(
+            self._context, topic, lens, depth, max_tokens, format, include_fields, encoding, explain
+        )
+
+    def _context(
+        self,
+        topic: str | list[str],
+        lens: str,
+        depth: int | None,
+        max_tokens: int,
+        format: str,
+        include_fields: bool,
+        encoding: str,
+        explain: bool,
+    ) -> ToolReply:
+        from ctx.assemble import BuildRequest, build_context
+
+        topics = (topic,) if isinstance(topic, str) else tuple(topic)
+        if not topics:
+            raise UsageError("give at least one topic")
+        request = BuildRequest(
+            topics=topics,
+            lens=lens,
+            depth=depth,
+            max_tokens=max_tokens,
+            format=format,
+            include_fields=include_fields,
+            encoding=encoding,
+            explain=explain,
+        )
+        result = build_context(self.graph.connection(), request)
+        extra = [result.meta["explain"]] if explain and result.meta.get("explain") else []
+        if not result.found:
+            return ToolReply(
+                cli_error_text(not_found_message(topics)), is_error=True, warnings=result.warnings
+            )
+        return ToolReply(result.text, warnings=list(result.warnings), extra=extra)
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT, format: str = "text") -> ToolReply:
+        return self._guarded(self._search, query, limit, format)
+
+    def _search(self, query: str, limit: int, format: str) -> ToolReply:
+        from ctx.store.reads import count_private_matches, search
+
+        check_format(format)
+        if limit < 1:
+            raise UsageError(f"--limit must be at least 1, not {limit}")
+        conn = self.graph.connection()
+        # Private nodes stay private: an agent gets no switch to reveal them, only their count.
+        hits = search(conn, query, limit=limit)
+        withheld = count_private_matches(conn, query)
+        if format == "json":
+            return ToolReply(
+                json_document(
+                    {
+                        "query": query,
+                        "count": len(hits),
+                        "withheld_private": withheld,
+                        "results": [
+                            {
+                                "id": h.id,
+                                "title": h.title,
+                                "type": h.type,
+                                "source_path": h.source_path,
+                                "score": round(h.score, 6),
+                                "snippet": h.snippet,
+                            }
+                            for h in hits
+                        ],
+                    }
+                )
+            )
+        warnings = [f"{withheld} private node(s) matched and were withheld"] if withheld else []
+        if not hits:
+            return ToolReply(f"no matches for {query!r}\n", warnings=warnings)
+        lines: list[str] = []
+        for rank, hit in enumerate(hits, start=1):
+            lines.append(f"{rank:>2}. {hit.title}  [{hit.id}]  score {hit.score:.2f}")
+            if hit.snippet:
+                lines.append("    " + " ".join(hit.snippet.split()))
+        return ToolReply("\n".join(lines) + "\n", warnings=warnings)
+
+    # -- show ----------------------------------------------------------------------------------
+
+    def show(self, node: str, format: str = "text") -> ToolReply:
+        return self._guarded(self._show, node, format)
+
+    def _show(self, node: str, format: str) -> ToolReply:
+        from ctx.store.reads import edges_of, get_node, resolve_one
+
+        check_format(format)
+        conn = self.graph.connection()
+        node_id = resolve_one(conn, node)
+        found = get_node(conn, node_id) if node_id else None
+        if found is None:
+            hidden = resolve_one(conn, node, include_private=True) is not None
+            suffix = " (a private node matches; --include-private shows it)" if hidden else ""
+            raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
+        edges = edges_of(conn, found.id)
+        if format == "json":
+            return ToolReply(json_document(node_document(found, edges)))
+        return ToolReply(node_text(found, edges))
+
+    # -- lenses --------------------------------------------------------------------------------
+
+    def lenses(self, name: str | None = None) -> ToolReply:
+        return self._guarded(self._lenses, name)
+
+    def _lenses(self, name: str | None) -> ToolReply:
+        from ctx.lenses import find_lens_path, list_lenses, load_lens
+
+        if name:
+            # The file as written: its comments explain the choices better than a re-dump would.
+            load_lens(name)  # validate first, so a broken lens reports its problems
+            source, path = find_lens_path(name)
+            return ToolReply(f"# lens {name} ({source}: {path})\n\n" + path.read_text(encoding="utf-8"))
+        lines = []
+        for entry in list_lenses():
+            if entry.shadowed:
+                continue
+            try:
+                about = load_lens(entry.name).description.strip().splitlines()[0:1]
+                summary = about[0] if about else ""
+            except CtxError as exc:
+                summary = f"(invalid: {str(exc).splitlines()[0]})"
+            lines.append(f"{entry.name} ({entry.source}): {summary}".rstrip())
+        return ToolReply("\n".join(lines) + "\n" if lines else "no lenses found\n")
+
+
+def not_found_message(topics: tuple[str, ...]) -> str:
+    return "no node matches " + ", ".join(repr(t) for t in topics)
+
+
+def check_format(fmt: str) -> None:
+    if fmt not in ("text", "json", "markdown"):
+        raise UsageError(f"--format must be text or json, not {fmt!r}")
+
+
+def json_document(data: Any) -> str:
+    """One JSON document, byte for byte what the CLI prints when piped."""
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def _when(epoch: float | None) -> str:
+    import datetime as dt
+
+    if epoch is None:
+        return "-"
+    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def node_document(node: Any, edges: list[Any]) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "title": node.title,
+        "type": node.type,
+        "tags": node.tags,
+        "aliases": node.aliases,
+        "fields": node.fields,
+        "source_path": node.source_path,
+        "parent_id": node.parent_id,
+        "created": node.created,
+        "updated": node.updated,
+        "tokens": node.tokens,
+        "body": node.body,
+        "edges": [
+            {
+                "type": e.type,
+                "direction": e.direction,
+                "id": e.other_id,
+                "title": e.other_title,
+                "unresolved": e.other_id is None,
+                "target": e.target,
+                "label": e.label,
+            }
+            for e in edges
+        ],
+    }
+
+
+def node_text(node: Any, edges: list[Any]) -> str:
+    lines = [f"# {node.title}", "", f"id: {node.id}", f"type: {node.type}"]
+    if node.tags:
+        lines.append("tags: " + ", ".join(f"#{t}" for t in node.tags))
+    if node.aliases:
+        lines.append("aliases: " + ", ".join(node.aliases))
+    if node.source_path:
+        lines.append(f"source: {node.source_path}")
+    lines.append(f"created: {_when(node.created)}  updated: {_when(node.updated)}")
+    lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in node.fields.items()]
+    if node.body.strip():
+        lines += ["", node.body.rstrip()]
+    if edges:
+        lines += ["", "## Edges"]
+        for e in edges:
+            arrow = "->" if e.direction == "out" else "<-"
+            other = f"{e.other_title} ({e.other_id})" if e.other_id else f"{e.target} (unresolved)"
+            lines.append(f"- {e.type} {arrow} {other}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# The MCP layer
+
+
+def build_server(tools: "CtxTools") -> "MCPServer":
+    """An MCP server exposing `context`, `search`, `show` and `lenses` as ``tools`` answers them."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field
+
+    from ctx import __version__
+
+    server = MCPServer(
+        name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+    def as_result(reply: ToolReply) -> CallToolResult:
+        # The first block is the answer alone, so its bytes match the CLI's stdout; anything else
+        # (the --explain table) follows in its own block and warnings travel in _meta.
+        blocks = [TextContent(type="text", text=reply.text)]
+        blocks += [TextContent(type="text", text=text) for text in reply.extra]
+        meta = {"ctx/warnings": reply.warnings} if reply.warnings else None
+        return CallToolResult(content=blocks, is_error=reply.is_error, meta=meta)
+
+    def context(
+        topic: Annotated[
+            str | list[str],
+            Field(description="What to build context about: a node id, a title or alias, or free "
+                  "text; a list blends several topics into one context."),
+        ],
+        lens: Annotated[
+            str,
+            Field(description="Lens name (see the `lenses` tool) or a path to a lens YAML file."),
+        ] = "general",
+        depth: Annotated[
+            int | None,
+            Field(description="How many hops to follow from the topic (1-5). Default: the lens's "
+                  "choice, usually 2."),
+        ] = None,
+        max_tokens: Annotated[
+            int,
+            Field(description="Token budget for the whole returned text; never exceeded."),
+        ] = 4000,
+        format: Annotated[
+            str, Field(description='"markdown" (default) or "json".')
+        ] = "markdown",
+        include_fields: Annotated[
+            bool, Field(description="Include node field values (status, owner, dates, ...).")
+        ] = True,
+        encoding: Annotated[
+            str, Field(description="tiktoken encoding the budget is counted in.")
+        ] = "cl100k_base",
+        explain: Annotated[
+            bool,
+            Field(description="Also return, as a second text block, the table of every candidate "
+                  "with its score parts and why it was kept, shortened or dropped."),
+        ] = False,
+    ) -> CallToolResult:
+        return as_result(
+            tools.context(topic, lens, depth, max_tokens, format, include_fields, encoding, explain)
+        )
+
+    def search(
+        query: Annotated[str, Field(description="Words to find; any text is accepted.")],
+        limit: Annotated[int, Field(description="Most hits to return.")] = DEFAULT_LIMIT,
+        format: Annotated[str, Field(description='"text" (default) or "json".')] = "text",
+    ) -> CallToolResult:
+        return as_result(tools.search(query, limit, format))
+
+    def show(
+        node: Annotated[str, Field(description="Node id, or its exact title or alias.")],
+        format: Annotated[str, Field(description='"text" (default) or "json".')] = "text",
+    ) -> CallToolResult:
+        return as_result(tools.show(node, format))
+
+    def lenses(
+        name: Annotated[
+            str | None, Field(description="A lens to show in full; omit to list all lenses.")
+        ] = None,
+    ) -> CallToolResult:
+        return as_result(tools.lenses(name))
+
+    for fn, description, title in (
+        (context, CONTEXT_DESCRIPTION, "Build context from the knowledge graph"),
+        (search, SEARCH_DESCRIPTION, "Search the knowledge graph"),
+        (show, SHOW_DESCRIPTION, "Show one node"),
+        (lenses, LENSES_DESCRIPTION, "List or show lenses"),
+    ):
+        server.add_tool(
+            fn,
+            title=title,
+            description=description,
+            annotations=read_only,
+            structured_output=False,
+        )
+    return server
+
+
+def run_stdio(db_path: Path) -> None:
+    """Serve over stdin/stdout until the client closes the connection."""
+    tools = CtxTools(db_path)
+    server = build_server(tools)
+    # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
+    # and the assembler loaded instead of paying for them itself.
+    threading.Thread(target=tools.warm_up, name="ctx-warm-up", daemon=True).start()
+    server.run("stdio")
