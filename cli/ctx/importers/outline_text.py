@@ -17,7 +17,8 @@ _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 _EMBED = re.compile(r"\{\{\s*(?:\[\[)?embed(?:-path)?(?:\]\])?\s*:?\s*(.*?)\}\}", re.IGNORECASE)
 _PAGE_LINK = re.compile(r"(?<!#)\[\[([^\[\]]+?)\]\]")
 _TAG_BRACKETED = re.compile(r"(?<![\w#])#\[\[([^\[\]]+?)\]\]")
-_TAG_WORD = re.compile(r"(?<![\w#/&])#([^\s#\[\]()\"',;.!?:{}]+(?:[.:][^\s#\[\]()\"',;.!?:{}]+)*)")
+# "#10594" in a changelog is an issue number, not a tag, so all-digit words are left out.
+_TAG_WORD = re.compile(r"(?<![\w#/&])#(?![0-9]+(?![^\s#\[\]()\"',;.!?:{}]))([^\s#\[\]()\"',;.!?:{}]+(?:[.:][^\s#\[\]()\"',;.!?:{}]+)*)")
 _BLOCK_REF = re.compile(r"\(\(([A-Za-z0-9_-]{6,64})\)\)")
 _ATTRIBUTE = re.compile(r"^\s*([^\s:`\[\]][^:`\[\]]*?)::(?:\s+(.*))?\s*$")
 

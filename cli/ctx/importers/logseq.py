@@ -1,0 +1,307 @@
+"""Logseq graph folders: ``pages/`` and ``journals/`` of markdown outlines.
+
+Each file is a page; each bullet (``- text``, nested by indentation) is a block node under it,
+linked by ``child`` edges in outline order. ``key:: value`` lines are properties: before the first
+block they belong to the page, under a block to that block (``id::`` names the block, so
+``((uuid))`` references and embeds can find it). Page names come from ``title::``, else the file
+name, where ``a___b`` and ``a%2Fb`` both mean the namespace page ``a/b``; namespace parents get a
+``child`` edge to their sub-pages (and a stub page when the parent has no file). Journal pages are
+dated from their file name. Org-mode files are not parsed; they are counted in one warning.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.outline_text import attribute_values, parse_attribute, scan_refs, title_from
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+GRAPH_FOLDERS = ("pages", "journals")
+# Properties that steer Logseq itself rather than describe the content.
+HIDDEN_PROPERTIES = frozenset({"id", "collapsed", "heading", "background-color", "title", "alias"})
+_BULLET = re.compile(r"^([ \t]*)[-*](?:[ \t]+(.*))?$")
+_JOURNAL_NAME = re.compile(r"^(\d{4})[_-](\d{2})[_-](\d{2})$")
+_FRONT_MATTER_LINE = re.compile(r"^([A-Za-z][\w-]*):\s*(.*)$")
+
+
+@dataclass
+class _Block:
+    width: int  # indentation of the bullet, tabs counted as 4 columns
+    content_col: int
+    lines: list[str]
+    paragraph: bool  # started by a plain line rather than a bullet
+    properties: list[tuple[str, str]] = field(default_factory=list)
+    children: list[_Block] = field(default_factory=list)
+    in_fence: bool = False
+
+
+class LogseqImporter(Importer):
+    format = "logseq"
+
+    def __init__(self) -> None:
+        self.org_files: list[str] = []
+
+    @classmethod
+    def detect(cls, path: Path) -> int:
+        if not path.is_dir():
+            return 0
+        if (path / "logseq" / "config.edn").is_file():
+            return 95
+        return 90 if all((path / name).is_dir() for name in GRAPH_FOLDERS) else 0
+
+    def list_files(self, path: Path) -> list[str]:
+        files, org = [], []
+        for folder in GRAPH_FOLDERS:
+            root = path / folder
+            if not root.is_dir():
+                continue
+            for file in root.rglob("*"):
+                if not file.is_file():
+                    continue
+                rel = file.relative_to(path).as_posix()
+                if file.suffix.lower() in MARKDOWN_SUFFIXES:
+                    files.append(rel)
+                elif file.suffix.lower() == ".org":
+                    org.append(rel)
+        self.org_files = sorted(org)
+        return sorted(files)
+
+    def parse(self, info: FileInfo, text: str) -> ParsedFile:
+        out = ParsedFile()
+        front, text = _split_front_matter(text)
+        page_properties, blocks = _outline(text)
+        properties = front + page_properties
+        page = self._page(info, dict((k.lower(), v) for k, v in properties))
+        out.nodes.append(page)
+        self._apply_properties(page, properties, out)
+        self._add_blocks(info.relpath, page, page.id, "", blocks, out)
+        return out
+
+    def _page(self, info: FileInfo, properties: dict[str, str]) -> NodeRecord:
+        stem = Path(info.relpath).stem
+        journal = _JOURNAL_NAME.match(stem) if info.relpath.startswith("journals/") else None
+        day = dt.date(*(int(g) for g in journal.groups())) if journal else None
+        name = unquote(stem.replace("___", "/"))
+        if day is not None:
+            name = _journal_title(day)
+        title = properties.get("title", "").strip() or name
+        node = NodeRecord(
+            id=title,
+            title=title,
+            type="journal" if day else "page",
+            source_path=info.relpath,
+            aliases=[a for a in _list_value(properties.get("alias", "")) if a],
+        )
+        if day is not None:
+            node.created = dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp()
+            node.keys.append((day.isoformat(), "name", 15))
+        if title.lower() != name.lower():
+            node.keys.append((self.normalize_key(name), "name", 15))
+        return node
+
+    def _apply_properties(
+        self, node: NodeRecord, properties: list[tuple[str, str]], out: ParsedFile
+    ) -> None:
+        for name, value in properties:
+            key = name.lower()
+            if key == "tags":
+                node.tags.extend(_list_value(value))
+                continue
+            if key in ("created-at", "created_at", "updated-at", "updated_at"):
+                stamp = _epoch_ms(value)
+                if stamp is not None:
+                    setattr(node, "created" if key.startswith("created") else "updated", stamp)
+                continue
+            if key in HIDDEN_PROPERTIES:
+                continue
+            values = attribute_values(value)
+            if not values:
+                continue
+            node.fields.setdefault(name, []).extend(values)
+            refs = scan_refs(value)
+            for target in dict.fromkeys(refs.links + refs.tags):
+                out.edges.append(EdgeRecord(node.id, f"field:{name}", self.normalize_key(target)))
+
+    def _add_blocks(
+        self,
+        relpath: str,
+        parent: NodeRecord,
+        page_id: str,
+        path: str,
+        blocks: list[_Block],
+        out: ParsedFile,
+    ) -> None:
+        for position, block in enumerate(blocks):
+            block_path = f"{path}.{position}" if path else str(position)
+            text = "\n".join(block.lines).strip()
+            block_id = next((v.strip().lower() for k, v in block.properties if k.lower() == "id"), "")
+            node = NodeRecord(
+                id=block_id or f"{page_id}#{block_path}",
+                title=title_from(text) or "(empty block)",
+                body=text,
+                type="block",
+                source_path=relpath,
+                parent_id=parent.id,
+                position=position,
+            )
+            out.nodes.append(node)
+            out.edges.append(EdgeRecord(parent.id, "child", node.id, by_id=True, position=position))
+            self._apply_properties(node, block.properties, out)
+            self._add_refs(node, text, out)
+            self._add_blocks(relpath, node, page_id, block_path, block.children, out)
+
+    def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
+        refs = scan_refs(text)
+        node.tags.extend(t for t in refs.tags if t not in node.tags)
+        for position, name in enumerate(refs.links):
+            out.edges.append(EdgeRecord(node.id, "link", self.normalize_key(name), position=position))
+        for block_id in refs.block_refs:
+            out.edges.append(EdgeRecord(node.id, "ref", block_id.lower(), by_id=True))
+        for block_id in refs.embedded_blocks:
+            out.edges.append(EdgeRecord(node.id, "embed", block_id.lower(), by_id=True))
+        for name in refs.embedded_pages:
+            out.edges.append(EdgeRecord(node.id, "embed", self.normalize_key(name)))
+
+    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+        """Namespace parents: ``a/b`` is a child page of ``a``, which exists even without a file."""
+        out = ParsedFile()
+        if self.org_files:
+            out.warnings.append(
+                f"{len(self.org_files)} org-mode pages skipped (only markdown is imported): "
+                + ", ".join(self.org_files[:5])
+                + (", ..." if len(self.org_files) > 5 else "")
+            )
+        pages = {
+            self.normalize_key(title): node_id
+            for node_id, title in conn.execute(
+                "SELECT id, title FROM nodes WHERE source_id = ? AND file != ''"
+                " AND type IN ('page', 'journal') ORDER BY length(id), id",
+                (source_id,),
+            )
+        }
+        for title in sorted(t for t in list(pages) if "/" in t):
+            child_id = pages[title]
+            while "/" in title:
+                parent_title = title.rsplit("/", 1)[0]
+                parent_id = pages.get(parent_title)
+                created = parent_id is None
+                if created:
+                    parent_id = _stub_title(parent_title, child_id)
+                    pages[parent_title] = parent_id
+                    out.nodes.append(NodeRecord(id=parent_id, title=parent_id, type="page"))
+                out.edges.append(EdgeRecord(parent_id, "child", child_id, by_id=True))
+                if not created:
+                    break
+                title, child_id = parent_title, parent_id
+        return out
+
+
+def _stub_title(title: str, child_id: str) -> str:
+    """The namespace parent's name with its original capitalisation, taken from the child."""
+    return child_id[: len(title)] if child_id.lower().startswith(title) else title
+
+
+def _outline(text: str) -> tuple[list[tuple[str, str]], list[_Block]]:
+    """Page properties and the block tree of a Logseq markdown page."""
+    page_properties: list[tuple[str, str]] = []
+    roots: list[_Block] = []
+    stack: list[_Block] = []
+    current: _Block | None = None
+    previous_blank = False
+    for raw in text.splitlines():
+        line = raw.expandtabs(4)
+        stripped = line.strip()
+        if current is not None and current.in_fence:
+            current.lines.append(_dedent(line, current.content_col))
+            if stripped.startswith("```"):
+                current.in_fence = False
+            continue
+        bullet = _BULLET.match(line)
+        if bullet is None and current is None and not roots:
+            attribute = parse_attribute(line)
+            if attribute is not None:
+                page_properties.append(attribute)
+                continue
+            if not stripped:
+                continue
+        if bullet is not None:
+            width = len(bullet.group(1))
+            block = _Block(width, width + 2, [bullet.group(2) or ""], paragraph=False)
+        elif not stripped:
+            if current is not None:
+                current.lines.append("")
+            previous_blank = True
+            continue
+        else:
+            width = len(line) - len(line.lstrip())
+            continues = current is not None and (
+                width > current.width or (current.paragraph and not previous_blank)
+            )
+            if continues:
+                assert current is not None
+                attribute = parse_attribute(line)
+                if attribute is not None and attribute[1]:
+                    current.properties.append(attribute)
+                else:
+                    current.lines.append(_dedent(line, current.content_col))
+                    current.in_fence = stripped.startswith("```") and stripped.count("```") == 1
+                previous_blank = False
+                continue
+            block = _Block(width, width, [stripped], paragraph=True)
+        previous_blank = False
+        while stack and stack[-1].width >= block.width:
+            stack.pop()
+        (stack[-1].children if stack else roots).append(block)
+        stack.append(block)
+        current = block
+        first = block.lines[0].strip()
+        block.in_fence = first.startswith("```") and first.count("```") == 1
+    return page_properties, roots
+
+
+def _dedent(line: str, column: int) -> str:
+    return line[column:] if not line[:column].strip() else line.lstrip()
+
+
+def _split_front_matter(text: str) -> tuple[list[tuple[str, str]], str]:
+    """YAML-ish ``---`` front matter (older Logseq pages), read as flat ``key: value`` pairs."""
+    if not text.startswith("---"):
+        return [], text
+    end = text.find("\n---", 3)
+    if end < 0:
+        return [], text
+    pairs = []
+    for line in text[3:end].splitlines():
+        match = _FRONT_MATTER_LINE.match(line.strip())
+        if match:
+            pairs.append((match.group(1), match.group(2).strip().strip("\"'")))
+    rest = text[end + 4 :]
+    return pairs, rest.split("\n", 1)[1] if "\n" in rest else ""
+
+
+def _list_value(value: str) -> list[str]:
+    """``[[a]], b, #c`` -> ["a", "b", "c"]: Logseq's comma-separated page lists."""
+    refs = scan_refs(value)
+    if refs.links or refs.tags:
+        return refs.links + refs.tags
+    return [part.strip().lstrip("#") for part in value.split(",") if part.strip()]
+
+
+def _journal_title(day: dt.date) -> str:
+    """Logseq's default journal title format, ``MMM do, yyyy`` (``Feb 7th, 2021``)."""
+    suffix = "th" if 11 <= day.day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day.day % 10, "th")
+    return f"{day.strftime('%b')} {day.day}{suffix}, {day.year}"
+
+
+def _epoch_ms(value: str) -> float | None:
+    text = value.strip()
+    if not text.isdigit():
+        return None
+    number = float(text)
+    return number / 1000.0 if number > 1e11 else number

@@ -1,0 +1,133 @@
+"""Roam Research JSON exports: a list of pages, each with a tree of blocks.
+
+Every page and every block becomes a node (ids are Roam's ``uid``s), nested blocks are ``child``
+edges, and the block text is scanned for ``[[page]]`` links, ``#tag`` / ``#[[tag]]`` tags,
+``((uid))`` block references and ``{{embed: ...}}`` embeds. A block ``Name:: value`` is an
+attribute of the page (or block) it sits under: it becomes a field there, and a ``field:Name``
+edge to each page the value names. The ``refs`` arrays of the export repeat what the text says,
+so the text is the single source of truth.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ctx.errors import ImportFormatError
+from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.json_exports import detect_export, export_files
+from ctx.importers.outline_text import attribute_values, parse_attribute, scan_refs, title_from
+
+_DAILY_UID = re.compile(r"^\d{2}-\d{2}-\d{4}$")
+
+
+def _looks_like_roam(head: str) -> bool:
+    head = head.lstrip()
+    # A page's "title" may come after its whole block tree, so block keys count as evidence too.
+    return head.startswith("[") and ('"title"' in head or '"string"' in head) and (
+        '"children"' in head or '"uid"' in head
+    )
+
+
+def _epoch(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value) / 1000.0
+    return None
+
+
+class RoamImporter(Importer):
+    format = "roam"
+
+    @classmethod
+    def detect(cls, path: Path) -> int:
+        return detect_export(path, _looks_like_roam, 90)
+
+    def list_files(self, path: Path) -> list[str]:
+        return export_files(path, _looks_like_roam)
+
+    def parse(self, info: FileInfo, text: str) -> ParsedFile:
+        try:
+            pages = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"{info.relpath}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        if not isinstance(pages, list):
+            raise ImportFormatError(f"{info.relpath}: a Roam export is a list of pages")
+        out = ParsedFile()
+        for index, page in enumerate(pages):
+            if not isinstance(page, dict) or not str(page.get("title") or "").strip():
+                out.warnings.append(f"{info.relpath}: page [{index}] has no title; skipped")
+                continue
+            self._add_page(info.relpath, page, out)
+        return out
+
+    def _add_page(self, relpath: str, page: dict[str, Any], out: ParsedFile) -> None:
+        title = str(page["title"]).strip()
+        uid = str(page.get("uid") or "")
+        node = NodeRecord(
+            id=uid or title,
+            title=title,
+            type="journal" if _DAILY_UID.match(uid) else "page",
+            source_path=relpath,
+            created=_epoch(page.get("create-time")),
+            updated=_epoch(page.get("edit-time")),
+        )
+        out.nodes.append(node)
+        self._add_children(relpath, node, page.get("children"), out)
+
+    def _add_children(self, relpath: str, parent: NodeRecord, children: Any, out: ParsedFile) -> None:
+        if not isinstance(children, list):
+            return
+        for position, block in enumerate(children):
+            if not isinstance(block, dict):
+                continue
+            text = str(block.get("string") or "")
+            node = NodeRecord(
+                id=str(block.get("uid") or f"{parent.id}#{position}"),
+                title=title_from(text) or "(empty block)",
+                body=text,
+                type="block",
+                source_path=relpath,
+                parent_id=parent.id,
+                position=position,
+                created=_epoch(block.get("create-time")),
+                updated=_epoch(block.get("edit-time")),
+            )
+            out.nodes.append(node)
+            out.edges.append(EdgeRecord(parent.id, "child", node.id, by_id=True, position=position))
+            attribute = parse_attribute(text.split("\n", 1)[0])
+            if attribute is not None:
+                self._add_attribute(parent, attribute, block.get("children"), out)
+            else:
+                self._add_refs(node, text, out)
+            self._add_children(relpath, node, block.get("children"), out)
+
+    def _add_attribute(
+        self, owner: NodeRecord, attribute: tuple[str, str], children: Any, out: ParsedFile
+    ) -> None:
+        name, value = attribute
+        values = attribute_values(value)
+        if not values and isinstance(children, list):
+            # "Themes::" with the values as child blocks.
+            for child in children:
+                if isinstance(child, dict) and str(child.get("string") or "").strip():
+                    values.extend(attribute_values(str(child["string"]).strip()))
+        if not values:
+            return
+        owner.fields.setdefault(name, []).extend(values)
+        refs = scan_refs(value)
+        for target in dict.fromkeys(refs.links + refs.tags):
+            out.edges.append(EdgeRecord(owner.id, f"field:{name}", self.normalize_key(target)))
+
+    def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
+        refs = scan_refs(text)
+        node.tags = refs.tags
+        for position, name in enumerate(refs.links):
+            out.edges.append(EdgeRecord(node.id, "link", self.normalize_key(name), position=position))
+        for block_id in refs.block_refs:
+            out.edges.append(EdgeRecord(node.id, "ref", block_id, by_id=True))
+        for block_id in refs.embedded_blocks:
+            out.edges.append(EdgeRecord(node.id, "embed", block_id, by_id=True))
+        for name in refs.embedded_pages:
+            out.edges.append(EdgeRecord(node.id, "embed", self.normalize_key(name)))
