@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
-from ctx.importers.markdown import MarkdownImporter, normalize
+from ctx.importers.markdown import WEB_ADDRESS, MarkdownImporter, normalize
 
 DENDRON_URL_PREFIX = "dendron://"
 
@@ -59,6 +59,8 @@ class DendronImporter(MarkdownImporter):
         if target.startswith(DENDRON_URL_PREFIX):
             # dendron://<vault>/<note>: cross-vault syntax; names are unique across our import.
             target = target[len(DENDRON_URL_PREFIX):].partition("/")[2]
+        elif WEB_ADDRESS.match(target):
+            return None
         if target.lower().endswith(".md"):
             target = target[:-3]
         return normalize(target) or None

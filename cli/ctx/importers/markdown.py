@@ -57,6 +57,7 @@ _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _MD_LINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^()\s]+)(?:\s+[\"'(][^\n]*?)?\s*\)")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*(<[^>\n]+>|\S+)(?:[ \t]+[\"'(].*)?[ \t]*$")
 _URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+WEB_ADDRESS = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _NODE_TYPE = re.compile(r"^[A-Za-z][\w-]{0,39}$")
 _WIKILINK_VALUE = re.compile(r"^\s*\[\[([^\[\]\n]+?)\]\]\s*$")
 
@@ -174,6 +175,8 @@ class MarkdownImporter(Importer):
     def wikilink_key(self, target: str) -> str | None:
         """The normalized key a wikilink target names, or None when it names no note."""
         target = target.strip().rstrip("\\").strip()
+        if WEB_ADDRESS.match(target):
+            return None  # [[https://...]] is a URL in brackets, not a note
         if target.startswith("./"):
             target = target[2:]
         target = target.lstrip("/")
@@ -342,8 +345,9 @@ class MarkdownImporter(Importer):
         for key, value in meta.items():
             if key.lower() in NON_FIELD_KEYS or value is None or value == "" or value == []:
                 continue
-            values = value if isinstance(value, list) else [value]
-            fields[key] = [_scalar(v) for v in values if v is not None]
+            values = [_as_wikilink(value)] if _is_unquoted_wikilink(value) else value
+            values = values if isinstance(values, list) else [values]
+            fields[key] = [_scalar(_as_wikilink(v)) for v in values if v is not None]
         return fields
 
     def link_edges(self, node_id: str, links: list[Link]) -> list[EdgeRecord]:
@@ -366,10 +370,9 @@ class MarkdownImporter(Importer):
         for key, value in meta.items():
             if key.lower() in NON_FIELD_KEYS:
                 continue
-            for item in value if isinstance(value, list) else [value]:
-                # YAML reads an unquoted [[x]] as a nested list; both spellings are meant as links.
-                if isinstance(item, list) and len(item) == 1 and isinstance(item[0], list) and len(item[0]) == 1:
-                    item = f"[[{item[0][0]}]]"
+            values = [value] if _is_unquoted_wikilink(value) else value
+            for item in values if isinstance(values, list) else [values]:
+                item = _as_wikilink(item)
                 if not isinstance(item, str):
                     continue
                 match = _WIKILINK_VALUE.match(item)
@@ -380,6 +383,18 @@ class MarkdownImporter(Importer):
                 if key_ is not None:
                     edges.append(EdgeRecord(node_id, f"field:{key}", key_, position=len(edges)))
         return edges
+
+
+def _is_unquoted_wikilink(value: Any) -> bool:
+    """YAML reads an unquoted ``owner: [[Ada]]`` as a list holding a list holding 'Ada'."""
+    return (
+        isinstance(value, list) and len(value) == 1 and isinstance(value[0], list)
+        and len(value[0]) == 1 and isinstance(value[0][0], str)
+    )
+
+
+def _as_wikilink(value: Any) -> Any:
+    return f"[[{value[0][0]}]]" if _is_unquoted_wikilink(value) else value
 
 
 def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
