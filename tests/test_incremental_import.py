@@ -1,0 +1,126 @@
+"""Incremental imports on a real vault: no-op re-import, changes, deletions, interruptions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import corpus_path
+
+from ctx.importers import REGISTRY
+from ctx.importers.markdown import ObsidianImporter
+from ctx.store import connect
+from ctx.store.db import graph_version
+from ctx.importers.engine import import_path
+
+
+class InterruptedImporter(ObsidianImporter):
+    """A real importer whose derived-records step is hit by Ctrl-C, i.e. inside the transaction
+    after the changed files' old records were already deleted and new ones inserted."""
+
+    format = "interrupted"
+
+    def finalize(self, conn: sqlite3.Connection, source_id: int):
+        raise KeyboardInterrupt
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A writable copy of the dwarves-brain vault (../shared is read-only)."""
+    copy = tmp_path / "vault"
+    shutil.copytree(corpus_path("obsidian-dwarves-brain"), copy)
+    return copy
+
+
+def _snapshot(conn: sqlite3.Connection) -> tuple:
+    nodes = conn.execute("SELECT id, content_hash FROM nodes ORDER BY id").fetchall()
+    edges = conn.execute("SELECT src, type, target, dst FROM edges ORDER BY src, type, target, dst").fetchall()
+    return [tuple(r) for r in nodes], [tuple(r) for r in edges], graph_version(conn)
+
+
+def test_reimport_unchanged_is_a_noop(vault, tmp_path):
+    conn = connect(tmp_path / "g.db", create=True)
+    first = import_path(conn, vault)
+    assert first.changed and first.files_parsed == first.files_seen > 800
+    before = _snapshot(conn)
+    second = import_path(conn, vault)
+    assert (second.changed, second.files_parsed, second.files_unchanged) == (False, 0, first.files_seen)
+    assert _snapshot(conn) == before
+
+
+def test_touched_but_identical_file_is_not_reparsed(vault, tmp_path):
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, vault)
+    version = graph_version(conn)
+    note = vault / "README.md"
+    note.write_text(note.read_text(encoding="utf-8"), encoding="utf-8")  # new mtime, same bytes
+    report = import_path(conn, vault)
+    assert report.files_parsed == 0 and graph_version(conn) == version + 1
+    # The refreshed stat is remembered, so the next run does not even read the file.
+    assert import_path(conn, vault).changed is False
+
+
+def test_modified_and_deleted_files_are_picked_up(vault, tmp_path):
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, vault)
+    version = graph_version(conn)
+    # The most linked-to note: deleting it must leave its backlinks as unresolved references.
+    target_id, backlinks = conn.execute(
+        "SELECT dst, COUNT(*) FROM edges WHERE type = 'link' AND dst IS NOT NULL"
+        " AND dst NOT LIKE 'tag:%' GROUP BY dst ORDER BY COUNT(*) DESC, dst LIMIT 1"
+    ).fetchone()
+    assert backlinks >= 3
+    pointing = [r[0] for r in conn.execute("SELECT id FROM edges WHERE dst = ? AND file != 'README.md'", (target_id,))]
+    (vault / f"{target_id}.md").unlink()
+    (vault / "README.md").write_text("---\ntitle: Changed readme\n---\nNow links [[Brand New Note]].\n", encoding="utf-8")
+
+    report = import_path(conn, vault)
+    assert (report.files_parsed, report.files_deleted) == (1, 1)
+    assert graph_version(conn) == version + 1
+    assert conn.execute("SELECT 1 FROM nodes WHERE id = ?", (target_id,)).fetchone() is None
+    assert conn.execute("SELECT COUNT(*) FROM edges WHERE src = ?", (target_id,)).fetchone()[0] == 0
+    marks = ",".join("?" * len(pointing))
+    still = conn.execute(f"SELECT dst FROM edges WHERE id IN ({marks})", pointing).fetchall()
+    assert len(still) == len(pointing) and all(r[0] is None for r in still)  # kept, now unresolved
+    readme = conn.execute("SELECT title, body FROM nodes WHERE id = 'README'").fetchone()
+    assert readme[0] == "Changed readme" and "Brand New Note" in readme[1]
+    assert [tuple(r) for r in conn.execute("SELECT target, dst FROM edges WHERE src = 'README'")] == [("brand new note", None)]
+
+    # Creating the missing note resolves the dangling link without touching README again.
+    (vault / "Brand New Note.md").write_text("hello", encoding="utf-8")
+    report = import_path(conn, vault)
+    assert report.files_parsed == 1
+    assert [tuple(r) for r in conn.execute("SELECT dst FROM edges WHERE src = 'README'")] == [("Brand New Note",)]
+
+
+def test_interrupted_import_leaves_previous_state(vault, tmp_path, monkeypatch):
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, vault)
+    before = _snapshot(conn)
+    (vault / "README.md").write_text("rewritten [[Somewhere]]", encoding="utf-8")
+    (vault / "Latest Notes.md").unlink()
+
+    monkeypatch.setitem(REGISTRY, "interrupted", f"{__name__}:InterruptedImporter")
+    with pytest.raises(KeyboardInterrupt):
+        import_path(conn, vault, format="interrupted")
+    assert not conn.in_transaction
+    assert _snapshot(conn) == before
+
+    # A fresh connection (a new process after Ctrl-C) sees the old state, and the next import
+    # still knows the two files have to be redone.
+    fresh = connect(tmp_path / "g.db")
+    assert _snapshot(fresh) == before
+    report = import_path(fresh, vault)
+    assert (report.files_parsed, report.files_deleted) == (1, 1)
+    assert fresh.execute("SELECT body FROM nodes WHERE id = 'README'").fetchone()[0] == "rewritten [[Somewhere]]"
+
+
+def test_cli_reimport_reports_unchanged(vault, run_cli):
+    assert run_cli("import", str(vault)).exit_code == 0
+    version = json.loads(run_cli("stats", "--format", "json").stdout)["graph_version"]
+    result = run_cli("import", str(vault), "--output", "json")
+    assert json.loads(result.stdout)["files_parsed"] == 0
+    assert json.loads(run_cli("stats", "--format", "json").stdout)["graph_version"] == version
