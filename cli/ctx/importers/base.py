@@ -32,6 +32,10 @@ class NodeRecord:
     # Extra names this node answers to, as (normalized key, kind, priority); lower priority wins
     # when two nodes share a key. id, title and aliases are added by the engine.
     keys: list[tuple[str, str, int]] = field(default_factory=list)
+    # Whether ``[[title]]`` links may resolve to this node. Outline blocks say False: their
+    # "title" is just their first line, and a page link must not land on a block that happens
+    # to start with the page's name.
+    title_is_key: bool = True
 
 
 @dataclass

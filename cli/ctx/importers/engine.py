@@ -346,7 +346,8 @@ def _insert(
             )
         )
         keys = {(node.id, "id", 0)}
-        keys.add((importer.normalize_key(node.title), "title", 10))
+        if node.title_is_key:
+            keys.add((importer.normalize_key(node.title), "title", 10))
         keys.update((importer.normalize_key(a), "alias", 20) for a in node.aliases)
         keys.update(node.keys)
         key_rows.extend((source_id, k, node.id, kind, prio) for k, kind, prio in keys if k)

@@ -25,7 +25,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 GRAPH_FOLDERS = ("pages", "journals")
 # Properties that steer Logseq itself rather than describe the content.
 HIDDEN_PROPERTIES = frozenset({"id", "collapsed", "heading", "background-color", "title", "alias"})
-_BULLET = re.compile(r"^([ \t]*)[-*](?:[ \t]+(.*))?$")
+_BULLET = re.compile(r"^([ \t]*)-(?:[ \t]+(.*))?$")  # Logseq writes every block with "-"
 _JOURNAL_NAME = re.compile(r"^(\d{4})[_-](\d{2})[_-](\d{2})$")
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z][\w-]*):\s*(.*)$")
 
@@ -140,12 +140,14 @@ class LogseqImporter(Importer):
         for position, block in enumerate(blocks):
             block_path = f"{path}.{position}" if path else str(position)
             text = "\n".join(block.lines).strip()
+            shown = text or "\n".join(f"{k}:: {v}" for k, v in block.properties if k.lower() != "id")
             block_id = next((v.strip().lower() for k, v in block.properties if k.lower() == "id"), "")
             node = NodeRecord(
                 id=block_id or f"{page_id}#{block_path}",
-                title=title_from(text) or "(empty block)",
-                body=text,
+                title=title_from(shown) or "(empty block)",
+                body=shown,
                 type="block",
+                title_is_key=False,
                 source_path=relpath,
                 parent_id=parent.id,
                 position=position,
@@ -232,7 +234,13 @@ def _outline(text: str) -> tuple[list[tuple[str, str]], list[_Block]]:
                 continue
         if bullet is not None:
             width = len(bullet.group(1))
-            block = _Block(width, width + 2, [bullet.group(2) or ""], paragraph=False)
+            first_line = bullet.group(2) or ""
+            block = _Block(width, width + 2, [first_line], paragraph=False)
+            attribute = parse_attribute(first_line)
+            if attribute is not None and attribute[1]:
+                # "- type:: [[Command]]": a block made of properties, which Logseq shows as such.
+                block.properties.append(attribute)
+                block.lines = []
         elif not stripped:
             if current is not None:
                 current.lines.append("")
@@ -260,7 +268,7 @@ def _outline(text: str) -> tuple[list[tuple[str, str]], list[_Block]]:
         (stack[-1].children if stack else roots).append(block)
         stack.append(block)
         current = block
-        first = block.lines[0].strip()
+        first = block.lines[0].strip() if block.lines else ""
         block.in_fence = first.startswith("```") and first.count("```") == 1
     return page_properties, roots
 

@@ -55,8 +55,10 @@ def scan_refs(text: str) -> InlineRefs:
     refs.links = [name.strip() for name in _PAGE_LINK.findall(text) if name.strip()]
     refs.block_refs = _BLOCK_REF.findall(text)
     refs.tags.extend(_TAG_WORD.findall(_PAGE_LINK.sub(" ", text)))
-    for name in ("links", "tags", "block_refs", "embedded_pages", "embedded_blocks"):
+    for name in ("links", "block_refs", "embedded_pages", "embedded_blocks"):
         setattr(refs, name, list(dict.fromkeys(getattr(refs, name))))
+    # Tags name one shared tag node whatever their case, so #AI and #ai are one tag.
+    refs.tags = list({tag.lower(): tag for tag in reversed(refs.tags)}.values())[::-1]
     return refs
 
 

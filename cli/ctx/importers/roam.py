@@ -88,6 +88,7 @@ class RoamImporter(Importer):
                 title=title_from(text) or "(empty block)",
                 body=text,
                 type="block",
+                title_is_key=False,
                 source_path=relpath,
                 parent_id=parent.id,
                 position=position,
