@@ -1,9 +1,120 @@
-"""`ctx build` (being built; see the issue tracker)."""
+"""`ctx build`: the context for one or more topics, within an exact token budget."""
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
+
+from ctx.commands.common import DbOption, handle_errors, stdout_is_terminal, warn, write_stdout
+from ctx.errors import EXIT_NOT_FOUND
+from ctx.paths import resolve_db_path
+
+EPILOG = """Examples:
+
+  ctx build "Project Apollo"
+
+  ctx build "Project Apollo" --lens planning --max-tokens 4000 | llm -s "What blocks the launch?"
+
+  ctx build projects/apollo "Jane Doe" --depth 3 --max-tokens 8000 --format json
+
+  ctx build "weekly sync" --lens meeting-prep --explain
+
+  ctx build "parser rewrite" --lens ./my-lens.yaml
+
+Lenses: general (default), writing, coding, planning, meeting-prep; `ctx lens list` shows all,
+including your own in ~/.config/ctx/lenses and .ctx/lenses. --max-tokens bounds the whole stdout,
+counted with tiktoken. Exit codes: 0 ok, 1 error, 2 usage error or invalid lens, 3 topic not found.
+"""
 
 
 def register(app: typer.Typer) -> None:
-    """Registers nothing until the command lands."""
+    app.command("build", epilog=EPILOG)(build_command)
+
+
+@handle_errors
+def build_command(
+    topics: Annotated[
+        list[str],
+        typer.Argument(help="Node ids, exact titles or aliases, or search words; several blend into one context.", show_default=False),
+    ],
+    lens: Annotated[str, typer.Option("--lens", "-l", help="Lens name or path to a lens .yaml file.")] = "general",
+    depth: Annotated[
+        int | None,
+        typer.Option("--depth", "-d", min=0, help="Hops to walk from the topic (default: the lens's, 2; max 5).", show_default=False),
+    ] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", "-t", min=50, help="Token budget for the whole output.")] = 4000,
+    format: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = "markdown",
+    include_fields: Annotated[
+        bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
+    ] = True,
+    encoding: Annotated[str, typer.Option("--encoding", help="tiktoken encoding the budget is counted in.")] = "cl100k_base",
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Print every candidate's score parts and fate to stderr.")
+    ] = False,
+    include_private: Annotated[
+        bool,
+        typer.Option("--include-private", help="Also use nodes marked private (withheld by default)."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
+    from ctx.assemble import BuildRequest, build_context
+    from ctx.store import open_graph
+
+    request = BuildRequest(
+        topics=tuple(topics),
+        lens=lens,
+        depth=depth,
+        max_tokens=max_tokens,
+        format=format,
+        include_fields=include_fields,
+        encoding=encoding,
+        explain=explain,
+        include_private=include_private,
+    )
+    result = build_context(open_graph(resolve_db_path(db)), request)
+    _print(result.text, format)
+    for line in result.warnings:
+        warn(line)
+    if explain and result.candidates:
+        _print_explain(result.candidates)
+    if not result.found:
+        sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
+        raise typer.Exit(code=EXIT_NOT_FOUND)
+
+
+def _print(text: str, fmt: str) -> None:
+    """The exact text when piped (what the budget counted); rendered on a terminal."""
+    if not stdout_is_terminal():
+        write_stdout(text)
+        return
+    from rich.console import Console
+
+    console = Console(soft_wrap=fmt == "json")
+    if fmt == "json":
+        console.print_json(text)
+    else:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(text))
+
+
+def _print_explain(rows: list[dict]) -> None:
+    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_cells, explain_text
+
+    if not sys.stderr.isatty():
+        sys.stderr.write(explain_text(rows))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="ctx build --explain", show_lines=False)
+    for _, title in EXPLAIN_COLUMNS:
+        table.add_column(title, overflow="fold")
+    for row in rows:
+        table.add_row(*explain_cells(row))
+    Console(stderr=True).print(table)
+
+

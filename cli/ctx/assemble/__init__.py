@@ -1,0 +1,61 @@
+"""Context assembly: resolve -> traverse -> enrich -> score -> budget -> render.
+
+``build_context`` is the one entry point the CLI (`ctx build`) and the MCP server call; it returns
+the exact text to print, so both give byte-identical answers for the same graph state and request.
+No typer or rich here, and no wall-clock time anywhere in what is produced.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+MIN_TOKENS = 50
+MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
+FORMATS = ("markdown", "json")
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    topics: tuple[str, ...]
+    lens: str = "general"  # built-in name, user/project lens name, or a path to a .yaml
+    depth: int | None = None  # None -> the lens's default
+    max_tokens: int = 4000
+    format: str = "markdown"  # "markdown" | "json"
+    include_fields: bool = True
+    encoding: str = "cl100k_base"
+    explain: bool = False
+    include_private: bool = False  # private nodes are withheld unless the user explicitly asks
+
+
+@dataclass
+class BuildResult:
+    text: str  # exactly what goes to stdout (counted within max_tokens, trailing newline included)
+    found: bool  # False -> the CLI exits 3, MCP reports not found
+    warnings: list[str] = field(default_factory=list)  # one-line notices for stderr
+    candidates: list[dict[str, Any]] = field(default_factory=list)  # audit rows for --explain
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def validate_request(request: BuildRequest) -> None:
+    from ctx.errors import UsageError
+
+    if not request.topics or not any(t.strip() for t in request.topics):
+        raise UsageError("give at least one topic or node id")
+    if request.max_tokens < MIN_TOKENS:
+        raise UsageError(f"--max-tokens must be at least {MIN_TOKENS}, not {request.max_tokens}")
+    if request.format not in FORMATS:
+        raise UsageError(f"--format must be markdown or json, not {request.format!r}")
+    if request.depth is not None and request.depth < 0:
+        raise UsageError(f"--depth must be 0 or more, not {request.depth}")
+
+
+def build_context(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
+    from ctx.assemble.pipeline import run
+
+    validate_request(request)
+    return run(conn, request)
+
+
+__all__ = ["BuildRequest", "BuildResult", "build_context", "MIN_TOKENS", "MAX_DEPTH"]

@@ -1,0 +1,509 @@
+"""Budget: choose what goes into the output so that its real token count never exceeds the budget.
+
+Plan with counts of each node's rendered block (store-time counts pre-filter what is worth
+counting), reserve the header exactly, split the rest by the lens's section shares (unused budget
+flows to the next section), then:
+
+1. take whole nodes in packing order, skipping (not stopping at) those that do not fit;
+2. shorten the best node that did not fit into what is left of its section;
+3. list the rest as one-line summaries ("also related") while they fit;
+4. render, count the real string, and adjust: shrink the lowest-value item while over, grow the
+   tail item into the slack while under, until the text fits and the header's "used" figure is
+   the true count of the text it is in (a fixed point).
+
+The seed is never dropped (it is shortened instead). Below ``output.summary_below`` tokens the
+output is summary-only: one line per related node, the seed's text cut to what is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ctx.assemble.candidate import Candidate
+from ctx.assemble.render import FULL, SHORTENED, SUMMARY, Document, Item, block_text, omitted_text, render
+from ctx.assemble.truncate import shorten
+from ctx.lenses import Lens
+
+
+class TokenCounter:
+    """tiktoken, in the chosen encoding; the one way tokens are counted and cut."""
+
+    def __init__(self, encoding: str) -> None:
+        from ctx.tokens import get_encoding
+
+        self._enc = get_encoding(encoding)
+        self._cache: dict[str, int] = {}
+
+    def encode(self, text: str) -> list[int]:
+        return self._enc.encode_ordinary(text)
+
+    def decode(self, tokens: list[int]) -> str:
+        return self._enc.decode(tokens)
+
+    def count(self, text: str) -> int:
+        if len(text) < 2000:
+            hit = self._cache.get(text)
+            if hit is None:
+                hit = self._cache[text] = len(self._enc.encode_ordinary(text))
+            return hit
+        return len(self._enc.encode_ordinary(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Packing order inside a section (lens ``packing.strategy``).
+
+
+def _document_key(c: Candidate) -> str:
+    return c.source_path or c.parent_id or c.id
+
+
+def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
+    """``score``: best first. ``greedy``: whole documents at a time, best document first.
+    ``interleaved``: round-robin across documents, best document first."""
+    if strategy == "score" or len(members) < 2:
+        return members
+    groups: dict[str, list[Candidate]] = {}
+    for c in members:  # members arrive best first, so each group is best first too
+        groups.setdefault(_document_key(c), []).append(c)
+    ordered = sorted(groups.values(), key=lambda g: g[0].rank)
+    if strategy == "greedy":
+        return [c for g in ordered for c in g]
+    out: list[Candidate] = []
+    for i in range(max(len(g) for g in ordered)):
+        out.extend(g[i] for g in ordered if i < len(g))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Packer:
+    def __init__(
+        self,
+        doc: Document,
+        ranked: list[Candidate],
+        lens: Lens,
+        counter: TokenCounter,
+        load_bodies: Callable[[list[Candidate]], None],
+    ) -> None:
+        self.doc = doc
+        self.ranked = ranked
+        self.lens = lens
+        self.counter = counter
+        self.load_bodies = load_bodies
+        self.budget = doc.budget
+        self.strategy = lens.truncation.strategy
+        self.min_short = lens.output.min_shortened_tokens
+        self.section_of = {s.name: s for s in doc.sections}
+        self.placed: dict[str, Item] = {}  # id -> item shown in a section
+        self.body_tokens: dict[str, int] = {}
+
+    # -- costs ---------------------------------------------------------------------------------
+
+    def cost(self, item: Item) -> int:
+        return self.counter.count(block_text(self.doc, item))
+
+    def full_body_tokens(self, c: Candidate) -> int:
+        if c.id not in self.body_tokens:
+            self.body_tokens[c.id] = self.counter.count(c.body or "")
+        return self.body_tokens[c.id]
+
+    def shortened_item(self, c: Candidate, block_budget: int, *, force: bool = False) -> Item | None:
+        """The largest version of ``c`` whose block fits ``block_budget`` (FULL if all of it does).
+
+        ``force`` (seeds): return a version even if only the title and metadata fit.
+        """
+        body = c.body or ""
+        full = Item(c, FULL, body)
+        if self.cost(full) <= block_budget:
+            return full
+        overhead = self.cost(Item(c, SHORTENED, ""))
+        allowance = block_budget - overhead - 1
+        if allowance < self.min_short and not force:
+            return None
+        allowance = min(allowance, self.full_body_tokens(c) - 1)
+        for _ in range(4):
+            if allowance <= 0:
+                return Item(c, SHORTENED, "") if force else None
+            item = Item(c, SHORTENED, shorten(body, allowance, self.strategy, self.counter))
+            over = self.cost(item) - block_budget
+            if over <= 0:
+                return item
+            allowance -= over + 1
+        return Item(c, SHORTENED, "") if force else None
+
+    # -- placing -------------------------------------------------------------------------------
+
+    def place(self, item: Item) -> None:
+        item.tokens = self.cost(item)
+        self.placed[item.cand.id] = item
+        items = self.section_of[item.cand.section].items
+        items[:] = [i for i in items if i.cand.id != item.cand.id] + [item]
+
+    def unplace(self, c: Candidate) -> None:
+        self.placed.pop(c.id, None)
+        items = self.section_of[c.section].items
+        items[:] = [i for i in items if i.cand.id != c.id]
+
+    def heading_cost(self, name: str) -> int:
+        if self.doc.fmt == "json":
+            return self.counter.count(f'{{"name":"{name}","ids":[]}},') if self.doc.header_level == 0 else 0
+        return self.counter.count(f"## {name}\n\n")
+
+    # -- the plan ------------------------------------------------------------------------------
+
+    def choose_header(self) -> int:
+        """The richest header that leaves room for content; returns its cost."""
+        for level in (0, 1, 2):
+            self.doc.header_level = level
+            cost = self.counter.count(render(self.doc, self.budget))
+            if level == 0 and cost <= self.budget * 0.2:
+                return cost
+            if level == 1 and cost <= self.budget * 0.3:
+                return cost
+        return cost
+
+    def plan(self) -> None:
+        doc, lens = self.doc, self.lens
+        skeleton = self.choose_header()
+        avail = self.budget - skeleton - 2
+        pool = [c for c in self.ranked if c.section is not None]
+        # Bodies only for what could be shown whole or shortened: seeds plus a prefix of the
+        # ranking worth about twice the budget (store-time counts, no re-tokenizing the graph).
+        wanted, running = [], 0
+        for c in pool:
+            if c.seed or running < 2 * avail + 200:
+                wanted.append(c)
+                running += c.store_tokens
+        self.load_bodies(wanted)
+        self.has_body = {c.id for c in wanted}
+        doc.summary_only = self.budget < lens.output.summary_below
+        if doc.summary_only:
+            self.plan_summary_only(pool, avail)
+        else:
+            self.plan_sections(pool, avail)
+
+    def plan_sections(self, pool: list[Candidate], avail: int) -> None:
+        lens = self.lens
+        total_store = sum(c.store_tokens for c in pool)
+        reserve = int(avail * lens.output.also_related_share) if lens.output.also_related and total_store > avail else 0
+        content = avail - reserve
+        given = sum(s.share for s in lens.sections if s.share is not None)
+        unshared = [s for s in lens.sections if s.share is None]
+        split = max(0.0, 1.0 - given) / len(unshared) if unshared else 0.0
+        carry = 0
+        skipped: list[Candidate] = []
+        for section in lens.sections:
+            allot = int(content * (section.share if section.share is not None else split))
+            members = packing_order([c for c in pool if c.section == section.name], lens.packing.strategy)
+            if section.max_nodes is not None:
+                seeds = [c for c in members if c.seed]
+                others = [c for c in members if not c.seed]
+                keep = max(0, section.max_nodes - len(seeds))
+                for c in others[keep:]:
+                    c.reason = f"beyond the section's max_nodes ({section.max_nodes})"
+                members = seeds + others[:keep]
+            if not members:
+                carry += allot
+                continue
+            heading = self.heading_cost(section.name)
+            room = allot + carry - heading
+            left_out: list[Candidate] = []
+            seeds_left = sum(1 for c in members if c.seed)
+            for c in members:
+                if c.id not in self.has_body:
+                    left_out.append(c)
+                    continue
+                item = Item(c, FULL, c.body or "")
+                cost = self.cost(item)
+                if cost <= room:
+                    self.place(item)
+                    room -= cost
+                elif c.seed:
+                    share = max(room // max(seeds_left, 1), 0)
+                    short = self.shortened_item(c, share, force=True)
+                    assert short is not None
+                    self.place(short)
+                    room -= self.cost(short)
+                else:
+                    left_out.append(c)
+                if c.seed:
+                    seeds_left -= 1
+            # Fill the tail: the best node that did not fit whole, cut to what is left.
+            for c in left_out:
+                if c.id not in self.has_body or room < self.min_short + 20:
+                    continue
+                short = self.shortened_item(c, room)
+                if short is not None:
+                    self.place(short)
+                    room -= self.cost(short)
+                    left_out.remove(c)
+                    break
+            skipped.extend(c for c in members if c.id not in self.placed)
+            placed_here = any(c.id in self.placed for c in members)
+            carry = room + (0 if placed_here else heading)
+        skipped += [c for c in pool if c.id not in self.placed and c not in skipped and not c.reason]
+        self.fill_summaries(sorted(skipped, key=lambda c: c.rank), reserve + carry)
+
+    def plan_summary_only(self, pool: list[Candidate], avail: int) -> None:
+        seeds = [c for c in pool if c.seed]
+        seed_overhead = sum(self.cost(Item(c, SHORTENED, "")) for c in seeds)
+        headings = sum(self.heading_cost(n) for n in {c.section for c in seeds})
+        room = avail - seed_overhead - headings
+        others = [c for c in pool if not c.seed]
+        used = self.fill_summaries(others, int(room * 0.6))
+        left = room - used
+        per_seed = seed_overhead // max(len(seeds), 1) + max(left, 0) // max(len(seeds), 1)
+        for c in seeds:
+            short = self.shortened_item(c, per_seed, force=True)
+            assert short is not None
+            self.place(short)
+
+    def fill_summaries(self, skipped: list[Candidate], room: int) -> int:
+        if not self.lens.output.also_related:
+            return 0
+        used = 0
+        title = self.counter.count("## Also related\n")
+        for c in skipped:
+            item = Item(c, SUMMARY)
+            cost = self.cost(item) + (title if not self.doc.also else 0)
+            if cost <= room - used:
+                self.doc.also.append(item)
+                used += cost
+        return used
+
+    # -- exact fit -----------------------------------------------------------------------------
+
+    def render_exact(self) -> tuple[str, int]:
+        """Render with a "used" figure equal to the true token count of the text it is in."""
+        used = self.budget
+        seen: list[int] = []
+        for _ in range(8):
+            text = render(self.doc, used)
+            n = self.counter.count(text)
+            if n == used:
+                return text, n
+            seen.append(n)
+            used = n
+        for guess in sorted(set(seen)):
+            for delta in (-2, -1, 0, 1, 2):
+                text = render(self.doc, guess + delta)
+                if self.counter.count(text) == guess + delta:
+                    return text, guess + delta
+        return text, self.counter.count(text)
+
+    def shrink(self, over: int) -> bool:
+        """Remove about ``over`` tokens, least valuable first. False when nothing is left to cut."""
+        doc = self.doc
+        if doc.fmt == "json" and doc.omitted:
+            drop = 0
+            while doc.omitted and drop < over:
+                drop += self.counter.count(omitted_text(doc.omitted.pop()))
+            return True
+        if doc.also:
+            drop = 0
+            while doc.also and drop < over:
+                drop += self.cost(doc.also.pop())
+            return True
+        shown = sorted(self.placed.values(), key=lambda i: i.cand.rank, reverse=True)
+        for variant in (SHORTENED, FULL):
+            for item in shown:
+                if item.cand.seed or item.variant != variant:
+                    continue
+                smaller = self.shortened_item(item.cand, self.cost(item) - over - 1)
+                if smaller is None or smaller.text == item.text:
+                    self.unplace(item.cand)
+                    item.cand.reason = "no room left"
+                else:
+                    self.place(smaller)
+                return True
+        for item in shown:  # only seeds are left: cut their text
+            if item.text:
+                smaller = self.shortened_item(item.cand, self.cost(item) - over - 1, force=True)
+                if smaller is not None and smaller.text != item.text:
+                    self.place(smaller)
+                    return True
+                self.place(Item(item.cand, SHORTENED, ""))
+                return True
+        if doc.header_level < 2:
+            doc.header_level += 1
+            return True
+        if doc.notes:
+            doc.notes.clear()
+            return True
+        if self.placed:
+            self.unplace(sorted(self.placed.values(), key=lambda i: i.cand.rank)[-1].cand)
+            return True
+        if len(doc.label) > 12:
+            doc.label = doc.label[:12]
+            return True
+        return False
+
+    def grow_options(self) -> list[Callable[[int], Callable[[], None] | None]]:
+        """Ways to use slack, best first; each returns an undo, or None if it could not help."""
+
+        def enlarge_shortened(slack: int) -> Callable[[], None] | None:
+            for item in sorted(self.placed.values(), key=lambda i: i.cand.rank):
+                if item.variant != SHORTENED:
+                    continue
+                bigger = self.shortened_item(item.cand, self.cost(item) + slack - 1, force=item.cand.seed)
+                if bigger is not None and len(bigger.text) > len(item.text):
+                    self.place(bigger)
+                    return lambda old=item: self.place(old)
+            return None
+
+        def add_shortened(slack: int) -> Callable[[], None] | None:
+            if self.doc.summary_only:
+                return None
+            for c in self.ranked:
+                if c.id in self.placed or c.section is None or c.id not in self.has_body or c.reason.startswith("beyond"):
+                    continue
+                heading = 0 if self.section_of[c.section].items else self.heading_cost(c.section)
+                short = self.shortened_item(c, slack - heading - 1)
+                if short is None:
+                    return None
+                also_before = list(self.doc.also)
+                self.doc.also = [i for i in self.doc.also if i.cand.id != c.id]
+                self.place(short)
+
+                def undo(c: Candidate = c, also: list[Item] = also_before) -> None:
+                    self.unplace(c)
+                    self.doc.also = also
+
+                return undo
+            return None
+
+        def add_summaries(slack: int) -> Callable[[], None] | None:
+            listed = {i.cand.id for i in self.doc.also}
+            rest = [c for c in self.ranked if c.id not in self.placed and c.id not in listed
+                    and c.section is not None and not c.reason.startswith("beyond")]
+            before = list(self.doc.also)
+            if not self.fill_summaries(rest, slack - 1):
+                return None
+            return lambda: setattr(self.doc, "also", before)
+
+        def add_omitted(slack: int) -> Callable[[], None] | None:
+            if self.doc.fmt != "json":
+                return None
+            before = list(self.doc.omitted)
+            room, listed = slack - 1, {c.id for c in before}
+            for c in self.dropped():
+                if c.id in listed:
+                    continue
+                cost = self.counter.count(omitted_text(c))
+                if cost > room:
+                    break
+                self.doc.omitted.append(c)
+                room -= cost
+            if len(self.doc.omitted) == len(before):
+                return None
+            return lambda: setattr(self.doc, "omitted", before)
+
+        return [enlarge_shortened, add_shortened, add_summaries, add_omitted]
+
+    def dropped(self) -> list[Candidate]:
+        listed = {i.cand.id for i in self.doc.also}
+        return [c for c in self.ranked if c.id not in self.placed and c.id not in listed]
+
+    def fit(self) -> tuple[str, int]:
+        options = self.grow_options()
+        tries = 0
+        best: tuple[str, int] | None = None
+        while True:
+            text, n = self.render_exact()
+            if n > self.budget:
+                if best is not None:
+                    # The last growth overshot: undo it and try the next kind of growth.
+                    self.undo()
+                    text, n = best
+                    options = options[1:]
+                    if not options:
+                        return text, n
+                    continue
+                if not self.shrink(n - self.budget):
+                    return self.last_resort()
+                continue
+            best = (text, n)
+            slack = self.budget - n
+            tries += 1
+            if slack < 3 or not options or tries > 12:
+                return best
+            undo = options[0](slack)
+            if undo is None:
+                options = options[1:]
+                if not options:
+                    return best
+                continue
+            self._undo = undo
+
+    def undo(self) -> None:
+        self._undo()
+
+    def last_resort(self) -> tuple[str, int]:
+        self.doc.sections = [type(s)(s.name, s.order, s.group_by) for s in self.doc.sections]
+        self.doc.also, self.doc.omitted, self.doc.notes = [], [], []
+        self.doc.header_level, self.doc.label = 2, self.doc.label[:12]
+        return self.render_exact()
+
+
+def pack(
+    doc: Document,
+    ranked: list[Candidate],
+    lens: Lens,
+    counter: TokenCounter,
+    load_bodies: Callable[[list[Candidate]], None],
+) -> tuple[str, int]:
+    """Fill ``doc`` within its budget; returns the final text and its exact token count."""
+    packer = Packer(doc, ranked, lens, counter, load_bodies)
+    if doc.found:
+        packer.plan()
+    else:
+        packer.choose_header()
+    text, used = packer.fit()
+    record_decisions(doc, ranked, packer, counter)
+    return text, used
+
+
+def record_decisions(doc: Document, ranked: list[Candidate], packer: Packer, counter: TokenCounter) -> None:
+    also = {i.cand.id: i for i in doc.also}
+    for c in ranked:
+        item = packer.placed.get(c.id)
+        if item is not None:
+            c.decision = item.variant
+            c.tokens = packer.cost(item)
+            c.reason = (
+                "the topic" if c.seed and item.variant == FULL
+                else "fits whole" if item.variant == FULL
+                else "the topic, shortened to fit" if c.seed
+                else "shortened to fill the remaining budget"
+            )
+        elif c.id in also:
+            c.decision, c.tokens = SUMMARY, packer.cost(also[c.id])
+            c.reason = "summary-only mode" if doc.summary_only else "no room for its text; one-line summary"
+        else:
+            c.decision, c.tokens = "dropped", 0
+            if not c.reason:
+                c.reason = "no room left, even for a one-line summary"
+
+
+def explain_rows(ranked: list[Candidate]) -> list[dict[str, Any]]:
+    return [
+        {
+            "rank": c.rank,
+            "id": c.id,
+            "title": c.title,
+            "section": c.section,
+            "distance": c.hops,
+            "path": " > ".join(c.path_names) or "-",
+            "distance_term": c.parts.get("distance"),
+            "similarity": c.parts.get("similarity"),
+            "recency": c.parts.get("recency"),
+            "boost": c.parts.get("boost"),
+            "score": c.score,
+            "decision": c.decision,
+            "tokens": c.tokens,
+            "reason": c.reason,
+        }
+        for c in ranked
+    ]

@@ -1,0 +1,40 @@
+"""The record every stage after the walk adds to: one candidate node and what happened to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ctx.assemble.traverse import Hop
+
+
+@dataclass
+class Candidate:
+    id: str
+    title: str
+    type: str
+    tags: list[str]
+    fields: dict[str, list[str]]  # already filtered by the lens's field whitelist
+    source_path: str | None
+    parent_id: str | None
+    position: int | None
+    created: float | None
+    updated: float | None
+    store_tokens: int  # tokens of title + body counted at import time: a planning estimate
+    hops: int
+    cost: float  # weighted distance (0 for a seed)
+    path: tuple[Hop, ...]
+    seed: bool
+    semantic: bool = False  # added by similarity, not reached by the walk
+    body: str | None = None  # loaded only for candidates the budget may show
+    # score parts: distance, similarity, recency, boost; score = boost * weighted sum
+    parts: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    rank: int = 0  # 1 = best
+    section: str | None = None
+    decision: str = "dropped"  # full | shortened | summarized | dropped
+    reason: str = ""
+    tokens: int = 0  # tokens of this candidate's block in the final output (0 if not shown)
+
+    @property
+    def path_names(self) -> list[str]:
+        return [h.edge for h in self.path]

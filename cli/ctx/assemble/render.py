@@ -1,0 +1,306 @@
+"""Render: turn a packed selection into the exact text printed on stdout (markdown or JSON).
+
+Everything a reader or an agent receives is produced here, so the CLI and the MCP server print
+byte-identical text. Rendering is deterministic: no clock, no dict-order surprises, ties by id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctx.assemble.candidate import Candidate
+
+FULL, SHORTENED, SUMMARY = "full", "shortened", "summarized"
+ELLIPSIS = " …"
+
+
+@dataclass
+class Item:
+    cand: Candidate
+    variant: str  # FULL, SHORTENED or SUMMARY
+    text: str = ""  # the body as shown (FULL/SHORTENED)
+    tokens: int = 0  # what this item's block costs (set by the packer when it places it)
+
+
+@dataclass
+class SectionOut:
+    name: str
+    order: str
+    group_by: str
+    items: list[Item] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    """Everything the output shows; ``budget.py`` decides what goes in, this module how it looks."""
+
+    label: str  # the topic(s) as the reader should see them
+    topics: tuple[str, ...]
+    lens: str
+    budget: int
+    fmt: str
+    found: bool
+    sections: list[SectionOut]
+    also: list[Item] = field(default_factory=list)
+    omitted: list[Candidate] = field(default_factory=list)  # listed in JSON (may be capped)
+    candidates_total: int = 0  # every candidate the walk produced (seeds included)
+    header_level: int = 0  # 0 full, 1 compact, 2 minimal: small budgets get smaller headers
+    notes: list[str] = field(default_factory=list)  # header lines: scoring, fallbacks, caps
+    summary_only: bool = False
+    show_scores: bool = True
+    meta: dict[str, Any] = field(default_factory=dict)  # extra JSON meta (resolution, scoring...)
+
+    def shown(self) -> list[Item]:
+        return [i for s in self.sections for i in s.items]
+
+    @property
+    def omitted_total(self) -> int:
+        return max(0, self.candidates_total - len(self.shown()) - len(self.also))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ordering inside a section (does not change what was selected, only how it reads).
+
+
+def _sandwich(items: list[Item]) -> list[Item]:
+    # Best first and last, weakest in the middle ("Lost in the Middle", Liu et al. 2023).
+    ranked = sorted(items, key=lambda i: i.cand.rank)
+    head, tail = ranked[0::2], ranked[1::2]
+    return head + tail[::-1]
+
+
+def order_items(items: list[Item], order: str) -> list[Item]:
+    if order == "sandwich":
+        return _sandwich(items)
+    keys = {
+        "rank": lambda i: (i.cand.rank,),
+        "closest": lambda i: (i.cand.cost, i.cand.rank),
+        "depth": lambda i: (i.cand.hops, i.cand.rank),
+        "chronological": lambda i: (i.cand.updated is None, i.cand.updated or 0.0, i.cand.id),
+        "reverse-chronological": lambda i: (i.cand.updated is None, -(i.cand.updated or 0.0), i.cand.id),
+        "document": lambda i: (i.cand.source_path or i.cand.id, i.cand.position or 0, i.cand.id),
+        "title": lambda i: (i.cand.title.lower(), i.cand.id),
+    }
+    return sorted(items, key=keys.get(order, keys["rank"]))
+
+
+def _group_label(item: Item, group_by: str) -> str | None:
+    if group_by == "depth":
+        return "Seed" if item.cand.seed else f"Depth {item.cand.hops}"
+    if group_by == "document":
+        return item.cand.source_path or item.cand.id
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _path_text(c: Candidate) -> str:
+    return " > ".join(c.path_names)
+
+
+def markdown_meta_line(c: Candidate, variant: str, show_scores: bool) -> str:
+    parts = [f"id: {c.id}", f"type: {c.type}"]
+    if c.tags:
+        parts.append("tags: " + " ".join(f"#{t}" for t in c.tags))
+    if c.seed:
+        parts.append("distance: 0 (topic)")
+    elif c.semantic:
+        parts.append("distance: - (similar)")
+    else:
+        parts.append(f"distance: {c.hops} ({_path_text(c)})")
+    if show_scores:
+        parts.append(f"score: {c.score:.3f}")
+    if variant == SHORTENED:
+        parts.append("truncated")
+    return " · ".join(parts)
+
+
+def markdown_block(c: Candidate, variant: str, text: str, show_scores: bool = True) -> str:
+    lines = [f"### {c.title}", markdown_meta_line(c, variant, show_scores)]
+    if c.source_path:
+        lines.append(f"source: {c.source_path}")
+    for name in sorted(c.fields):
+        values = c.fields[name]
+        lines.append(f"- {name}: {', '.join(values)}")
+    body = text.strip("\n")
+    if body:
+        lines.append("")
+        lines.append(body)
+    return "\n".join(lines)
+
+
+def markdown_summary_line(c: Candidate, show_scores: bool = True) -> str:
+    where = "topic" if c.seed else ("similar" if c.semantic else f"distance {c.hops}")
+    score = f"; score {c.score:.3f}" if show_scores else ""
+    return f"- {c.title} ({c.type}; id: {c.id}; {where}{score})"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def markdown_header(doc: Document, used: int) -> str:
+    if doc.header_level >= 2:
+        return f"# {_clip(doc.label, 40)} ({used}/{doc.budget} tokens)"
+    lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
+    if doc.header_level == 1:
+        lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}")
+        return "\n".join(lines)
+    shown = doc.shown()
+    n_full = sum(1 for i in shown if i.variant == FULL)
+    n_short = sum(1 for i in shown if i.variant == SHORTENED)
+    counts = f"nodes: {n_full} full, {n_short} shortened, {len(doc.also)} summarized, {doc.omitted_total} omitted"
+    lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget} · {counts}")
+    lines.extend(doc.notes)
+    return "\n".join(lines)
+
+
+def render_markdown(doc: Document, used: int) -> str:
+    parts = [markdown_header(doc, used)]
+    if not doc.found:
+        parts.append(f"No matching nodes found for {' + '.join(repr(t) for t in doc.topics)}.")
+        return "\n\n".join(parts) + "\n"
+    for section in doc.sections:
+        if not section.items:
+            continue
+        parts.append(f"## {section.name}")
+        current_group: str | None = None
+        for item in order_items(section.items, section.order):
+            label = _group_label(item, section.group_by)
+            if label is not None and label != current_group:
+                parts.append(f"**{label}**")
+                current_group = label
+            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores))
+    if doc.also:
+        title = "Related (summary only)" if doc.summary_only else "Also related"
+        lines = [f"## {title}"]
+        lines.extend(markdown_summary_line(i.cand, doc.show_scores) for i in sorted(doc.also, key=lambda i: i.cand.rank))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON: compact (no indentation) because every byte of it is paid for in tokens.
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_node(c: Candidate, variant: str, text: str, tokens: int) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "title": c.title,
+        "type": c.type,
+        "tags": c.tags,
+        "source_path": c.source_path,
+        "section": c.section,
+        "distance": c.hops,
+        "cost": round(c.cost, 4),
+        "path": [{"edge": h.edge, "from": h.src, "to": h.dst} for h in c.path],
+        "score": c.score,
+        "score_parts": c.parts,
+        "rank": c.rank,
+        "tokens": tokens,
+        "truncated": variant == SHORTENED,
+        "fields": c.fields,
+        "content": text,
+    }
+
+
+def json_summary(c: Candidate) -> dict[str, Any]:
+    return {"id": c.id, "title": c.title, "type": c.type, "distance": c.hops, "score": c.score,
+            "source_path": c.source_path}
+
+
+def json_omitted(c: Candidate) -> dict[str, Any]:
+    return {"id": c.id, "title": c.title, "score": c.score, "reason": c.reason}
+
+
+def json_document(doc: Document, used: int) -> dict[str, Any]:
+    shown = doc.shown()
+    meta: dict[str, Any] = {"topic": list(doc.topics), "lens": doc.lens,
+                            "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
+    if doc.header_level == 0:
+        meta["counts"] = {
+            "full": sum(1 for i in shown if i.variant == FULL),
+            "shortened": sum(1 for i in shown if i.variant == SHORTENED),
+            "summarized": len(doc.also),
+            "omitted": doc.omitted_total,
+        }
+        meta["summary_only"] = doc.summary_only
+        meta.update(doc.meta)
+    elif doc.header_level == 2:
+        meta = {"lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
+    nodes = []
+    for section in doc.sections:
+        for item in order_items(section.items, section.order):
+            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens))
+    out: dict[str, Any] = {"meta": meta, "nodes": nodes}
+    if doc.header_level == 0:
+        out["sections"] = [
+            {"name": s.name, "ids": [i.cand.id for i in order_items(s.items, s.order)]}
+            for s in doc.sections if s.items
+        ]
+    out["also_related"] = [json_summary(i.cand) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
+    out["omitted"] = [json_omitted(c) for c in doc.omitted]
+    out["omitted_count"] = doc.omitted_total
+    return out
+
+
+def render_json(doc: Document, used: int) -> str:
+    return dumps(json_document(doc, used)) + "\n"
+
+
+def render(doc: Document, used: int) -> str:
+    return render_json(doc, used) if doc.fmt == "json" else render_markdown(doc, used)
+
+
+def block_text(doc: Document, item: Item) -> str:
+    """The part of the output one shown node accounts for (for per-node token counts)."""
+    if doc.fmt == "json":
+        if item.variant == SUMMARY:
+            return dumps(json_summary(item.cand)) + ","
+        return dumps(json_node(item.cand, item.variant, item.text, 0)) + ","
+    if item.variant == SUMMARY:
+        return markdown_summary_line(item.cand, doc.show_scores) + "\n"
+    return markdown_block(item.cand, item.variant, item.text, doc.show_scores) + "\n\n"
+
+
+def omitted_text(c: Candidate) -> str:
+    return dumps(json_omitted(c)) + ","
+
+
+# ---------------------------------------------------------------------------------------------
+# --explain: every candidate, its score parts and what the budget did with it (plain text; the
+# CLI draws a rich table on a terminal from the same rows).
+
+EXPLAIN_COLUMNS = (
+    ("rank", "#"), ("id", "id"), ("section", "section"), ("distance", "hops"), ("path", "path"),
+    ("distance_term", "1/dist"), ("similarity", "sim"), ("recency", "recency"), ("boost", "boost"),
+    ("score", "score"), ("decision", "decision"), ("tokens", "tokens"), ("reason", "reason"),
+)
+
+
+def explain_cells(row: dict[str, Any]) -> list[str]:
+    cells = []
+    for key, _ in EXPLAIN_COLUMNS:
+        value = row.get(key)
+        if isinstance(value, float):
+            cells.append(f"{value:.3f}")
+        else:
+            cells.append("-" if value is None else str(value))
+    return cells
+
+
+def explain_text(rows: list[dict[str, Any]]) -> str:
+    table = [[title for _, title in EXPLAIN_COLUMNS]] + [explain_cells(r) for r in rows]
+    widths = [min(max(len(r[i]) for r in table), 40) for i in range(len(EXPLAIN_COLUMNS))]
+    lines = []
+    for r in table:
+        lines.append("  ".join(_clip(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
+    return "\n".join(lines) + "\n"

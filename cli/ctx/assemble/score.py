@@ -1,0 +1,159 @@
+"""Score: rank candidates by graph distance, similarity and recency, times the lens's boosts.
+
+    score = boost * (w_d * 1/distance + w_s * similarity + w_r * recency)
+
+with seed 003's weights 0.4 / 0.35 / 0.25, or the lens's fallback (0.6 / 0.4) when there is no
+similarity. ``distance`` is the weighted walk distance (a hop over an edge of weight w counts 1/w),
+so a 1-hop node always beats an otherwise identical 2-hop node. Seeds rank first whatever their
+score. Recency halves every ``recency_half_life_days`` before the graph's reference time (its newest
+update), so scores depend on the graph state only, never on the clock. Ties break by id.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass
+
+from ctx.assemble.candidate import Candidate
+from ctx.lenses import Lens, Section, Selector
+
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    distance: float
+    similarity: float
+    recency: float
+
+
+def weights_for(lens: Lens, has_similarity: bool) -> Weights:
+    s = lens.scoring
+    if has_similarity:
+        return Weights(s.distance, s.similarity, s.recency)
+    return Weights(s.fallback_distance, 0.0, s.fallback_recency)
+
+
+def recency(updated: float | None, reference: float | None, half_life_days: float) -> float:
+    if updated is None or reference is None:
+        return 0.0
+    age_days = max(0.0, reference - updated) / SECONDS_PER_DAY
+    return math.pow(0.5, age_days / half_life_days)
+
+
+def boost(c: Candidate, lens: Lens) -> float:
+    b = lens.boosts
+    factor = 1.0
+    if c.type.lower() in b.types:
+        factor *= b.types[c.type.lower()]
+    for tag in {t.lower() for t in c.tags}:
+        if tag in b.tags:
+            factor *= b.tags[tag]
+    if b.fields:
+        names = {n.lower() for n in c.fields}
+        for name, f in b.fields.items():
+            if name in names:
+                factor *= f
+    if b.keywords:
+        title = c.title.lower()
+        for word, f in b.keywords.items():
+            if word in title:
+                factor *= f
+    return factor
+
+
+def score_candidates(
+    candidates: list[Candidate],
+    lens: Lens,
+    similarity: dict[str, float] | None,
+    reference_time: float | None,
+) -> list[Candidate]:
+    """Fill ``parts``, ``score`` and ``rank``; return the candidates best first."""
+    w = weights_for(lens, similarity is not None)
+    half_life = lens.scoring.recency_half_life_days
+    for c in candidates:
+        distance_term = 1.0 if c.seed else (1.0 / c.cost if c.cost > 0 else 1.0)
+        if c.semantic:
+            distance_term = 0.0  # not reached by the walk at all
+        sim = similarity.get(c.id, 0.0) if similarity is not None else 0.0
+        rec = recency(c.updated, reference_time, half_life)
+        factor = boost(c, lens)
+        c.parts = {
+            "distance": round(distance_term, 6),
+            "similarity": round(sim, 6),
+            "recency": round(rec, 6),
+            "boost": round(factor, 6),
+        }
+        c.score = round(factor * (w.distance * distance_term + w.similarity * sim + w.recency * rec), 6)
+    ranked = sorted(candidates, key=lambda c: (not c.seed, -c.score, c.cost, c.id))
+    for i, c in enumerate(ranked, start=1):
+        c.rank = i
+    return ranked
+
+
+def neighbour_ranker(lens: Lens, light: dict[str, tuple[str, list[str], float | None]], reference_time: float | None):
+    """A cheap pre-score for choosing which neighbours of a huge hub to keep (fan-out cap)."""
+
+    half_life = lens.scoring.recency_half_life_days
+
+    def rank(options: list[tuple[str, float]]) -> list[str]:
+        def key(item: tuple[str, float]) -> tuple[float, str]:
+            node_id, weight = item
+            ntype, tags, updated = light.get(node_id, ("", [], None))
+            factor = lens.boosts.types.get(ntype.lower(), 1.0)
+            for t in {x.lower() for x in tags}:
+                factor *= lens.boosts.tags.get(t, 1.0)
+            value = factor * (weight + 0.5 * recency(updated, reference_time, half_life))
+            return (-value, node_id)
+
+        return [node_id for node_id, _ in sorted(options, key=key)]
+
+    return rank
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections: each candidate goes to the first section whose selector it matches.
+
+
+def _edge_matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(p == name or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def matches(selector: Selector, c: Candidate) -> bool:
+    if selector.seed is not None and selector.seed != c.seed:
+        return False
+    if selector.semantic is not None and selector.semantic != c.semantic:
+        return False
+    if selector.hops is not None and not (selector.hops[0] <= c.hops <= selector.hops[1]):
+        return False
+    if selector.types and c.type.lower() not in selector.types:
+        return False
+    if selector.tags and not ({t.lower() for t in c.tags} & set(selector.tags)):
+        return False
+    names = c.path_names
+    if selector.via and (not names or not _edge_matches(names[0], selector.via)):
+        return False
+    if selector.via_all and (not names or not all(_edge_matches(n, selector.via_all) for n in names)):
+        return False
+    return True
+
+
+def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> None:
+    specific = [s for s in sections if not s.select.rest]
+    rest = [s for s in sections if s.select.rest]
+    for c in ranked:
+        c.section = None
+        for s in specific:
+            if matches(s.select, c):
+                c.section = s.name
+                break
+        if c.section is None:
+            for s in rest:
+                if matches(Selector(seed=s.select.seed, semantic=s.select.semantic, hops=s.select.hops,
+                                    types=s.select.types, tags=s.select.tags, via=s.select.via,
+                                    via_all=s.select.via_all), c):
+                    c.section = s.name
+                    break
+        if c.section is None:
+            c.reason = "no section of the lens selects it"
