@@ -15,24 +15,32 @@ HOSTILE = [
 ]
 
 
-@pytest.fixture
-def demo_db(demo_vault, run_cli):
-    assert run_cli("import", str(demo_vault), "--quiet").exit_code == 0
+@pytest.fixture(scope="module")
+def demo_db(demo_vault, tmp_path_factory):
+    """One imported demo graph shared by every query: searching never writes."""
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    path = tmp_path_factory.mktemp("search") / "demo.db"
+    conn = connect(path, create=True)
+    import_path(conn, demo_vault)
+    conn.close()
+    return path
 
 
 @pytest.mark.parametrize("query", HOSTILE, ids=[repr(q[:20]) for q in HOSTILE])
-def test_hostile_queries_return_normally(query, demo_db, run_cli, db_path):
+def test_hostile_queries_return_normally(query, demo_db, run_cli):
     for extra in ([], ["--format", "json"]):
         # `--` ends the options, so a query starting with '-' is still a query (as in any shell).
-        result = run_cli("search", *extra, "--db", str(db_path), "--", query)
+        result = run_cli("search", *extra, "--db", str(demo_db), "--", query)
         assert result.exit_code == 0, (query, result.stderr)
         if extra:
             json.loads(result.stdout)
 
 
 def test_search_finds_demo_notes(demo_db, run_cli):
-    hits = json.loads(run_cli("search", "conflict resolution", "--format", "json").stdout)["results"]
+    hits = json.loads(run_cli("search", "conflict resolution", "--format", "json", db=demo_db).stdout)["results"]
     assert hits[0]["id"] == "Tasks/Finish conflict resolution"
     assert hits[0]["source_path"] == "Tasks/Finish conflict resolution.md"
-    accented = json.loads(run_cli("search", "Tomas", "--format", "json").stdout)["results"]
+    accented = json.loads(run_cli("search", "Tomas", "--format", "json", db=demo_db).stdout)["results"]
     assert "People/Tomás Herrera" in [h["id"] for h in accented]
