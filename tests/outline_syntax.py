@@ -35,8 +35,11 @@ def references(text: str) -> dict[str, list[str]]:
 
 
 def attribute_targets(value: str) -> list[str]:
-    """Pages an attribute value names: [[x]], #[[x]] and #x."""
-    names = PAGE.findall(value) + WORD_TAG.findall(PAGE.sub(" ", value))
+    """Pages an attribute value names: [[x]], #[[x]] and #x (not inside code)."""
+    value = CODE.sub(" ", value)
+    names = PAGE.findall(value) + [
+        t for t in WORD_TAG.findall(PAGE.sub(" ", value)) if not t.isdigit()
+    ]
     return list(dict.fromkeys(n.strip() for n in names))
 
 

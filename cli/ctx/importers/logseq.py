@@ -80,6 +80,7 @@ class LogseqImporter(Importer):
         page = self._page(info, dict((k.lower(), v) for k, v in properties))
         out.nodes.append(page)
         self._apply_properties(page, properties, out)
+        page.tags = _unique_tags(page.tags)
         self._add_blocks(info.relpath, page, page.id, "", blocks, out)
         return out
 
@@ -160,7 +161,7 @@ class LogseqImporter(Importer):
 
     def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
         refs = scan_refs(text)
-        node.tags.extend(t for t in refs.tags if t not in node.tags)
+        node.tags = _unique_tags(node.tags + refs.tags)
         for position, name in enumerate(refs.links):
             out.edges.append(EdgeRecord(node.id, "link", self.normalize_key(name), position=position))
         for block_id in refs.block_refs:
@@ -179,16 +180,20 @@ class LogseqImporter(Importer):
                 + ", ".join(self.org_files[:5])
                 + (", ..." if len(self.org_files) > 5 else "")
             )
-        pages = {
-            self.normalize_key(title): node_id
-            for node_id, title in conn.execute(
-                "SELECT id, title FROM nodes WHERE source_id = ? AND file != ''"
-                " AND type IN ('page', 'journal') ORDER BY length(id), id",
-                (source_id,),
-            )
-        }
-        for title in sorted(t for t in list(pages) if "/" in t):
-            child_id = pages[title]
+        # A namespace parent may be any page that answers to the name, through an alias too.
+        pages: dict[str, str] = {}
+        titles: dict[str, str] = {}
+        for key, kind, node_id in conn.execute(
+            "SELECT k.key, k.kind, k.node_id FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+            " WHERE k.source_id = ? AND n.file != '' AND n.type IN ('page', 'journal')"
+            " AND k.kind IN ('title', 'alias', 'name') ORDER BY k.priority, length(k.node_id), k.node_id",
+            (source_id,),
+        ):
+            pages.setdefault(key, node_id)
+            if kind == "title":
+                titles[key] = node_id
+        for title in sorted(t for t in titles if "/" in t):
+            child_id = titles[title]
             while "/" in title:
                 parent_title = title.rsplit("/", 1)[0]
                 parent_id = pages.get(parent_title)
@@ -299,6 +304,11 @@ def _list_value(value: str) -> list[str]:
     if refs.links or refs.tags:
         return refs.links + refs.tags
     return [part.strip().lstrip("#") for part in value.split(",") if part.strip()]
+
+
+def _unique_tags(tags: list[str]) -> list[str]:
+    """One tag node per name whatever its case: the first spelling wins."""
+    return list({t.lower(): t for t in reversed(tags) if t}.values())[::-1]
 
 
 def _journal_title(day: dt.date) -> str:
