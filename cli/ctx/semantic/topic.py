@@ -1,0 +1,106 @@
+"""The topic's vector, found as cheaply as possible, and its similarity to nodes.
+
+In order of cost: the seed nodes' own stored vectors (an ID or exact-title topic: no model at all);
+a free-text topic's vector cached in the graph from an earlier build; embedding the text with the
+numpy encoder (~0.2 s cold, no torch); sentence-transformers only for models numpy cannot run.
+Every answer says how it was obtained, and when there is none, why: the context reports it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctx.semantic import store
+
+
+@dataclass(frozen=True)
+class TopicVector:
+    model: str | None
+    vector: np.ndarray | None  # L2-normalised; None when no similarity can be computed
+    method: str  # seed-vectors | query-cache | numpy | sentence-transformers | none
+    note: str | None = None  # set when something fell back: goes into the context's metadata
+
+    @property
+    def available(self) -> bool:
+        return self.vector is not None
+
+
+def _normalised_mean(vectors: list[np.ndarray]) -> np.ndarray:
+    mean = np.mean(np.stack(vectors), axis=0)
+    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+
+
+def graph_model(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+    """The active model if the graph has fresh vectors, else None and the reason why not."""
+    model = store.active_model(conn)
+    if model is None:
+        return None, "no embeddings in this graph (run `ctx embed`)"
+    state = store.status(conn, model)
+    if state.fresh == 0:
+        return None, "embeddings are all stale (run `ctx embed`)"
+    return model, None
+
+
+def from_seeds(conn: sqlite3.Connection, seed_ids: list[str]) -> TopicVector:
+    """The mean of the seeds' stored vectors: what an ID or exact-title topic is about."""
+    model, reason = graph_model(conn)
+    if model is None:
+        return TopicVector(None, None, "none", reason)
+    found = store.vectors_for(conn, model, seed_ids)
+    if not found:
+        return TopicVector(
+            model, None, "none", "the topic's nodes have no up-to-date embedding (run `ctx embed`)"
+        )
+    note = None
+    if len(found) < len(seed_ids):
+        note = f"{len(seed_ids) - len(found)} of {len(seed_ids)} topic nodes have no up-to-date embedding"
+    return TopicVector(model, _normalised_mean([found[i] for i in seed_ids if i in found]), "seed-vectors", note)
+
+
+def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
+    """The mean vector of free-text topics: from the query cache, else embedded now (and cached)."""
+    model, reason = graph_model(conn)
+    if model is None:
+        return TopicVector(None, None, "none", reason)
+    vectors: list[np.ndarray] = []
+    methods: set[str] = set()
+    encode = None
+    for text in texts:
+        cached = store.cached_query_vector(conn, model, text)
+        if cached is not None:
+            vectors.append(cached)
+            methods.add("query-cache")
+            continue
+        if encode is None:
+            from ctx.semantic.encoder import query_encoder
+            from ctx.semantic.models import resolve_model
+
+            try:
+                encode, method = query_encoder(resolve_model(model))
+            except Exception as exc:  # noqa: BLE001 - any failure here means "no similarity"
+                return TopicVector(
+                    model, None, "none",
+                    f"could not embed the topic with {model} ({exc}); similarity left out",
+                )
+        vector = encode(text)
+        store.cache_query_vector(conn, model, text, vector)
+        vectors.append(vector)
+        methods.add(method)
+    return TopicVector(model, _normalised_mean(vectors), "+".join(sorted(methods)))
+
+
+def similarities(
+    conn: sqlite3.Connection, topic: TopicVector, node_ids: list[str]
+) -> tuple[dict[str, float], list[str]]:
+    """Cosine similarity (clipped at 0) of each node to the topic, and the nodes without a vector."""
+    if topic.vector is None or topic.model is None:
+        return {}, list(node_ids)
+    found = store.vectors_for(conn, topic.model, node_ids)
+    values = {
+        node_id: max(0.0, float(np.dot(vector, topic.vector))) for node_id, vector in found.items()
+    }
+    missing = [node_id for node_id in node_ids if node_id not in found]
+    return values, missing

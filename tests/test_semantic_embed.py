@@ -1,0 +1,173 @@
+"""`ctx embed`: incremental by content hash, model switches, orphan pruning, the no-extra error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from semantic_vault import write_vault
+
+from ctx.importers.engine import import_path
+from ctx.semantic import store
+from ctx.semantic.embedding import embed_graph
+from ctx.semantic.models import DEFAULT_MODEL, ModelRef, resolve_model
+from ctx.store import connect
+
+pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+
+
+@pytest.fixture(scope="module")
+def embedded_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A vault imported and embedded once with the real model; tests work on copies."""
+    root = tmp_path_factory.mktemp("semantic")
+    vault = write_vault(root / "vault")
+    db = root / "graph.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    report = embed_graph(conn, resolve_model(None))
+    assert report.embedded > 0 and report.dim == 384
+    conn.close()
+    return vault, db
+
+
+@pytest.fixture
+def graph_copy(embedded_db: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """The vault imported afresh (sources are keyed by absolute path), with the module's vectors."""
+    _, embedded = embedded_db
+    vault = write_vault(tmp_path / "vault")
+    db = tmp_path / "graph.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    conn.execute("ATTACH DATABASE ? AS done", (str(embedded),))
+    conn.execute(
+        "INSERT INTO embeddings (node_id, model, dim, content_hash, vector)"
+        " SELECT node_id, model, dim, content_hash, vector FROM done.embeddings"
+    )
+    store.set_active_model(conn, DEFAULT_MODEL)
+    conn.execute("DETACH DATABASE done")
+    conn.close()
+    return vault, db
+
+
+class CountingEncoder:
+    """A deterministic fake that records what it was asked to embed (tests of bookkeeping only)."""
+
+    calls: list[str] = []
+
+    def __init__(self, model: ModelRef) -> None:
+        self.dim = 8
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        CountingEncoder.calls.extend(texts)
+        out = np.array([[len(t) % 7 + 1.0, *([1.0] * 7)] for t in texts], dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_every_node_gets_a_fresh_vector(embedded_db):
+    _, db = embedded_db
+    conn = connect(db)
+    state = store.status(conn)
+    assert state.model == DEFAULT_MODEL
+    assert state.fresh == state.nodes > 0
+    dims = {r[0] for r in conn.execute("SELECT dim FROM embeddings")}
+    assert dims == {384}
+    norms = [np.linalg.norm(store.from_blob(r[0])) for r in conn.execute("SELECT vector FROM embeddings")]
+    assert np.allclose(norms, 1.0, atol=1e-4)
+
+
+def test_second_run_embeds_nothing_and_loads_no_model(graph_copy):
+    _, db = graph_copy
+    conn = connect(db)
+
+    def must_not_load(model: ModelRef) -> object:
+        raise AssertionError("an up-to-date graph must not load the model")
+
+    report = embed_graph(conn, resolve_model(None), encoder_factory=must_not_load)
+    assert report.embedded == 0
+    assert report.unchanged == store.status(conn).nodes
+
+
+def test_editing_one_note_embeds_exactly_that_note(graph_copy):
+    vault, db = graph_copy
+    conn = connect(db)
+    note = vault / "Telescope.md"
+    note.write_text(note.read_text() + "\nA refractor uses lenses instead.\n", encoding="utf-8")
+    os.utime(note, (time.time() + 5, time.time() + 5))
+    import_path(conn, vault)
+    assert store.pending_node_ids(conn, DEFAULT_MODEL) == ["Telescope"]
+    report = embed_graph(conn, resolve_model(None))
+    assert report.embedded == 1
+    assert store.status(conn).missing == 0
+
+
+def test_switching_models_re_embeds_everything(graph_copy):
+    _, db = graph_copy
+    conn = connect(db)
+    CountingEncoder.calls = []
+    total = store.status(conn).nodes
+    report = embed_graph(conn, ModelRef("fake-model", None), encoder_factory=CountingEncoder)
+    assert report.embedded == total and report.switched_from == DEFAULT_MODEL
+    assert len(CountingEncoder.calls) == total
+    assert store.active_model(conn) == "fake-model"
+    assert {r[0] for r in conn.execute("SELECT model FROM embeddings")} == {"fake-model"}
+
+
+def test_vectors_of_deleted_notes_are_pruned(graph_copy):
+    vault, db = graph_copy
+    conn = connect(db)
+    (vault / "Tomatoes.md").unlink()
+    import_path(conn, vault)
+    report = embed_graph(conn, resolve_model(None))
+    assert report.pruned >= 1
+    assert conn.execute("SELECT 1 FROM embeddings WHERE node_id = 'Tomatoes'").fetchone() is None
+
+
+def test_embedded_text_is_title_then_body_without_a_repeated_heading():
+    from ctx.semantic.node_text import MAX_CHARS, node_text
+
+    assert node_text("Apollo", "# Apollo\n\nLaunch in May.") == "Apollo\n\nLaunch in May."
+    assert node_text("Apollo", "") == "Apollo"
+    assert len(node_text("Big", "x" * 100_000)) == MAX_CHARS
+
+
+def test_cli_json_summary(graph_copy, run_cli):
+    _, db = graph_copy
+    result = run_cli("embed", "--output", "json", db=db)
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["embedded"] == 0 and summary["model"] == DEFAULT_MODEL and summary["dim"] == 384
+
+
+# Hides sentence-transformers as if the extra were not installed, then runs the real CLI.
+_WITHOUT_EXTRA = """
+import sys
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('sentence_transformers', 'torch'):
+            raise ImportError(f'No module named {name!r}')
+sys.meta_path.insert(0, Hide())
+sys.argv = ['ctx'] + sys.argv[1:]
+from ctx.app import main
+main()
+"""
+
+
+def test_without_the_extra_the_error_says_how_to_install(tmp_path):
+    vault = write_vault(tmp_path / "vault")
+    db = tmp_path / "graph.db"
+    import_path(connect(db, create=True), vault)
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_EXTRA, "embed", "--db", str(db)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "pip install 'ctx-graph[embed]'" in lines[0]
+    assert "Traceback" not in result.stderr
