@@ -31,6 +31,8 @@ CANONICAL_INVERSE: dict[str, str] = {v: k for k, v in INVERSE_EDGE_NAMES.items()
 DIRECTIONS = ("out", "in", "both")
 SECTION_ORDERS = ("rank", "closest", "depth", "chronological", "reverse-chronological", "document", "sandwich", "title")
 GROUP_BY = ("none", "depth", "document")
+LAYOUTS = ("list", "tree")
+PATH_MODES = ("mixed", "pure")
 PACKING_STRATEGIES = ("score", "greedy", "interleaved")
 TRUNCATION_STRATEGIES = ("keep-start", "keep-end", "extractive")
 HARD_MAX_DEPTH = 10  # no lens may walk further: beyond this a "context" is the whole graph
@@ -79,11 +81,13 @@ class Selector:
     via: tuple[str, ...] = ()  # edge names (or globs) the FIRST hop of the path must match
     via_all: tuple[str, ...] = ()  # edge names every hop of the path must match
     semantic: bool | None = None  # True: not reached by the walk (added by similarity)
+    recent: bool | None = None  # True: added because it was edited recently (lens ``activity``)
+    siblings: int | None = None  # same parent as a seed, at most this many positions away
     rest: bool = False  # everything no earlier section took
 
     def describe(self) -> str:
         parts = []
-        for name in ("seed", "hops", "types", "tags", "via", "via_all", "semantic"):
+        for name in ("seed", "hops", "types", "tags", "via", "via_all", "semantic", "recent", "siblings"):
             value = getattr(self, name)
             if value not in (None, ()):
                 parts.append(f"{name}={value}")
@@ -100,6 +104,10 @@ class Section:
     order: str
     group_by: str
     max_nodes: int | None
+    # Filled before the shares of the other sections are computed, which then split what it left
+    # (seed 000: the target first, then 40/30/30 of the rest).
+    reserve: bool = False
+    layout: str = "list"  # "tree": indent by hops and name the node each one connects to
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,10 @@ class OutputOptions:
     also_related_share: float = 0.1  # budget reserved for them (unused flows back)
     show_scores: bool = True
     min_shortened_tokens: int = 40  # do not shorten a node to less than this much text
+    summary: bool = False  # a closing block: nodes and tokens per section (seed 000)
+    neighbours: tuple[str, ...] = ()  # edge names whose neighbour ids each node lists
+    citations: bool = False  # number source documents [1], [2] and add a citation map (seed 002)
+    empty_sections: bool = False  # show sections that got nothing, saying so
 
 
 # Slots whose behaviour other parts of ctx implement; the schema and defaults live here so that
@@ -178,6 +190,22 @@ class Privacy:
 
 
 @dataclass(frozen=True)
+class Activity:
+    """Candidates edited within ``hours`` of the graph's newest update (0: none); seed 001."""
+
+    hours: float = 0.0
+    limit: int = 10
+
+
+@dataclass(frozen=True)
+class Seeds:
+    """How many full-text hits a free-text topic may turn into seeds, and how close to the best."""
+
+    max: int = 3
+    cutoff: float = 0.6  # share of the best hit's score a hit needs
+
+
+@dataclass(frozen=True)
 class Lens:
     name: str
     description: str
@@ -197,6 +225,10 @@ class Lens:
     dedup: Dedup
     semantic: Semantic
     privacy: Privacy
+    paths: str = "mixed"  # "pure": every hop of a path follows the same edge as the first
+    activity: Activity = Activity()
+    cycles: tuple[str, ...] = ()  # canonical edge types to report loops over
+    seeds: Seeds = Seeds()
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def rules_for(self, canonical_type: str, direction: str, hop: int) -> EdgeRule | None:
@@ -319,6 +351,7 @@ def _multipliers(value: Any, key: str, problems: _Problems) -> dict[str, float]:
 TOP_KEYS = {
     "name", "description", "depth", "max_depth", "fan_out", "edges", "fields", "boosts", "scoring",
     "sections", "output", "packing", "truncation", "dedup", "semantic", "privacy",
+    "paths", "activity", "cycles", "seeds",
 }
 EDGE_KEYS = {"direction", "weight", "max_depth"}
 
@@ -360,8 +393,8 @@ def _parse_edges(data: dict[str, Any], max_depth: int, problems: _Problems) -> t
     return tuple(sorted(chosen.values(), key=lambda r: (r.pattern, r.direction)))
 
 
-SELECT_KEYS = {"seed", "hops", "types", "tags", "via", "via_all", "semantic", "rest"}
-SECTION_KEYS = {"name", "select", "share", "order", "group_by", "max_nodes"}
+SELECT_KEYS = {"seed", "hops", "types", "tags", "via", "via_all", "semantic", "recent", "siblings", "rest"}
+SECTION_KEYS = {"name", "select", "share", "order", "group_by", "max_nodes", "reserve", "layout"}
 
 
 def _parse_selector(value: Any, prefix: str, problems: _Problems) -> Selector:
@@ -371,6 +404,8 @@ def _parse_selector(value: Any, prefix: str, problems: _Problems) -> Selector:
         return Selector(seed=True)
     if value == "semantic":
         return Selector(semantic=True)
+    if value == "recent":
+        return Selector(recent=True)
     data = _mapping(value, prefix.rstrip("."), problems)
     _unknown(data, SELECT_KEYS, prefix, problems)
     hops: tuple[int, int] | None = None
@@ -394,6 +429,8 @@ def _parse_selector(value: Any, prefix: str, problems: _Problems) -> Selector:
         via=_strings(data.get("via"), f"{prefix}via", problems),
         via_all=_strings(data.get("via_all"), f"{prefix}via_all", problems),
         semantic=_bool(data, "semantic", None, prefix, problems),
+        recent=_bool(data, "recent", None, prefix, problems),
+        siblings=_number(data, "siblings", None, prefix, problems, low=0, high=1000, integer=True),
         rest=bool(_bool(data, "rest", False, prefix, problems)),
     )
 
@@ -442,6 +479,8 @@ def _parse_sections(data: dict[str, Any], default_order: str, problems: _Problem
                 order=_choice(spec, "order", default_order, SECTION_ORDERS, prefix, problems),
                 group_by=_choice(spec, "group_by", "none", GROUP_BY, prefix, problems),
                 max_nodes=max_nodes,
+                reserve=bool(_bool(spec, "reserve", False, prefix, problems)),
+                layout=_choice(spec, "layout", "list", LAYOUTS, prefix, problems),
             )
         )
     total = sum(s.share or 0 for s in sections)
@@ -499,7 +538,8 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     )
 
     o = _mapping(data.get("output"), "output", problems)
-    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "min_shortened_tokens"}, "output.", problems)
+    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "min_shortened_tokens",
+                 "summary", "neighbours", "citations", "empty_sections"}, "output.", problems)
     default_order = _choice(o, "order", "rank", SECTION_ORDERS, "output.", problems)
     output = OutputOptions(
         summary_below=int(_number(o, "summary_below", 500, "output.", problems, low=0, integer=True)),
@@ -507,6 +547,10 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         also_related_share=float(_number(o, "also_related_share", 0.1, "output.", problems, low=0, high=0.5)),
         show_scores=bool(_bool(o, "show_scores", True, "output.", problems)),
         min_shortened_tokens=int(_number(o, "min_shortened_tokens", 40, "output.", problems, low=1, integer=True)),
+        summary=bool(_bool(o, "summary", False, "output.", problems)),
+        neighbours=_strings(o.get("neighbours"), "output.neighbours", problems),
+        citations=bool(_bool(o, "citations", False, "output.", problems)),
+        empty_sections=bool(_bool(o, "empty_sections", False, "output.", problems)),
     )
     sections = _parse_sections(data, default_order, problems)
 
@@ -520,6 +564,15 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     _unknown(m, {"top_k", "min_similarity"}, "semantic.", problems)
     v = _mapping(data.get("privacy"), "privacy", problems)
     _unknown(v, {"enabled", "tags", "fields", "inherit"}, "privacy.", problems)
+    a = _mapping(data.get("activity"), "activity", problems)
+    _unknown(a, {"hours", "limit"}, "activity.", problems)
+    k = _mapping(data.get("seeds"), "seeds", problems)
+    _unknown(k, {"max", "cutoff"}, "seeds.", problems)
+    cycles = _mapping(data.get("cycles"), "cycles", problems)
+    _unknown(cycles, {"edges"}, "cycles.", problems)
+    cycle_edges = tuple(
+        INVERSE_EDGE_NAMES.get(e, e) for e in _strings(cycles.get("edges"), "cycles.edges", problems)
+    )
 
     description = data.get("description", "")
     if not isinstance(description, str):
@@ -560,6 +613,16 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
             tags=tuple(x.lower() for x in _strings(v.get("tags", ["private"]), "privacy.tags", problems)),
             fields=_strings(v.get("fields", ["private"]), "privacy.fields", problems),
             inherit=bool(_bool(v, "inherit", True, "privacy.", problems)),
+        ),
+        paths=_choice(data, "paths", "mixed", PATH_MODES, "", problems),
+        activity=Activity(
+            hours=float(_number(a, "hours", 0.0, "activity.", problems, low=0, high=1e6)),
+            limit=int(_number(a, "limit", 10, "activity.", problems, low=0, high=10000, integer=True)),
+        ),
+        cycles=cycle_edges,
+        seeds=Seeds(
+            max=int(_number(k, "max", 3, "seeds.", problems, low=1, high=200, integer=True)),
+            cutoff=float(_number(k, "cutoff", 0.6, "seeds.", problems, low=0, high=1)),
         ),
         raw=data,
     )

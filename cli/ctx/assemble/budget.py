@@ -21,7 +21,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.render import FULL, SHORTENED, SUMMARY, Document, Item, block_text, omitted_text, render
+from ctx.assemble.render import (
+    FULL,
+    SHORTENED,
+    SUMMARY,
+    Document,
+    Item,
+    block_text,
+    omitted_text,
+    render,
+    strip_title_heading,
+)
+from ctx.assemble.dedup import drop_duplicates
 from ctx.assemble.truncate import shorten
 from ctx.lenses import Lens
 
@@ -94,9 +105,12 @@ class Packer:
         self.load_bodies = load_bodies
         self.budget = doc.budget
         self.strategy = lens.truncation.strategy
+        self.topic = " ".join(doc.topics)  # what extractive shortening keeps sentences about
         self.min_short = lens.output.min_shortened_tokens
         self.section_of = {s.name: s for s in doc.sections}
         self.placed: dict[str, Item] = {}  # id -> item shown in a section
+        self.compact_seeds = False
+        self.has_body: set[str] = set()
         self.body_tokens: dict[str, int] = {}
 
     # -- costs ---------------------------------------------------------------------------------
@@ -109,29 +123,51 @@ class Packer:
             self.body_tokens[c.id] = self.counter.count(c.body or "")
         return self.body_tokens[c.id]
 
-    def shortened_item(self, c: Candidate, block_budget: int, *, force: bool = False) -> Item | None:
+    def shortened_item(
+        self, c: Candidate, block_budget: int, *, force: bool = False, compact: bool = False,
+        min_tokens: int | None = None,
+    ) -> Item | None:
         """The largest version of ``c`` whose block fits ``block_budget`` (FULL if all of it does).
 
         ``force`` (seeds): return a version even if only the title and metadata fit.
+        ``compact``: the title-and-id form of the block, for tiny budgets.
         """
         body = c.body or ""
-        full = Item(c, FULL, body)
+        full = Item(c, FULL, body, compact=compact)
         if self.cost(full) <= block_budget:
             return full
-        overhead = self.cost(Item(c, SHORTENED, ""))
+        empty = Item(c, SHORTENED, "", compact=compact)
+        overhead = self.cost(empty)
         allowance = block_budget - overhead - 1
-        if allowance < self.min_short and not force:
+        if allowance < (self.min_short if min_tokens is None else min_tokens) and not force:
             return None
         allowance = min(allowance, self.full_body_tokens(c) - 1)
-        for _ in range(4):
+        best: Item | None = None
+        room_for_body = block_budget - overhead
+        for _ in range(8):
             if allowance <= 0:
-                return Item(c, SHORTENED, "") if force else None
-            item = Item(c, SHORTENED, shorten(body, allowance, self.strategy, self.counter))
-            over = self.cost(item) - block_budget
-            if over <= 0:
-                return item
-            allowance -= over + 1
-        return Item(c, SHORTENED, "") if force else None
+                break
+            item = Item(c, SHORTENED, shorten(body, allowance, self.strategy, self.counter, self.topic), compact=compact)
+            cost = self.cost(item)
+            body_cost = max(cost - overhead, 1)
+            if cost <= block_budget:
+                if best is None or len(item.text) > len(best.text):
+                    best = item
+                if block_budget - cost <= 2:
+                    break
+            # Rendering can cost more (JSON escapes) or less than the raw text: rescale and retry.
+            nxt = int(allowance * room_for_body / body_cost)
+            if cost > block_budget:
+                # Cutting snaps to sentence ends, so aim below the text we got, not the allowance.
+                shown = self.counter.count(item.text)
+                nxt = min(nxt, shown - 1 - (cost - block_budget) * shown // body_cost)
+            nxt = min(nxt, self.full_body_tokens(c) - 1)
+            if nxt == allowance:
+                break
+            allowance = nxt
+        if best is not None and best.text:
+            return best
+        return empty if force else None
 
     # -- placing -------------------------------------------------------------------------------
 
@@ -177,6 +213,13 @@ class Packer:
                 wanted.append(c)
                 running += c.store_tokens
         self.load_bodies(wanted)
+        for c in wanted:
+            c.body = strip_title_heading(c.body or "", c.title)
+        # Seed 004: exact and near-duplicate content goes before packing spends budget on it twice.
+        duplicates = drop_duplicates(wanted, lens.dedup.exact, lens.dedup.near, lens.dedup.threshold)
+        if duplicates:
+            wanted = [c for c in wanted if c.id not in duplicates]
+            pool = [c for c in pool if c.id not in duplicates]
         self.has_body = {c.id for c in wanted}
         doc.summary_only = self.budget < lens.output.summary_below
         if doc.summary_only:
@@ -189,13 +232,17 @@ class Packer:
         total_store = sum(c.store_tokens for c in pool)
         reserve = int(avail * lens.output.also_related_share) if lens.output.also_related and total_store > avail else 0
         content = avail - reserve
-        given = sum(s.share for s in lens.sections if s.share is not None)
-        unshared = [s for s in lens.sections if s.share is None]
+        # ``reserve`` sections are filled first; the others' shares then apply to what they leave.
+        given = sum(s.share for s in lens.sections if s.share is not None and not s.reserve)
+        unshared = [s for s in lens.sections if s.share is None and not s.reserve]
         split = max(0.0, 1.0 - given) / len(unshared) if unshared else 0.0
         carry = 0
         skipped: list[Candidate] = []
         for section in lens.sections:
-            allot = int(content * (section.share if section.share is not None else split))
+            if section.reserve:
+                allot = int(content * section.share) if section.share is not None else content
+            else:
+                allot = int(content * (section.share if section.share is not None else split))
             members = packing_order([c for c in pool if c.section == section.name], lens.packing.strategy)
             if section.max_nodes is not None:
                 seeds = [c for c in members if c.seed]
@@ -205,10 +252,10 @@ class Packer:
                     c.reason = f"beyond the section's max_nodes ({section.max_nodes})"
                 members = seeds + others[:keep]
             if not members:
-                carry += allot
+                carry += 0 if section.reserve else allot
                 continue
             heading = self.heading_cost(section.name)
-            room = allot + carry - heading
+            room = allot + (0 if section.reserve else carry) - heading
             left_out: list[Candidate] = []
             seeds_left = sum(1 for c in members if c.seed)
             for c in members:
@@ -242,13 +289,20 @@ class Packer:
                     break
             skipped.extend(c for c in members if c.id not in self.placed)
             placed_here = any(c.id in self.placed for c in members)
-            carry = room + (0 if placed_here else heading)
+            if section.reserve:
+                content -= allot - (room + (0 if placed_here else heading))
+            else:
+                carry = room + (0 if placed_here else heading)
         skipped += [c for c in pool if c.id not in self.placed and c not in skipped and not c.reason]
         self.fill_summaries(sorted(skipped, key=lambda c: c.rank), reserve + carry)
 
     def plan_summary_only(self, pool: list[Candidate], avail: int) -> None:
         seeds = [c for c in pool if c.seed]
         seed_overhead = sum(self.cost(Item(c, SHORTENED, "")) for c in seeds)
+        # At tiny budgets the seed's metadata lines would crowd out everything: title and id only.
+        self.compact_seeds = seed_overhead > avail * 0.4
+        if self.compact_seeds:
+            seed_overhead = sum(self.cost(Item(c, SHORTENED, "", compact=True)) for c in seeds)
         headings = sum(self.heading_cost(n) for n in {c.section for c in seeds})
         room = avail - seed_overhead - headings
         others = [c for c in pool if not c.seed]
@@ -256,7 +310,7 @@ class Packer:
         left = room - used
         per_seed = seed_overhead // max(len(seeds), 1) + max(left, 0) // max(len(seeds), 1)
         for c in seeds:
-            short = self.shortened_item(c, per_seed, force=True)
+            short = self.shortened_item(c, per_seed, force=True, compact=self.compact_seeds)
             assert short is not None
             self.place(short)
 
@@ -320,11 +374,15 @@ class Packer:
                 return True
         for item in shown:  # only seeds are left: cut their text
             if item.text:
-                smaller = self.shortened_item(item.cand, self.cost(item) - over - 1, force=True)
+                smaller = self.shortened_item(item.cand, self.cost(item) - over - 1, force=True, compact=item.compact)
                 if smaller is not None and smaller.text != item.text:
                     self.place(smaller)
                     return True
-                self.place(Item(item.cand, SHORTENED, ""))
+                self.place(Item(item.cand, SHORTENED, "", compact=item.compact))
+                return True
+        for item in shown:  # then their metadata: title and id still say what the topic is
+            if not item.compact:
+                self.place(Item(item.cand, SHORTENED, "", compact=True))
                 return True
         if doc.header_level < 2:
             doc.header_level += 1
@@ -347,22 +405,30 @@ class Packer:
             for item in sorted(self.placed.values(), key=lambda i: i.cand.rank):
                 if item.variant != SHORTENED:
                     continue
-                bigger = self.shortened_item(item.cand, self.cost(item) + slack - 1, force=item.cand.seed)
+                bigger = self.shortened_item(
+                    item.cand, self.cost(item) + slack - 1, force=item.cand.seed, compact=item.compact
+                )
                 if bigger is not None and len(bigger.text) > len(item.text):
                     self.place(bigger)
                     return lambda old=item: self.place(old)
             return None
 
         def add_shortened(slack: int) -> Callable[[], None] | None:
-            if self.doc.summary_only:
-                return None
+            # Also in summary-only mode: once every related node has its line, spare room is
+            # better spent on the best node's text than left empty.
+            tried = 0
             for c in self.ranked:
                 if c.id in self.placed or c.section is None or c.id not in self.has_body or c.reason.startswith("beyond"):
                     continue
-                heading = 0 if self.section_of[c.section].items else self.heading_cost(c.section)
-                short = self.shortened_item(c, slack - heading - 1)
-                if short is None:
+                tried += 1
+                if tried > 8:
                     return None
+                heading = 0 if self.section_of[c.section].items else self.heading_cost(c.section)
+                freed = sum(self.cost(i) for i in self.doc.also if i.cand.id == c.id)
+                # The tail takes a shorter excerpt than a planned node would: it only fills space.
+                short = self.shortened_item(c, slack + freed - heading - 1, min_tokens=min(self.min_short, 15))
+                if short is None:
+                    continue
                 also_before = list(self.doc.also)
                 self.doc.also = [i for i in self.doc.also if i.cand.id != c.id]
                 self.place(short)

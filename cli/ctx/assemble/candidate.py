@@ -25,6 +25,10 @@ class Candidate:
     path: tuple[Hop, ...]
     seed: bool
     semantic: bool = False  # added by similarity, not reached by the walk
+    recent: bool = False  # added by the lens's activity window, not reached by the walk
+    sibling_offset: int | None = None  # positions away from a seed with the same parent
+    relevance: float = 1.0  # a seed's match to its topic (1 for id/title; search score share)
+    neighbours: dict[str, list[str]] = field(default_factory=dict)  # lens output.neighbours
     body: str | None = None  # loaded only for candidates the budget may show
     # score parts: distance, similarity, recency, boost; score = boost * weighted sum
     parts: dict[str, float] = field(default_factory=dict)

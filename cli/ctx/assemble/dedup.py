@@ -17,6 +17,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctx.assemble.candidate import Candidate
 
 SHINGLE_WORDS = 4  # long enough that common phrases do not look like copying
 MIN_WORDS_FOR_NEAR = 8  # shorter texts are only compared exactly: a few shared words prove nothing
@@ -106,3 +110,26 @@ def find_duplicates(
         for sh in mine:
             index.setdefault(sh, []).append(item_id)
     return found
+
+
+def drop_duplicates(candidates: list["Candidate"], exact: bool, near: bool, threshold: float) -> set[str]:
+    """Mark candidates (best first, bodies loaded) whose text repeats a better one; return their ids.
+
+    A marked candidate leaves every section (it is not even summarised: its content is already
+    there) and its reason names the copy that stays, for the audit trail.
+    """
+    if not exact and not near:
+        return set()
+    found = find_duplicates(
+        ((c.id, c.body or "") for c in candidates),
+        exact=exact,
+        near=near,
+        threshold=threshold,
+        protected=frozenset(c.id for c in candidates if c.seed),
+    )
+    for c in candidates:
+        dup = found.get(c.id)
+        if dup is not None:
+            c.section = None
+            c.reason = dup.reason
+    return set(found)

@@ -128,7 +128,7 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     if doc.summary_only:
         warnings.append(
             f"--max-tokens {request.max_tokens} is below {lens.output.summary_below}:"
-            " summary-only context (titles and types; the topic's text shortened)"
+            " summary-first context (one line per related node; text only where room is left)"
         )
     meta["tokens"] = {"used": used, "budget": request.max_tokens}
     meta["counts"] = {

@@ -22,6 +22,7 @@ class Item:
     variant: str  # FULL, SHORTENED or SUMMARY
     text: str = ""  # the body as shown (FULL/SHORTENED)
     tokens: int = 0  # what this item's block costs (set by the packer when it places it)
+    compact: bool = False  # tiny budgets: title and id only, no metadata lines
 
 
 @dataclass
@@ -119,13 +120,25 @@ def markdown_meta_line(c: Candidate, variant: str, show_scores: bool) -> str:
     return " · ".join(parts)
 
 
-def markdown_block(c: Candidate, variant: str, text: str, show_scores: bool = True) -> str:
-    lines = [f"### {c.title}", markdown_meta_line(c, variant, show_scores)]
-    if c.source_path:
-        lines.append(f"source: {c.source_path}")
-    for name in sorted(c.fields):
-        values = c.fields[name]
-        lines.append(f"- {name}: {', '.join(values)}")
+def strip_title_heading(body: str, title: str) -> str:
+    """Drop a first line that only repeats the title as a heading (``# Title``): it costs tokens
+    and says nothing the block's own heading does not."""
+    first, _, rest = body.lstrip("\n").partition("\n")
+    if first.startswith("#") and first.lstrip("#").strip().lower() == title.strip().lower():
+        return rest.lstrip("\n")
+    return body
+
+
+def markdown_block(c: Candidate, variant: str, text: str, show_scores: bool = True, compact: bool = False) -> str:
+    if compact:
+        lines = [f"### {c.title}", f"id: {c.id}" + (" · truncated" if variant == SHORTENED else "")]
+    else:
+        lines = [f"### {c.title}", markdown_meta_line(c, variant, show_scores)]
+        if c.source_path:
+            lines.append(f"source: {c.source_path}")
+        for name in sorted(c.fields):
+            values = c.fields[name]
+            lines.append(f"- {name}: {', '.join(values)}")
     body = text.strip("\n")
     if body:
         lines.append("")
@@ -174,7 +187,7 @@ def render_markdown(doc: Document, used: int) -> str:
             if label is not None and label != current_group:
                 parts.append(f"**{label}**")
                 current_group = label
-            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores))
+            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
@@ -191,7 +204,13 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def json_node(c: Candidate, variant: str, text: str, tokens: int) -> dict[str, Any]:
+def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: bool = False) -> dict[str, Any]:
+    if compact:
+        # Tiny budgets: what identifies the node and its text; nothing else fits next to it.
+        node: dict[str, Any] = {"id": c.id, "title": c.title, "distance": c.hops, "score": c.score}
+        if text:
+            node["content"] = text
+        return node
     return {
         "id": c.id,
         "title": c.title,
@@ -235,20 +254,22 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         meta["summary_only"] = doc.summary_only
         meta.update(doc.meta)
     elif doc.header_level == 2:
-        meta = {"lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
+        meta = {"lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
     nodes = []
     for section in doc.sections:
         for item in order_items(section.items, section.order):
-            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens))
+            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact))
     out: dict[str, Any] = {"meta": meta, "nodes": nodes}
     if doc.header_level == 0:
         out["sections"] = [
             {"name": s.name, "ids": [i.cand.id for i in order_items(s.items, s.order)]}
             for s in doc.sections if s.items
         ]
-    out["also_related"] = [json_summary(i.cand) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
-    out["omitted"] = [json_omitted(c) for c in doc.omitted]
-    out["omitted_count"] = doc.omitted_total
+    if doc.header_level < 2 or doc.also:
+        out["also_related"] = [json_summary(i.cand) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
+    if doc.header_level < 2 or doc.omitted:
+        out["omitted"] = [json_omitted(c) for c in doc.omitted]
+        out["omitted_count"] = doc.omitted_total
     return out
 
 
@@ -265,10 +286,10 @@ def block_text(doc: Document, item: Item) -> str:
     if doc.fmt == "json":
         if item.variant == SUMMARY:
             return dumps(json_summary(item.cand)) + ","
-        return dumps(json_node(item.cand, item.variant, item.text, 0)) + ","
+        return dumps(json_node(item.cand, item.variant, item.text, 0, item.compact)) + ","
     if item.variant == SUMMARY:
         return markdown_summary_line(item.cand, doc.show_scores) + "\n"
-    return markdown_block(item.cand, item.variant, item.text, doc.show_scores) + "\n\n"
+    return markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact) + "\n\n"
 
 
 def omitted_text(c: Candidate) -> str:

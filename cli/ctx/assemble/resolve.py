@@ -22,9 +22,21 @@ class ResolvedTopic:
     topic: str
     ids: tuple[str, ...]
     how: str  # "id", "title", "search" or "none"
+    relevance: tuple[float, ...] = ()  # per id: a search hit's share of the best hit's score
+
+    def relevance_of(self, node_id: str) -> float:
+        if node_id in self.ids and len(self.relevance) == len(self.ids):
+            return self.relevance[self.ids.index(node_id)]
+        return 1.0
 
 
-def resolve_topic(conn: sqlite3.Connection, topic: str, include_private: bool = False) -> ResolvedTopic:
+def resolve_topic(
+    conn: sqlite3.Connection,
+    topic: str,
+    include_private: bool = False,
+    max_seeds: int = FTS_MAX_SEEDS,
+    cutoff: float = FTS_RELATIVE_CUTOFF,
+) -> ResolvedTopic:
     text = topic.strip()
     if not text:
         return ResolvedTopic(topic, (), "none")
@@ -34,18 +46,23 @@ def resolve_topic(conn: sqlite3.Connection, topic: str, include_private: bool = 
     names = find_by_name(conn, text, include_private=include_private)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
-    hits = search(conn, text, limit=FTS_MAX_SEEDS * 3, include_private=include_private)
+    hits = search(conn, text, limit=max_seeds * 3, include_private=include_private)
     if not hits:
         return ResolvedTopic(topic, (), "none")
     best = hits[0].score
-    chosen = [h.id for h in hits if h.score >= best * FTS_RELATIVE_CUTOFF][:FTS_MAX_SEEDS]
-    return ResolvedTopic(topic, tuple(chosen), "search")
+    chosen = [h for h in hits if h.score >= best * cutoff][:max_seeds]
+    share = [round(h.score / best, 6) if best > 0 else 1.0 for h in chosen]
+    return ResolvedTopic(topic, tuple(h.id for h in chosen), "search", tuple(share))
 
 
 def resolve_topics(
-    conn: sqlite3.Connection, topics: tuple[str, ...], include_private: bool = False
+    conn: sqlite3.Connection,
+    topics: tuple[str, ...],
+    include_private: bool = False,
+    max_seeds: int = FTS_MAX_SEEDS,
+    cutoff: float = FTS_RELATIVE_CUTOFF,
 ) -> list[ResolvedTopic]:
-    return [resolve_topic(conn, t, include_private) for t in topics]
+    return [resolve_topic(conn, t, include_private, max_seeds, cutoff) for t in topics]
 
 
 def seed_ids(resolved: list[ResolvedTopic]) -> list[str]:

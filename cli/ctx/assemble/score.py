@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctx.assemble.candidate import Candidate
 from ctx.lenses import Lens, Section, Selector
@@ -73,8 +73,10 @@ def score_candidates(
     w = weights_for(lens, similarity is not None)
     half_life = lens.scoring.recency_half_life_days
     for c in candidates:
-        distance_term = 1.0 if c.seed else (1.0 / c.cost if c.cost > 0 else 1.0)
-        if c.semantic:
+        # A seed is as close to the topic as its match: 1 for an id or title, a search hit's
+        # share of the best hit's score otherwise (so search-driven lenses rank sources by it).
+        distance_term = c.relevance if c.seed else (1.0 / c.cost if c.cost > 0 else 1.0)
+        if c.semantic or c.recent:
             distance_term = 0.0  # not reached by the walk at all
         sim = similarity.get(c.id, 0.0) if similarity is not None else 0.0
         rec = recency(c.updated, reference_time, half_life)
@@ -125,6 +127,10 @@ def matches(selector: Selector, c: Candidate) -> bool:
         return False
     if selector.semantic is not None and selector.semantic != c.semantic:
         return False
+    if selector.recent is not None and selector.recent != c.recent:
+        return False
+    if selector.siblings is not None and (c.sibling_offset is None or c.sibling_offset > selector.siblings):
+        return False
     if selector.hops is not None and not (selector.hops[0] <= c.hops <= selector.hops[1]):
         return False
     if selector.types and c.type.lower() not in selector.types:
@@ -150,9 +156,7 @@ def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> N
                 break
         if c.section is None:
             for s in rest:
-                if matches(Selector(seed=s.select.seed, semantic=s.select.semantic, hops=s.select.hops,
-                                    types=s.select.types, tags=s.select.tags, via=s.select.via,
-                                    via_all=s.select.via_all), c):
+                if matches(replace(s.select, rest=False), c):
                     c.section = s.name
                     break
         if c.section is None:

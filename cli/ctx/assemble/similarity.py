@@ -1,6 +1,8 @@
-"""Similarity slot: how close each candidate is to the topic, from embeddings.
+"""Similarity slot: how close each candidate is to the topic, from embeddings (ctx.semantic).
 
-The semantic layer (issue 5) fills this in. Until then there are no embeddings to compare, and
+The topic's vector is found as cheaply as possible: an ID or exact-title topic uses its nodes' own
+stored vectors (no model at all); a free-text topic is embedded by the numpy encoder (no torch) and
+cached in the graph, so a repeated question costs one SQL lookup. Without usable embeddings,
 scoring falls back to distance + recency with the lens's fallback weights; the note returned here
 is shown in the output so a reader knows which ranking was used.
 """
@@ -10,10 +12,38 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
+from ctx.store.reads import find_by_name
+
 if TYPE_CHECKING:
     from ctx.assemble import BuildRequest
+    from ctx.semantic.topic import TopicVector
 
 NO_EMBEDDINGS_NOTE = "no embeddings (run `ctx embed`)"
+
+
+def topic_vector(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVector":
+    """The mean vector of the request's topics: stored vectors for exact topics, text otherwise."""
+    from ctx.semantic.topic import TopicVector, combine, from_seeds, from_text
+
+    exact: list[str] = []
+    free_text: list[str] = []
+    for topic in (t.strip() for t in request.topics):
+        if not topic:
+            continue
+        if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (topic,)).fetchone():
+            exact.append(topic)
+            continue
+        names = find_by_name(conn, topic, include_private=request.include_private)
+        if names:
+            exact.append(names[0])
+        else:
+            free_text.append(topic)
+    parts: list[TopicVector] = []
+    if exact:
+        parts.append(from_seeds(conn, exact))
+    if free_text:
+        parts.append(from_text(conn, free_text))
+    return combine(parts)
 
 
 def compute_similarity(
@@ -24,11 +54,22 @@ def compute_similarity(
 ) -> tuple[dict[str, float] | None, str]:
     """Similarity in [0, 1] of each candidate to the topic, or (None, why not).
 
-    Contract for the implementation: never import torch unless a free-text topic really needs
-    embedding; for id/exact-title topics use the seeds' stored vectors; return values for every
-    candidate id (0.0 where a node has no vector) and a short note naming the model or fallback.
+    Never imports torch unless a free-text topic needs embedding and the model cannot run in numpy;
+    values for every candidate id (0.0 where a node has no up-to-date vector); a short note naming
+    the model, how the topic vector was found, and any fallback.
     """
-    return None, NO_EMBEDDINGS_NOTE
+    from ctx.semantic.topic import similarities
+
+    topic = topic_vector(conn, request)
+    if topic.vector is None:
+        return None, topic.note or NO_EMBEDDINGS_NOTE
+    values, missing = similarities(conn, topic, candidate_ids)
+    note = f"{topic.model}, {topic.source}"
+    if topic.note:
+        note += f"; {topic.note}"
+    if missing:
+        note += f"; {len(missing)} of {len(candidate_ids)} candidates have no up-to-date embedding (similarity 0; run `ctx embed`)"
+    return {node_id: values.get(node_id, 0.0) for node_id in candidate_ids}, note
 
 
 def semantic_extras(
@@ -41,6 +82,20 @@ def semantic_extras(
 ) -> list[tuple[str, float]]:
     """Nodes similar to the topic that the walk did not reach: (id, similarity), best first.
 
-    Feeds lens sections with ``select: {semantic: true}``. Empty until embeddings exist.
+    Feeds lens sections with ``select: {semantic: true}``. Empty without embeddings.
     """
-    return []
+    from ctx.semantic.search import load_index
+    from ctx.semantic.topic import visible_ids
+
+    if top_k <= 0:
+        return []
+    topic = topic_vector(conn, request)
+    if topic.vector is None or topic.model is None:
+        return []
+    index = load_index(conn, topic.model)
+    skip = set(reached_ids) | set(seeds)
+    # Over-fetch: some of the nearest are already in the walk or private.
+    hits = index.nearest(topic.vector, top_k + len(skip) + 16)
+    fresh = [(i, s) for i, s in hits if i not in skip and s >= min_similarity]
+    allowed = visible_ids(conn, [i for i, _ in fresh], request.include_private)
+    return [(i, s) for i, s in fresh if i in allowed][:top_k]

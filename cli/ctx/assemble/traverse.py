@@ -113,6 +113,10 @@ def walk(
                     continue
                 step = 1.0 / rule.weight
                 name = edge_display_name(etype, direction)
+                # Lens ``paths: pure``: a path never changes edge (a claims chain upward never
+                # turns down into a sibling's conclusions).
+                if lens.paths == "pure" and reached[u].path and name != reached[u].path[0].edge:
+                    continue
                 prior = offers[u].get(v)
                 # The cheapest edge between two nodes wins; ties go to the alphabetically first name.
                 if prior is None or (step, name) < (prior[0], prior[1]):

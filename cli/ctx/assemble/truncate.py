@@ -1,8 +1,8 @@
 """Shortening a node's text to a token allowance, at a sentence or line boundary when possible.
 
 Strategies (lens ``truncation.strategy``): ``keep-start`` keeps the opening, ``keep-end`` the
-closing part. ``extractive`` (the sentences most similar to the topic) needs similarity and falls
-back to ``keep-start`` until the semantic layer provides it.
+closing part. ``extractive`` keeps the sentences most similar to the topic, in reading order
+(``extract.py``; lexical similarity, no model), and cuts the opening when not one sentence fits.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _cut_start(text: str, counter: "TokenCounter", allowance: int) -> str:
     elif " " in cut[len(cut) // 2 :]:
         cut = cut[: cut.rfind(" ")]
     cut = cut.rstrip()
-    return f"{cut} {ELLIPSIS}" if cut else ELLIPSIS
+    return f"{cut} {ELLIPSIS}" if cut else ""
 
 
 def _cut_end(text: str, counter: "TokenCounter", allowance: int) -> str:
@@ -45,13 +45,20 @@ def _cut_end(text: str, counter: "TokenCounter", allowance: int) -> str:
     if first is not None and first.end() <= len(cut) * 0.5:
         cut = cut[first.end() :]
     cut = cut.lstrip()
-    return f"{ELLIPSIS} {cut}" if cut else ELLIPSIS
+    return f"{ELLIPSIS} {cut}" if cut else ""
 
 
-def shorten(text: str, allowance: int, strategy: str, counter: "TokenCounter") -> str:
+def shorten(text: str, allowance: int, strategy: str, counter: "TokenCounter", topic: str = "") -> str:
     """``text`` cut to about ``allowance`` tokens (the caller re-counts what it renders)."""
     if allowance <= 0:
         return ""
+    if strategy == "extractive":
+        from ctx.assemble.extract import extract
+
+        kept = extract(text, allowance, topic, counter)
+        if kept:
+            return kept
+        # Not even one whole sentence fits: cut the opening instead of showing nothing.
     if strategy == "keep-end":
         return _cut_end(text, counter, allowance)
     return _cut_start(text, counter, allowance)

@@ -1,0 +1,120 @@
+"""Cycles: find loops among the context's nodes over chosen edge types, so the output can say so.
+
+The walk itself never loops (each node is reached once); this module only *reports* cycles, e.g. a
+claims graph where A supports B supports C supports A (seed 000: "detected, reported, never loop").
+Strongly connected components (Tarjan, iterative) over the edges whose both ends are candidates;
+each component of two or more nodes, or a node that points at itself, is reported as one closed path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Cycle:
+    edge: str  # the edge type the loop follows
+    path: tuple[str, ...]  # node ids; the first id is repeated at the end
+
+    def text(self) -> str:
+        return " → ".join(self.path)
+
+
+def _edges_among(conn: sqlite3.Connection, ids: list[str], edge_type: str) -> dict[str, list[str]]:
+    members = set(ids)
+    out: dict[str, list[str]] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        for src, dst in conn.execute(
+            f"SELECT src, dst FROM edges WHERE type = ? AND src IN ({marks}) AND dst IS NOT NULL",
+            [edge_type, *chunk],
+        ):
+            if dst in members:
+                out.setdefault(src, []).append(dst)
+    for targets in out.values():
+        targets.sort()
+    return out
+
+
+def strongly_connected(graph: dict[str, list[str]], nodes: list[str]) -> list[list[str]]:
+    """Tarjan's algorithm without recursion (deep chains must not hit Python's recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            targets = graph.get(node, [])
+            if i < len(targets):
+                work.append((node, i + 1))
+                nxt = targets[i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                found.append(sorted(component))
+    return found
+
+
+def _closed_path(graph: dict[str, list[str]], component: list[str]) -> tuple[str, ...]:
+    """A shortest loop through the component's smallest id, as a readable path."""
+    members = set(component)
+    start = component[0]
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        nxt_frontier = []
+        for node in frontier:
+            for nxt in graph.get(node, []):
+                if nxt not in members:
+                    continue
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return (start, *reversed(path[:-1]), start) if len(path) > 1 else (start, start)
+                if nxt not in previous:
+                    previous[nxt] = node
+                    nxt_frontier.append(nxt)
+        frontier = sorted(nxt_frontier)
+    return (*component, component[0])
+
+
+def find_cycles(conn: sqlite3.Connection, ids: list[str], edge_types: tuple[str, ...]) -> list[Cycle]:
+    """Every loop among ``ids`` over each of ``edge_types`` (canonical names), sorted for stable output."""
+    ordered = sorted(set(ids))
+    cycles: list[Cycle] = []
+    for edge_type in edge_types:
+        graph = _edges_among(conn, ordered, edge_type)
+        for component in strongly_connected(graph, ordered):
+            if len(component) == 1 and component[0] not in graph.get(component[0], []):
+                continue
+            cycles.append(Cycle(edge_type, _closed_path(graph, component)))
+    return sorted(cycles, key=lambda c: (c.edge, c.path))
