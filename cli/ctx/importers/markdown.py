@@ -135,7 +135,9 @@ class MarkdownImporter(Importer):
     handle_link_definitions = False
 
     def __init__(self) -> None:
-        self._tag_re = re.compile(rf"(?<![^\s(,;])#([{self.tag_chars}]+)")
+        # A tag starts after whitespace, '(', ',' or ';' -- so '[[note#heading]]', 'a#b' and URL
+        # fragments are not tags -- but not after '](', where it is a link's '#anchor'.
+        self._tag_re = re.compile(rf"(?<![^\s(,;])(?<!\]\()#([{self.tag_chars}]+)")
 
     # -- the files -------------------------------------------------------------------------
 
@@ -331,10 +333,7 @@ class MarkdownImporter(Importer):
         declared = _string_list(meta.get("tags", meta.get("tag")))
         tags = [t.lstrip("#") for item in declared for t in item.split()]
         if "#" in scan:
-            # Link targets may hold '#anchor's; they are not tags.
-            text = _WIKILINK.sub(" ", scan) if "[[" in scan else scan
-            text = _MD_LINK.sub(" ", text) if "](" in text else text
-            for match in self._tag_re.finditer(text):
+            for match in self._tag_re.finditer(scan):
                 tag = match.group(1).rstrip("/-.")
                 if tag and not tag.replace("/", "").replace("-", "").replace("_", "").isdigit():
                     tags.append(tag)
