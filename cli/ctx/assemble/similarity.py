@@ -27,10 +27,11 @@ def topic_vector(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVec
 
     exact: list[str] = []
     free_text: list[str] = []
+    visible = "" if request.include_private else " AND private = 0"
     for topic in (t.strip() for t in request.topics):
         if not topic:
             continue
-        if conn.execute("SELECT 1 FROM nodes WHERE id = ?", (topic,)).fetchone():
+        if conn.execute(f"SELECT 1 FROM nodes WHERE id = ?{visible}", (topic,)).fetchone():
             exact.append(topic)
             continue
         names = find_by_name(conn, topic, include_private=request.include_private)

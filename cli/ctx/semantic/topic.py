@@ -20,12 +20,19 @@ from ctx.semantic import store
 class TopicVector:
     model: str | None
     vector: np.ndarray | None  # L2-normalised; None when no similarity can be computed
-    method: str  # seed-vectors | query-cache | numpy | sentence-transformers | none
+    method: str  # seed-vectors | query-cache | numpy | sentence-transformers | none (diagnostics)
     note: str | None = None  # set when something fell back: goes into the context's metadata
 
     @property
-    def available(self) -> bool:
-        return self.vector is not None
+    def source(self) -> str:
+        """Where the vector came from, for the output. Stable across runs: a cache hit and a fresh
+        embedding give the same vector, so they must not make the context differ."""
+        kinds = []
+        if "seed-vectors" in self.method:
+            kinds.append("topic nodes' own vectors")
+        if any(m in self.method for m in ("query-cache", "numpy", "sentence-transformers")):
+            kinds.append("topic text embedded")
+        return " + ".join(kinds) or "none"
 
 
 def _normalised_mean(vectors: list[np.ndarray]) -> np.ndarray:
@@ -90,6 +97,35 @@ def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
         vectors.append(vector)
         methods.add(method)
     return TopicVector(model, _normalised_mean(vectors), "+".join(sorted(methods)))
+
+
+def combine(parts: list[TopicVector]) -> TopicVector:
+    """One vector for several topics (``ctx build "Apollo" "who owns the budget?"``)."""
+    usable = [p for p in parts if p.vector is not None]
+    notes = "; ".join(p.note for p in parts if p.note) or None
+    if not usable:
+        return TopicVector(None, None, "none", notes or "no topic to embed")
+    if len(usable) == 1 and len(parts) == 1:
+        return usable[0]
+    return TopicVector(
+        usable[0].model,
+        _normalised_mean([p.vector for p in usable]),  # type: ignore[misc]
+        "+".join(p.method for p in usable),
+        notes,
+    )
+
+
+def visible_ids(conn: sqlite3.Connection, ids: list[str], include_private: bool) -> set[str]:
+    """The ids that exist and may be shown (private nodes only when explicitly included)."""
+    out: set[str] = set()
+    condition = "" if include_private else " AND private = 0"
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out.update(
+            r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN ({marks}){condition}", part)
+        )
+    return out
 
 
 def similarities(
