@@ -109,10 +109,15 @@ def run_ctx(env: dict[str, str], cwd: Path, *args: str, check: bool = True) -> s
 
 
 def with_server(
-    db: Path, env: dict[str, str], cwd: Path, scenario: Callable[[Client], Awaitable[None]]
+    db: Path,
+    env: dict[str, str],
+    cwd: Path,
+    scenario: Callable[[Client], Awaitable[None]],
+    extra_args: list[str] | None = None,
 ) -> str:
     """Run ``scenario`` against `ctx mcp --db DB` in a subprocess; return what the server logged."""
-    params = StdioServerParameters(command=CTX or "ctx", args=["mcp", "--db", str(db)], env=env, cwd=cwd)
+    args = ["mcp", "--db", str(db), *(extra_args or [])]
+    params = StdioServerParameters(command=CTX or "ctx", args=args, env=env, cwd=cwd)
     errlog_path = cwd / "server-stderr.log"
 
     async def main() -> None:
@@ -189,6 +194,7 @@ def test_search_and_show_match_the_cli(graph: Path, env: dict[str, str], tmp_pat
         ("search", {"query": "zzzz"}, ["search", "zzzz"]),
         ("show", {"node": "Jane"}, ["show", "Jane"]),
         ("show", {"node": "shield", "format": "json"}, ["show", "shield", "--format", "json"]),
+        ("lenses", {"name": "planning"}, ["lens", "show", "planning"]),
     ]
     answers: list[str] = []
 
@@ -200,7 +206,22 @@ def test_search_and_show_match_the_cli(graph: Path, env: dict[str, str], tmp_pat
 
     with_server(graph, env, tmp_path, scenario)
     for (_, _, argv), answer in zip(calls, answers, strict=True):
-        assert answer.encode("utf-8") == run_ctx(env, tmp_path, *argv, "--db", str(graph)).stdout
+        db_args = [] if argv[0] == "lens" else ["--db", str(graph)]
+        assert answer.encode("utf-8") == run_ctx(env, tmp_path, *argv, *db_args).stdout
+
+
+def test_lenses_lists_every_lens_with_its_whole_description(graph: Path, env: dict[str, str], tmp_path: Path) -> None:
+    answers: list[str] = []
+
+    async def scenario(client: Client) -> None:
+        answers.append(text_of(await client.call_tool("lenses", {})))
+
+    with_server(graph, env, tmp_path, scenario)
+    listed = json.loads(run_ctx(env, tmp_path, "lens", "list", "--format", "json").stdout)["lenses"]
+    assert answers[0].splitlines() == [
+        f"- {lens['name']} ({lens['source']}): {' '.join(lens['description'].split())}" for lens in listed
+    ]
+    assert {"general", "writing", "coding", "planning", "meeting-prep"} <= {lens["name"] for lens in listed}
 
 
 def test_bad_arguments_are_tool_errors_with_the_cli_message(graph: Path, env: dict[str, str], tmp_path: Path) -> None:
@@ -213,6 +234,9 @@ def test_bad_arguments_are_tool_errors_with_the_cli_message(graph: Path, env: di
         ("context", {"topic": "apollo", "encoding": "klingon"}, ["build", "apollo", "--encoding", "klingon"]),
         ("context", {"topic": "apollo", "max_tokens": "plenty"}, None),
         ("context", {"topic": []}, None),
+        ("context", {"topic": "apollo", "max_tokens": 10}, None),
+        ("context", {"topic": "apollo", "format": "yaml"}, ["build", "apollo", "--format", "yaml"]),
+        ("lenses", {"name": "no-such-lens"}, ["lens", "show", "no-such-lens"]),
     ]
     if not has_build():
         calls = [call for call in calls if call[0] != "context"]
@@ -232,10 +256,56 @@ def test_bad_arguments_are_tool_errors_with_the_cli_message(graph: Path, env: di
         assert "Traceback" not in message and "internal error" not in message, message
         if argv is None:
             continue
-        cli = run_ctx(env, tmp_path, *argv, "--db", str(graph), check=False)
+        db_args = [] if argv[0] == "lens" else ["--db", str(graph)]
+        cli = run_ctx(env, tmp_path, *argv, *db_args, check=False)
         assert cli.returncode != 0
         cli_errors = [line for line in cli.stderr.decode().splitlines() if line.startswith("ctx: error:")]
         assert message.splitlines() == cli_errors, f"{name} {arguments}"
+
+
+def test_explain_comes_as_a_second_block_after_the_exact_context(
+    graph: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    require_build()
+    results: list[Any] = []
+
+    async def scenario(client: Client) -> None:
+        results.append(await client.call_tool("context", {"topic": "apollo", "explain": True}))
+
+    with_server(graph, env, tmp_path, scenario)
+    cli = run_ctx(env, tmp_path, "build", "apollo", "--explain", "--db", str(graph))
+    context, explanation = (block.text for block in results[0].content)
+    assert context.encode() == cli.stdout
+    assert explanation.encode() in cli.stderr
+
+
+def test_private_nodes_stay_private_unless_the_server_is_started_to_include_them(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "private.db"
+    secret = {"id": "diary", "title": "Diary", "tags": ["private"], "body": "The zeppelin plan is a secret."}
+    source = write_graph(tmp_path / "private.jsonl", [*NODES, secret])
+    run_ctx(env, tmp_path, "import", str(source), "--db", str(db), "--quiet")
+    hidden: list[Any] = []
+
+    async def default_server(client: Client) -> None:
+        hidden.append(await client.call_tool("search", {"query": "zeppelin"}))
+        hidden.append(await client.call_tool("show", {"node": "diary"}))
+
+    with_server(db, env, tmp_path, default_server)
+    assert text_of(hidden[0]) == "no matches for 'zeppelin'\n"
+    assert hidden[0].meta["ctx/warnings"] == ["1 private node(s) matched and were withheld"]
+    assert hidden[1].is_error and "a private node matches" in text_of(hidden[1])
+
+    shown: list[Any] = []
+
+    async def opted_in(client: Client) -> None:
+        shown.append(await client.call_tool("show", {"node": "diary"}))
+
+    params_args = ["--include-private"]
+    with_server(db, env, tmp_path, opted_in, extra_args=params_args)
+    assert not shown[0].is_error
+    assert text_of(shown[0]).encode() == run_ctx(env, tmp_path, "show", "diary", "--include-private", "--db", str(db)).stdout
 
 
 def test_unknown_topic_is_a_tool_error(graph: Path, env: dict[str, str], tmp_path: Path) -> None:
@@ -249,7 +319,8 @@ def test_unknown_topic_is_a_tool_error(graph: Path, env: dict[str, str], tmp_pat
     cli = run_ctx(env, tmp_path, "build", "qwxzv nothing like it", "--db", str(graph), check=False)
     assert cli.returncode == 3
     assert results[0].is_error
-    assert "qwxzv nothing like it" in text_of(results[0])
+    cli_errors = [line for line in cli.stderr.decode().splitlines() if line.startswith("ctx: error:")]
+    assert text_of(results[0]).splitlines() == cli_errors
 
 
 def test_sees_an_import_made_while_it_runs(graph: Path, env: dict[str, str], tmp_path: Path) -> None:

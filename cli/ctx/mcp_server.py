@@ -200,8 +200,11 @@ def forget_graph_caches() -> None:
 class CtxTools:
     """The four tools over one graph. Calls are serialized: they share one SQLite connection."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, *, include_private: bool = False) -> None:
         self.graph = GraphHandle(db_path)
+        # Whether private nodes may be shown is the user's choice when registering the server,
+        # never the agent's: no tool has an argument for it.
+        self.include_private = include_private
         self._lock = threading.Lock()
 
     def _guarded(self, work: Any, *args: Any) -> ToolReply:
@@ -255,8 +258,6 @@ class CtxTools:
         from ctx.assemble import BuildRequest, build_context
 
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
-        if not topics:
-            raise UsageError("give at least one topic")
         request = BuildRequest(
             topics=topics,
             lens=lens,
@@ -266,13 +267,20 @@ class CtxTools:
             include_fields=include_fields,
             encoding=encoding,
             explain=explain,
+            include_private=self.include_private,
         )
         result = build_context(self.graph.connection(), request)
-        extra = [result.meta["explain"]] if explain and result.meta.get("explain") else []
         if not result.found:
+            # The CLI still prints an empty context here; an agent is better served by the error
+            # (with its exit-3 message), which tells it to look the topic up with `search`.
             return ToolReply(
                 cli_error_text(not_found_message(topics)), is_error=True, warnings=result.warnings
             )
+        extra: list[str] = []
+        if explain and result.candidates:
+            from ctx.assemble.render import explain_text
+
+            extra.append(explain_text(result.candidates))
         return ToolReply(result.text, warnings=list(result.warnings), extra=extra)
 
     # -- search --------------------------------------------------------------------------------
@@ -287,9 +295,8 @@ class CtxTools:
         if limit < 1:
             raise UsageError(f"--limit must be at least 1, not {limit}")
         conn = self.graph.connection()
-        # Private nodes stay private: an agent gets no switch to reveal them, only their count.
-        hits = search(conn, query, limit=limit)
-        withheld = count_private_matches(conn, query)
+        hits = search(conn, query, limit=limit, include_private=self.include_private)
+        withheld = 0 if self.include_private else count_private_matches(conn, query)
         if format == "json":
             return ToolReply(
                 json_document(
@@ -331,13 +338,14 @@ class CtxTools:
 
         check_format(format)
         conn = self.graph.connection()
-        node_id = resolve_one(conn, node)
-        found = get_node(conn, node_id) if node_id else None
+        private = self.include_private
+        node_id = resolve_one(conn, node, include_private=private)
+        found = get_node(conn, node_id, include_private=private) if node_id else None
         if found is None:
-            hidden = resolve_one(conn, node, include_private=True) is not None
+            hidden = not private and resolve_one(conn, node, include_private=True) is not None
             suffix = " (a private node matches; --include-private shows it)" if hidden else ""
             raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
-        edges = edges_of(conn, found.id)
+        edges = edges_of(conn, found.id, include_private=private)
         if format == "json":
             return ToolReply(json_document(node_document(found, edges)))
         return ToolReply(node_text(found, edges))
@@ -348,23 +356,25 @@ class CtxTools:
         return self._guarded(self._lenses, name)
 
     def _lenses(self, name: str | None) -> ToolReply:
-        from ctx.lenses import find_lens_path, list_lenses, load_lens
+        from ctx.errors import LensError
+        from ctx.lenses import find_lens_path, list_lenses, load_lens_file
 
         if name:
-            # The file as written: its comments explain the choices better than a re-dump would.
-            load_lens(name)  # validate first, so a broken lens reports its problems
+            # Exactly `ctx lens show NAME`: the file as written, whose comments explain its choices.
             source, path = find_lens_path(name)
-            return ToolReply(f"# lens {name} ({source}: {path})\n\n" + path.read_text(encoding="utf-8"))
+            load_lens_file(path, name=path.stem, source=source)  # a broken lens reports its problems
+            return ToolReply(f"# {path} ({source})\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n")
+        # Unlike `ctx lens list`, whole descriptions: they are what a model chooses a lens by.
         lines = []
         for entry in list_lenses():
             if entry.shadowed:
                 continue
             try:
-                about = load_lens(entry.name).description.strip().splitlines()[0:1]
-                summary = about[0] if about else ""
-            except CtxError as exc:
-                summary = f"(invalid: {str(exc).splitlines()[0]})"
-            lines.append(f"{entry.name} ({entry.source}): {summary}".rstrip())
+                lens = load_lens_file(entry.path, name=entry.name, source=entry.source)
+                about = " ".join(lens.description.split())
+            except LensError:
+                about = "(invalid: `ctx lens validate` says why)"
+            lines.append(f"- {entry.name} ({entry.source}): {about}".rstrip())
         return ToolReply("\n".join(lines) + "\n" if lines else "no lenses found\n")
 
 
@@ -541,9 +551,9 @@ def build_server(tools: "CtxTools") -> "MCPServer":
     return server
 
 
-def run_stdio(db_path: Path) -> None:
+def run_stdio(db_path: Path, *, include_private: bool = False) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
-    tools = CtxTools(db_path)
+    tools = CtxTools(db_path, include_private=include_private)
     server = build_server(tools)
     # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
     # and the assembler loaded instead of paying for them itself.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from ctx.commands.common import DbOption, handle_errors
@@ -22,13 +24,22 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
-def mcp_command(db: DbOption = None) -> None:
+def mcp_command(
+    db: DbOption = None,
+    include_private: Annotated[
+        bool,
+        typer.Option(
+            "--include-private",
+            help="Let the tools use and show nodes marked private (withheld by default).",
+        ),
+    ] = False,
+) -> None:
     """Serve the graph as MCP tools over stdin/stdout (for Claude Desktop, Claude Code, ...)."""
     try:
         from ctx.mcp_server import run_stdio
     except ImportError as exc:  # the SDK is an optional extra
-        if "mcp" not in str(exc):
+        if not (exc.name or "").startswith("mcp"):
             raise
         raise CtxError("the MCP SDK is not installed; pip install 'ctx-graph[mcp]'") from None
     # A graph that does not exist yet is not fatal: tools say so until an import creates it.
-    run_stdio(resolve_db_path(db))
+    run_stdio(resolve_db_path(db), include_private=include_private)
