@@ -35,6 +35,7 @@ LAYOUTS = ("list", "tree")
 PATH_MODES = ("mixed", "pure")
 PACKING_STRATEGIES = ("score", "greedy", "interleaved")
 TRUNCATION_STRATEGIES = ("keep-start", "keep-end", "extractive")
+SEED_RETRIEVAL = ("hybrid", "fts", "vector")
 HARD_MAX_DEPTH = 10  # no lens may walk further: beyond this a "context" is the whole graph
 
 
@@ -203,6 +204,9 @@ class Seeds:
 
     max: int = 3
     cutoff: float = 0.6  # share of the best hit's score a hit needs
+    # hybrid: BM25 and vector ranks fused (needs `ctx embed`; BM25 alone without vectors);
+    # fts: BM25 only; vector: nearest vectors only.
+    retrieval: str = "hybrid"
 
 
 @dataclass(frozen=True)
@@ -567,7 +571,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     a = _mapping(data.get("activity"), "activity", problems)
     _unknown(a, {"hours", "limit"}, "activity.", problems)
     k = _mapping(data.get("seeds"), "seeds", problems)
-    _unknown(k, {"max", "cutoff"}, "seeds.", problems)
+    _unknown(k, {"max", "cutoff", "retrieval"}, "seeds.", problems)
     cycles = _mapping(data.get("cycles"), "cycles", problems)
     _unknown(cycles, {"edges"}, "cycles.", problems)
     cycle_edges = tuple(
@@ -623,6 +627,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         seeds=Seeds(
             max=int(_number(k, "max", 3, "seeds.", problems, low=1, high=200, integer=True)),
             cutoff=float(_number(k, "cutoff", 0.6, "seeds.", problems, low=0, high=1)),
+            retrieval=_choice(k, "retrieval", "hybrid", SEED_RETRIEVAL, "seeds.", problems),
         ),
         raw=data,
     )

@@ -2,7 +2,9 @@
 
 Order of trust: an exact node id; an exact title or alias (case-insensitive); else the best BM25
 full-text hits, keeping only hits close to the best one so a weak match never becomes a seed.
-The semantic layer adds vector search here (rank fusion with BM25) for free-text topics.
+When the graph has embeddings, free-text topics are resolved by BM25 and vector search together
+(reciprocal rank fusion, ``ctx.semantic.seeds``), so a question sharing no word with the right
+note still finds it; the lens's ``seeds.retrieval`` can ask for one of them alone.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ FTS_RELATIVE_CUTOFF = 0.6
 class ResolvedTopic:
     topic: str
     ids: tuple[str, ...]
-    how: str  # "id", "title", "search" or "none"
+    how: str  # "id", "title", "search" (BM25), "hybrid", "vector" or "none"
     relevance: tuple[float, ...] = ()  # per id: a search hit's share of the best hit's score
 
     def relevance_of(self, node_id: str) -> float:
@@ -36,6 +38,7 @@ def resolve_topic(
     include_private: bool = False,
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
+    retrieval: str = "hybrid",
 ) -> ResolvedTopic:
     text = topic.strip()
     if not text:
@@ -46,6 +49,15 @@ def resolve_topic(
     names = find_by_name(conn, text, include_private=include_private)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
+    if retrieval != "fts":
+        from ctx.semantic.seeds import search_seeds
+
+        found = search_seeds(
+            conn, text, method=retrieval, include_private=include_private, max_seeds=max_seeds, cutoff=cutoff
+        )
+        if found is not None:
+            ids, relevance = found
+            return ResolvedTopic(topic, ids, retrieval if ids else "none", relevance)
     hits = search(conn, text, limit=max_seeds * 3, include_private=include_private)
     if not hits:
         return ResolvedTopic(topic, (), "none")
@@ -61,8 +73,9 @@ def resolve_topics(
     include_private: bool = False,
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
+    retrieval: str = "hybrid",
 ) -> list[ResolvedTopic]:
-    return [resolve_topic(conn, t, include_private, max_seeds, cutoff) for t in topics]
+    return [resolve_topic(conn, t, include_private, max_seeds, cutoff, retrieval) for t in topics]
 
 
 def seed_ids(resolved: list[ResolvedTopic]) -> list[str]:

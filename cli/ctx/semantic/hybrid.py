@@ -45,9 +45,18 @@ def hybrid_search(
     limit: int = 10,
     pool: int = POOL,
     mode: str = "hybrid",
+    include_private: bool = False,
 ) -> list[HybridHit]:
-    """The best ``limit`` nodes for ``text``: ``hybrid`` (RRF of both), ``fts`` or ``vector`` only."""
-    bm25 = [h.id for h in fts_search(conn, text, limit=pool, mode="or")] if mode != "vector" else []
+    """The best ``limit`` nodes for ``text``: ``hybrid`` (RRF of both), ``fts`` or ``vector`` only.
+
+    Full-text search matches any word (OR): a question's words rarely all occur in one note.
+    Vector hits are not filtered for privacy here (the index holds every node): callers do it.
+    """
+    bm25 = (
+        [h.id for h in fts_search(conn, text, limit=pool, mode="or", include_private=include_private)]
+        if mode != "vector"
+        else []
+    )
     dense = vector_search(conn, topic, pool) if mode != "fts" else []
     sims = dict(dense)
     dense_ids = [node_id for node_id, _ in dense]
