@@ -19,7 +19,15 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
-from ctx.importers.outline_text import attribute_values, parse_attribute, scan_refs, title_from
+from ctx.importers.dates import parse_date
+from ctx.importers.outline_text import (
+    attribute_values,
+    field_edges,
+    parse_attribute,
+    reference_edges,
+    scan_refs,
+    title_from,
+)
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GRAPH_FOLDERS = ("pages", "journals")
@@ -115,7 +123,7 @@ class LogseqImporter(Importer):
                 node.tags.extend(_list_value(value))
                 continue
             if key in ("created-at", "created_at", "updated-at", "updated_at"):
-                stamp = _epoch_ms(value)
+                stamp = parse_date(value.strip()) if value.strip().isdigit() else None
                 if stamp is not None:
                     setattr(node, "created" if key.startswith("created") else "updated", stamp)
                 continue
@@ -125,9 +133,7 @@ class LogseqImporter(Importer):
             if not values:
                 continue
             node.fields.setdefault(name, []).extend(values)
-            refs = scan_refs(value)
-            for target in dict.fromkeys(refs.links + refs.tags):
-                out.edges.append(EdgeRecord(node.id, f"field:{name}", self.normalize_key(target)))
+            out.edges.extend(field_edges(node.id, name, value, self.normalize_key))
 
     def _add_blocks(
         self,
@@ -162,14 +168,10 @@ class LogseqImporter(Importer):
     def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
         refs = scan_refs(text)
         node.tags = _unique_tags(node.tags + refs.tags)
-        for position, name in enumerate(refs.links):
-            out.edges.append(EdgeRecord(node.id, "link", self.normalize_key(name), position=position))
-        for block_id in refs.block_refs:
-            out.edges.append(EdgeRecord(node.id, "ref", block_id.lower(), by_id=True))
-        for block_id in refs.embedded_blocks:
-            out.edges.append(EdgeRecord(node.id, "embed", block_id.lower(), by_id=True))
-        for name in refs.embedded_pages:
-            out.edges.append(EdgeRecord(node.id, "embed", self.normalize_key(name)))
+        # Logseq writes block uuids in lower case; references sometimes do not.
+        refs.block_refs = [r.lower() for r in refs.block_refs]
+        refs.embedded_blocks = [r.lower() for r in refs.embedded_blocks]
+        out.edges.extend(reference_edges(node.id, refs, self.normalize_key))
 
     def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
         """Namespace parents: ``a/b`` is a child page of ``a``, which exists even without a file."""
@@ -315,11 +317,3 @@ def _journal_title(day: dt.date) -> str:
     """Logseq's default journal title format, ``MMM do, yyyy`` (``Feb 7th, 2021``)."""
     suffix = "th" if 11 <= day.day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day.day % 10, "th")
     return f"{day.strftime('%b')} {day.day}{suffix}, {day.year}"
-
-
-def _epoch_ms(value: str) -> float | None:
-    text = value.strip()
-    if not text.isdigit():
-        return None
-    number = float(text)
-    return number / 1000.0 if number > 1e11 else number

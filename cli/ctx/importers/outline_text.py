@@ -8,7 +8,10 @@ keeps the two importers agreeing on what counts as a link.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from ctx.importers.base import EdgeRecord
 
 TITLE_MAX_CHARS = 80
 
@@ -90,3 +93,24 @@ def title_from(text: str) -> str:
     if len(first) > TITLE_MAX_CHARS:
         first = first[: TITLE_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return first
+
+
+def reference_edges(node_id: str, refs: InlineRefs, key: Callable[[str], str]) -> list[EdgeRecord]:
+    """``link`` edges to pages (by name), ``ref`` and ``embed`` edges to blocks (by id)."""
+    edges = [
+        EdgeRecord(node_id, "link", key(name), position=position)
+        for position, name in enumerate(refs.links)
+    ]
+    edges += [EdgeRecord(node_id, "ref", block_id, by_id=True) for block_id in refs.block_refs]
+    edges += [EdgeRecord(node_id, "embed", block_id, by_id=True) for block_id in refs.embedded_blocks]
+    edges += [EdgeRecord(node_id, "embed", key(name)) for name in refs.embedded_pages]
+    return edges
+
+
+def field_edges(owner_id: str, name: str, value: str, key: Callable[[str], str]) -> list[EdgeRecord]:
+    """``field:<name>`` edges from the owner to every page an attribute value names."""
+    refs = scan_refs(value)
+    return [
+        EdgeRecord(owner_id, f"field:{name}", key(target))
+        for target in dict.fromkeys(refs.links + refs.tags)
+    ]

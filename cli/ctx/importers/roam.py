@@ -18,7 +18,15 @@ from typing import Any
 from ctx.errors import ImportFormatError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.json_exports import detect_export, export_files
-from ctx.importers.outline_text import attribute_values, parse_attribute, scan_refs, title_from
+from ctx.importers.dates import parse_date
+from ctx.importers.outline_text import (
+    attribute_values,
+    field_edges,
+    parse_attribute,
+    reference_edges,
+    scan_refs,
+    title_from,
+)
 
 _DAILY_UID = re.compile(r"^\d{2}-\d{2}-\d{4}$")
 
@@ -29,12 +37,6 @@ def _looks_like_roam(head: str) -> bool:
     return head.startswith("[") and ('"title"' in head or '"string"' in head) and (
         '"children"' in head or '"uid"' in head
     )
-
-
-def _epoch(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value) / 1000.0
-    return None
 
 
 class RoamImporter(Importer):
@@ -70,8 +72,8 @@ class RoamImporter(Importer):
             title=title,
             type="journal" if _DAILY_UID.match(uid) else "page",
             source_path=relpath,
-            created=_epoch(page.get("create-time")),
-            updated=_epoch(page.get("edit-time")),
+            created=parse_date(page.get("create-time")) or None,
+            updated=parse_date(page.get("edit-time")) or None,
         )
         out.nodes.append(node)
         self._add_children(relpath, node, page.get("children"), out)
@@ -92,8 +94,8 @@ class RoamImporter(Importer):
                 source_path=relpath,
                 parent_id=parent.id,
                 position=position,
-                created=_epoch(block.get("create-time")),
-                updated=_epoch(block.get("edit-time")),
+                created=parse_date(block.get("create-time")) or None,
+                updated=parse_date(block.get("edit-time")) or None,
             )
             out.nodes.append(node)
             out.edges.append(EdgeRecord(parent.id, "child", node.id, by_id=True, position=position))
@@ -117,18 +119,9 @@ class RoamImporter(Importer):
         if not values:
             return
         owner.fields.setdefault(name, []).extend(values)
-        refs = scan_refs(value)
-        for target in dict.fromkeys(refs.links + refs.tags):
-            out.edges.append(EdgeRecord(owner.id, f"field:{name}", self.normalize_key(target)))
+        out.edges.extend(field_edges(owner.id, name, value, self.normalize_key))
 
     def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
         refs = scan_refs(text)
         node.tags = refs.tags
-        for position, name in enumerate(refs.links):
-            out.edges.append(EdgeRecord(node.id, "link", self.normalize_key(name), position=position))
-        for block_id in refs.block_refs:
-            out.edges.append(EdgeRecord(node.id, "ref", block_id, by_id=True))
-        for block_id in refs.embedded_blocks:
-            out.edges.append(EdgeRecord(node.id, "embed", block_id, by_id=True))
-        for name in refs.embedded_pages:
-            out.edges.append(EdgeRecord(node.id, "embed", self.normalize_key(name)))
+        out.edges.extend(reference_edges(node.id, refs, self.normalize_key))

@@ -24,6 +24,7 @@ from typing import Any
 
 from ctx.errors import ImportFormatError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.dates import parse_date
 from ctx.importers.json_exports import detect_export, export_files
 from ctx.importers.outline_text import title_from
 
@@ -182,8 +183,8 @@ class _Workspace:
             tags=tags,
             source_path=self.relpath,
             parent_id=owner if isinstance(owner, str) and owner in self.docs else None,
-            created=_epoch(props.get("created")),
-            updated=_epoch(max(doc.get("modifiedTs") or [0])),
+            created=parse_date(props.get("created")) or None,
+            updated=parse_date(max(doc.get("modifiedTs") or [0])) or None,
         )
         out.nodes.append(node)
         position = 0
@@ -234,9 +235,3 @@ def _inline_date(match: re.Match[str]) -> str:
     except json.JSONDecodeError:
         return ""
     return str(spec.get("dateTimeString", "")) if isinstance(spec, dict) else ""
-
-
-def _epoch(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value) / 1000.0
-    return None
