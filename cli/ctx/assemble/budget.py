@@ -209,9 +209,12 @@ class Packer:
         # ranking worth about twice the budget (store-time counts, no re-tokenizing the graph).
         wanted, running = [], 0
         for c in pool:
-            if c.seed or running < 2 * avail + 200:
+            if c.seed:
                 wanted.append(c)
-                running += c.store_tokens
+            elif running < 2 * avail + 200:
+                wanted.append(c)
+                # A node can never use more than the whole budget, however long it is.
+                running += min(c.store_tokens, avail)
         self.load_bodies(wanted)
         for c in wanted:
             c.body = strip_title_heading(c.body or "", c.title)
@@ -475,32 +478,48 @@ class Packer:
     def fit(self) -> tuple[str, int]:
         options = self.grow_options()
         tries = 0
+        retries = 0
+        last_slack = 0
         best: tuple[str, int] | None = None
         while True:
             text, n = self.render_exact()
             if n > self.budget:
-                if best is not None:
-                    # The last growth overshot: undo it and try the next kind of growth.
-                    self.undo()
-                    text, n = best
-                    options = options[1:]
-                    if not options:
-                        return text, n
+                if best is None:
+                    if not self.shrink(n - self.budget):
+                        return self.last_resort()
                     continue
-                if not self.shrink(n - self.budget):
-                    return self.last_resort()
-                continue
-            best = (text, n)
-            slack = self.budget - n
+                # The last growth overshot (joining blocks can cost a token or two more than
+                # the blocks did alone): undo it and retry it a little smaller, then move on.
+                self.undo()
+                overshoot = n - self.budget
+                if retries < 3 and last_slack - overshoot - 2 > 2:
+                    retries += 1
+                    last_slack = last_slack - overshoot - 2
+                    undo = options[0](last_slack)
+                    if undo is not None:
+                        self._undo = undo
+                        continue
+                options = options[1:]
+                retries = 0
+                best_text, best_n = best
+                if not options:
+                    # Re-render the state that fitted: it is what the undo restored.
+                    return self.render_exact()
+                slack = self.budget - best_n
+            else:
+                best = (text, n)
+                slack = self.budget - n
+                retries = 0
             tries += 1
-            if slack < 3 or not options or tries > 12:
-                return best
+            if slack < 3 or not options or tries > 16:
+                return self.render_exact() if best is not None and best[1] != n else (text, n)
             undo = options[0](slack)
-            if undo is None:
+            while undo is None:
                 options = options[1:]
                 if not options:
-                    return best
-                continue
+                    return self.render_exact()
+                undo = options[0](slack)
+            last_slack = slack
             self._undo = undo
 
     def undo(self) -> None:
