@@ -86,6 +86,7 @@ def test_dwarves_brain_dates_come_from_frontmatter(run_cli, db_path):
     node = _node(db_path, "§ Devbox")
     assert node["title"] == "Devbox Map of Content"
     assert node["created"] == 1723161600.0  # date: 2024-08-09
+    assert node["updated"] == node["created"]  # one frontmatter date beats the checkout's mtime
     assert node["tags"][:3] == ["moc", "devbox", "nix"]
     assert node["fields"]["authors"] == ["bievh"]
 

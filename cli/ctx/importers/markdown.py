@@ -233,6 +233,10 @@ class MarkdownImporter(Importer):
             updated=_first_date(meta, UPDATED_KEYS),
             keys=self.note_keys(info.relpath, node_id),
         )
+        # One frontmatter date stands for both: a file's mtime says when it was checked out or
+        # synced, not when the note was written, and would make a fresh clone rank differently.
+        node.created = node.created if node.created is not None else node.updated
+        node.updated = node.updated if node.updated is not None else node.created
         declared_type = meta.get("type")
         if isinstance(declared_type, str) and _NODE_TYPE.match(declared_type.strip()):
             # `type: meeting` is how vaults say what a note is; lenses select on node types.
