@@ -126,7 +126,7 @@ def main() -> None:
         }
         report["mcp"] = anyio.run(time_session, db, topics, options.runs, arguments)
         report["cli_fresh_process"] = time_cli(db, topics[: options.cli_runs], arguments)
-    print(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

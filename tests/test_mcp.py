@@ -172,19 +172,19 @@ CONTEXT_CASES = [
 
 def test_context_returns_exactly_what_ctx_build_prints(graph: Path, env: dict[str, str], tmp_path: Path) -> None:
     require_build()
-    answers: list[str] = []
+    answers: list[list[str]] = []
 
     async def scenario(client: Client) -> None:
         for arguments, _ in CONTEXT_CASES:
             result = await client.call_tool("context", arguments)
             assert not result.is_error, text_of(result)
-            assert len(result.content) == 1
-            answers.append(text_of(result))
+            answers.append([block.text for block in result.content])
 
     with_server(graph, env, tmp_path, scenario)
-    for (arguments, argv), answer in zip(CONTEXT_CASES, answers, strict=True):
-        printed = run_ctx(env, tmp_path, "build", *argv, "--db", str(graph)).stdout
-        assert answer.encode("utf-8") == printed, f"MCP and CLI differ for {arguments}"
+    for (arguments, argv), (context, *notices) in zip(CONTEXT_CASES, answers, strict=True):
+        cli = run_ctx(env, tmp_path, "build", *argv, "--db", str(graph))
+        assert context.encode("utf-8") == cli.stdout, f"MCP and CLI differ for {arguments}"
+        assert "".join(notices).encode("utf-8") == cli.stderr, f"stderr differs for {arguments}"
 
 
 def test_search_and_show_match_the_cli(graph: Path, env: dict[str, str], tmp_path: Path) -> None:
@@ -279,6 +279,27 @@ def test_explain_comes_as_a_second_block_after_the_exact_context(
     assert explanation.encode() in cli.stderr
 
 
+def test_cli_warnings_follow_the_exact_context_in_their_own_block(
+    graph: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    require_build()
+    results: list[Any] = []
+    calls = [({"topic": "apollo", "depth": 9}, ["--depth", "9"]), ({"topic": "apollo", "max_tokens": 200}, ["-t", "200"])]
+
+    async def scenario(client: Client) -> None:
+        for arguments, _ in calls:
+            results.append(await client.call_tool("context", arguments))
+
+    with_server(graph, env, tmp_path, scenario)
+    for (_, argv), result in zip(calls, results, strict=True):
+        cli = run_ctx(env, tmp_path, "build", "apollo", *argv, "--db", str(graph))
+        context, notices = (block.text for block in result.content)
+        assert context.encode() == cli.stdout
+        assert notices.encode() == cli.stderr
+        assert notices.startswith("ctx: warning: ")
+        assert result.meta["ctx/warnings"]
+
+
 def test_private_nodes_stay_private_unless_the_server_is_started_to_include_them(
     env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -366,12 +387,24 @@ def test_sees_an_import_made_while_it_runs(graph: Path, env: dict[str, str], tmp
 
 def test_starts_without_a_graph_and_says_how_to_make_one(env: dict[str, str], tmp_path: Path) -> None:
     db = tmp_path / "later.db"
+    result: Any = None
+
+    def same_error_as_cli() -> None:
+        cli = run_ctx(env, tmp_path, "search", "apollo", "--db", str(db), check=False)
+        assert cli.returncode == 1
+        assert text_of(result) == cli.stderr.decode().rstrip("\n")
 
     async def scenario(client: Client) -> None:
+        nonlocal result
         result = await client.call_tool("search", {"query": "apollo"})
         assert result.is_error
-        cli = run_ctx(env, tmp_path, "search", "apollo", "--db", str(db), check=False)
-        assert text_of(result) == cli.stderr.decode().rstrip("\n")
+        same_error_as_cli()
+        # Not a graph at all: one clear line, the server carries on.
+        db.write_bytes(b"this is not a database" * 100)
+        result = await client.call_tool("search", {"query": "apollo"})
+        assert result.is_error and "not a usable ctx graph" in text_of(result)
+        same_error_as_cli()
+        db.unlink()
         source = write_graph(tmp_path / "g.jsonl", NODES)
         await anyio.to_thread.run_sync(
             lambda: run_ctx(env, tmp_path, "import", str(source), "--db", str(db), "--quiet")

@@ -59,8 +59,10 @@ Examples:
   {"topic": "projects/apollo.md", "depth": 1, "max_tokens": 1500, "format": "json"}
 
 Tips: the default budget (4000) suits a quick briefing; raise it for detail, lower `depth` for a
-tighter focus. Under 500 tokens you only get one-line summaries. If the topic is not found, call
-`search` to find the right title or id."""
+tighter focus. Under 500 tokens the context is summary-first (one line per related node). If the
+topic is not found, the call fails: use `search` to find the right title or id. Notices the CLI
+would print on stderr (a depth capped by the lens, a summary-only budget) come as a second text
+block after the context, outside the budget."""
 
 SEARCH_DESCRIPTION = """\
 Full-text search (BM25) over the titles, aliases and text of the nodes in the user's knowledge
@@ -137,17 +139,16 @@ class GraphHandle:
     """One long-lived connection to the graph, reopened when the file underneath is replaced.
 
     SQLite in WAL mode shows a reader every commit made by other processes, so an incremental
-    `ctx import` is visible on the next query without reopening. A file that was deleted and
-    created again (a fresh import into a new file, a restore from backup) is a different inode:
-    the old connection would keep reading the unlinked file, so we reopen. ``graph_version``
-    changes whenever an import changed something; caches keyed to the graph are dropped then.
+    `ctx import` is visible on the next query without reopening (the assembler keeps no state
+    between calls that could go stale). A file that was deleted and created again (an import into
+    a fresh file, a restore from backup) is a different inode: the old connection would go on
+    reading the unlinked file, so every call compares the inode and reopens when it changed.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
-        self._version: int | None = None
 
     def _file_identity(self) -> tuple[int, int] | None:
         try:
@@ -157,7 +158,7 @@ class GraphHandle:
         return (st.st_dev, st.st_ino)
 
     def connection(self) -> sqlite3.Connection:
-        from ctx.store.db import graph_version, open_graph
+        from ctx.store.db import open_graph
 
         identity = self._file_identity()
         if identity is None:
@@ -167,12 +168,6 @@ class GraphHandle:
             self.close()
             self._conn = open_graph(self.path)
             self._identity = identity
-        version = graph_version(self._conn)
-        if version != self._version:
-            if self._version is not None:
-                log.info("graph changed (version %s -> %s); dropping caches", self._version, version)
-            forget_graph_caches()
-            self._version = version
         return self._conn
 
     def close(self) -> None:
@@ -180,17 +175,6 @@ class GraphHandle:
             self._conn.close()
         self._conn = None
         self._identity = None
-        self._version = None
-
-
-def forget_graph_caches() -> None:
-    """Drop whatever the assembler memoizes about graph contents (it may memoize nothing)."""
-    import sys
-
-    assemble = sys.modules.get("ctx.assemble")
-    clear = getattr(assemble, "clear_caches", None)
-    if callable(clear):
-        clear()
 
 
 # --------------------------------------------------------------------------------------------
@@ -470,9 +454,13 @@ def build_server(tools: "CtxTools") -> "MCPServer":
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
     def as_result(reply: ToolReply) -> CallToolResult:
-        # The first block is the answer alone, so its bytes match the CLI's stdout; anything else
-        # (the --explain table) follows in its own block and warnings travel in _meta.
+        # The first block is the CLI's stdout alone, byte for byte (and within the budget). What
+        # the CLI writes to stderr follows in blocks of its own: warnings (a capped depth, a
+        # summary-only budget), then the --explain table. Warnings also travel in _meta.
         blocks = [TextContent(type="text", text=reply.text)]
+        if reply.warnings and not reply.is_error:
+            notices = "".join(f"ctx: warning: {line}\n" for line in reply.warnings)
+            blocks.append(TextContent(type="text", text=notices))
         blocks += [TextContent(type="text", text=text) for text in reply.extra]
         meta = {"ctx/warnings": reply.warnings} if reply.warnings else None
         return CallToolResult(content=blocks, is_error=reply.is_error, meta=meta)
@@ -489,12 +477,13 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         ] = "general",
         depth: Annotated[
             int | None,
-            Field(description="How many hops to follow from the topic (1-5). Default: the lens's "
-                  "choice, usually 2."),
+            Field(description="How many hops to walk from the topic (0-5; 0 = the topic alone). "
+                  "Default: the lens's, usually 2."),
         ] = None,
         max_tokens: Annotated[
             int,
-            Field(description="Token budget for the whole returned text; never exceeded."),
+            Field(description="Token budget (at least 50) for the whole context text; never "
+                  "exceeded."),
         ] = 4000,
         format: Annotated[
             str, Field(description='"markdown" (default) or "json".')
