@@ -8,6 +8,15 @@ from typing import Any
 
 from ctx.assemble import BuildRequest, BuildResult
 from ctx.assemble.budget import TokenCounter, explain_rows, pack
+from ctx.assemble.collect import (
+    add_recent,
+    add_siblings,
+    annotate_neighbours,
+    count_withheld,
+    private_among,
+    sibling_window,
+)
+from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.render import Document, SectionOut, explain_text
 from ctx.assemble.resolve import resolve_topics, seed_ids
@@ -43,7 +52,9 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         depth = lens.max_depth
 
     topics = tuple(t.strip() for t in request.topics if t.strip())
-    resolved = resolve_topics(conn, topics, request.include_private)
+    resolved = resolve_topics(
+        conn, topics, request.include_private, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval
+    )
     seeds = seed_ids(resolved)
     missing = [r.topic for r in resolved if not r.ids]
     for topic in missing:
@@ -56,8 +67,11 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         budget=request.max_tokens,
         fmt=request.format,
         found=bool(seeds),
-        sections=[SectionOut(s.name, s.order, s.group_by) for s in lens.sections],
+        sections=[SectionOut(s.name, s.order, s.group_by, layout=s.layout) for s in lens.sections],
         show_scores=lens.output.show_scores,
+        summary=lens.output.summary,
+        citations=lens.output.citations,
+        empty_sections=lens.output.empty_sections,
     )
     meta: dict[str, Any] = {
         "resolved": [{"topic": r.topic, "ids": list(r.ids), "how": r.how} for r in resolved],
@@ -76,17 +90,34 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         return neighbour_ranker(lens, light, reference)(options)
 
     walked = walk(conn, lens, seeds, depth, rank_neighbours, request.include_private)
+    window = sibling_window(lens)
+    sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
+    recent = add_recent(conn, lens, walked, reference, request.include_private)
     similarity, similarity_note = compute_similarity(conn, request, seeds, sorted(walked.reached))
     extras: set[str] = set()
     if lens.semantic.top_k > 0:
         for node_id, _sim in semantic_extras(
             conn, request, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity
         ):
+            if node_id in walked.reached:
+                continue
             walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
             extras.add(node_id)
+    if not request.include_private:
+        # Whatever a collector proposes, a private node never becomes a candidate.
+        for node_id in private_among(conn, walked.reached):
+            del walked.reached[node_id]
+            extras.discard(node_id)
+            recent.discard(node_id)
     candidates = enrich(conn, walked, lens, request.include_fields)
+    relevance = {i: r.relevance_of(i) for r in resolved for i in r.ids}
     for c in candidates:
         c.semantic = c.id in extras
+        c.recent = c.id in recent and not c.seed and not c.path
+        c.sibling_offset = sibling_offsets.get(c.id)
+        if c.seed:
+            c.relevance = relevance.get(c.id, 1.0)
+    annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
     ranked = score_candidates(candidates, lens, similarity, reference)
     assign_sections(ranked, lens.sections)
 
@@ -102,6 +133,27 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         warnings.append(note)
     if missing:
         doc.notes.append("not found: " + ", ".join(repr(t) for t in missing))
+    if lens.output.empty_sections:
+        for section in lens.sections:
+            if section.select.semantic and similarity is None:
+                doc.empty_notes[section.name] = similarity_note
+            elif section.select.semantic and not extras:
+                doc.empty_notes[section.name] = "no node similar enough to the topic outside the walk"
+            elif section.select.recent:
+                doc.empty_notes[section.name] = f"nothing edited in the {lens.activity.hours:g} hours before the graph's newest update"
+    if lens.cycles:
+        cycles = find_cycles(conn, [c.id for c in ranked], lens.cycles)
+        meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
+        for cycle in cycles:
+            doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
+    if not request.include_private:
+        hidden_matches = {
+            i for r in resolve_topics(conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval) for i in r.ids
+        }
+        withheld = count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in ranked])
+        meta["withheld_private"] = withheld
+        if withheld:
+            doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")
     meta.update(
         {
             "scoring": {

@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctx.assemble import render_extras as extras
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.citations import citation_map
 
 FULL, SHORTENED, SUMMARY = "full", "shortened", "summarized"
 ELLIPSIS = " …"
@@ -31,6 +33,7 @@ class SectionOut:
     order: str
     group_by: str
     items: list[Item] = field(default_factory=list)
+    layout: str = "list"  # "tree": indented by hops, each node naming the one it hangs from
 
 
 @dataclass
@@ -52,6 +55,16 @@ class Document:
     summary_only: bool = False
     show_scores: bool = True
     meta: dict[str, Any] = field(default_factory=dict)  # extra JSON meta (resolution, scoring...)
+    # Lens output options (render_extras.py): a closing summary, numbered sources, and sections
+    # that got nothing shown with the reason (``empty_notes``: section name -> why).
+    summary: bool = False
+    citations: bool = False
+    empty_sections: bool = False
+    empty_notes: dict[str, str] = field(default_factory=dict)
+
+    def ordered_shown(self) -> list[Item]:
+        """Shown items in the order the output prints them."""
+        return [i for s in self.sections for i in order_items(s.items, s.order)]
 
     def shown(self) -> list[Item]:
         return [i for s in self.sections for i in s.items]
@@ -123,22 +136,33 @@ def markdown_meta_line(c: Candidate, variant: str, show_scores: bool) -> str:
 def strip_title_heading(body: str, title: str) -> str:
     """Drop a first line that only repeats the title as a heading (``# Title``): it costs tokens
     and says nothing the block's own heading does not."""
+    if body.strip() == title.strip():
+        return ""  # a body that is only its title (a claim whose title is its sentence)
     first, _, rest = body.lstrip("\n").partition("\n")
     if first.startswith("#") and first.lstrip("#").strip().lower() == title.strip().lower():
         return rest.lstrip("\n")
     return body
 
 
-def markdown_block(c: Candidate, variant: str, text: str, show_scores: bool = True, compact: bool = False) -> str:
+def markdown_block(
+    c: Candidate, variant: str, text: str, show_scores: bool = True, compact: bool = False,
+    layout: str = "list", cite: int | None = None,
+) -> str:
+    title = c.title if cite is None else extras.cited_heading(c, cite)
+    heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
     if compact:
-        lines = [f"### {c.title}", f"id: {c.id}" + (" · truncated" if variant == SHORTENED else "")]
+        lines = [heading, f"id: {c.id}" + (" · truncated" if variant == SHORTENED else "")]
     else:
-        lines = [f"### {c.title}", markdown_meta_line(c, variant, show_scores)]
-        if c.source_path:
+        lines = [heading, markdown_meta_line(c, variant, show_scores)]
+        relation = extras.relation_line(c) if layout == "tree" else None
+        if relation:
+            lines.append(relation)
+        if c.source_path and cite is None:
             lines.append(f"source: {c.source_path}")
         for name in sorted(c.fields):
             values = c.fields[name]
             lines.append(f"- {name}: {', '.join(values)}")
+        lines.extend(extras.neighbour_lines(c))
     body = text.strip("\n")
     if body:
         lines.append("")
@@ -177,8 +201,11 @@ def render_markdown(doc: Document, used: int) -> str:
     if not doc.found:
         parts.append(f"No matching nodes found for {' + '.join(repr(t) for t in doc.topics)}.")
         return "\n\n".join(parts) + "\n"
+    cites = extras.citations_for(i.cand for i in doc.ordered_shown()) if doc.citations else {}
     for section in doc.sections:
         if not section.items:
+            if doc.empty_sections:
+                parts.append(extras.empty_section_text(section.name, doc.empty_notes.get(section.name)))
             continue
         parts.append(f"## {section.name}")
         current_group: str | None = None
@@ -187,12 +214,16 @@ def render_markdown(doc: Document, used: int) -> str:
             if label is not None and label != current_group:
                 parts.append(f"**{label}**")
                 current_group = label
-            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact))
+            cite = extras.citation_number(cites, item.cand) if doc.citations else None
+            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
+                                        section.layout, cite))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
         lines.extend(markdown_summary_line(i.cand, doc.show_scores) for i in sorted(doc.also, key=lambda i: i.cand.rank))
         parts.append("\n".join(lines))
+    if doc.summary and doc.header_level < 2:
+        parts.append(extras.closing_summary_markdown(doc.sections, len(doc.also), used, doc.budget))
     return "\n\n".join(parts) + "\n"
 
 
@@ -227,6 +258,7 @@ def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: bool 
         "tokens": tokens,
         "truncated": variant == SHORTENED,
         "fields": c.fields,
+        **({"neighbours": c.neighbours} if c.neighbours else {}),
         "content": text,
     }
 
@@ -270,6 +302,17 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     if doc.header_level < 2 or doc.omitted:
         out["omitted"] = [json_omitted(c) for c in doc.omitted]
         out["omitted_count"] = doc.omitted_total
+    if doc.citations:
+        # Seed 002's research contract: numbered sources, whether anything was cut, the token total.
+        cites = extras.citations_for(i.cand for i in doc.ordered_shown())
+        by_id = {i.cand.id: i.cand for i in shown}
+        for node in nodes:
+            node["citation"] = extras.citation_number(cites, by_id[node["id"]])
+        out["citations"] = citation_map(cites)
+        out["truncated"] = any(i.variant != FULL for i in shown) or bool(doc.also) or doc.omitted_total > 0
+        out["total_tokens"] = used
+    if doc.summary and doc.header_level < 2:
+        out["summary"] = extras.closing_summary_json(doc.sections, len(doc.also), used, doc.budget)
     return out
 
 
@@ -286,10 +329,17 @@ def block_text(doc: Document, item: Item) -> str:
     if doc.fmt == "json":
         if item.variant == SUMMARY:
             return dumps(json_summary(item.cand)) + ","
-        return dumps(json_node(item.cand, item.variant, item.text, 0, item.compact)) + ","
+        node = json_node(item.cand, item.variant, item.text, 0, item.compact)
+        if doc.citations:
+            node["citation"] = 99
+        return dumps(node) + ","
     if item.variant == SUMMARY:
         return markdown_summary_line(item.cand, doc.show_scores) + "\n"
-    return markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact) + "\n\n"
+    layout = next((s.layout for s in doc.sections if s.name == item.cand.section), "list")
+    cite = None
+    if doc.citations:
+        cite = extras.citation_number(extras.citations_for(i.cand for i in doc.ordered_shown()), item.cand)
+    return markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite) + "\n\n"
 
 
 def omitted_text(c: Candidate) -> str:
