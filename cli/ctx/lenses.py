@@ -29,7 +29,10 @@ INVERSE_EDGE_NAMES: dict[str, str] = {
 CANONICAL_INVERSE: dict[str, str] = {v: k for k, v in INVERSE_EDGE_NAMES.items()}
 
 DIRECTIONS = ("out", "in", "both")
-SECTION_ORDERS = ("rank", "closest", "depth", "chronological", "reverse-chronological", "document", "sandwich", "title")
+SECTION_ORDERS = (
+    "rank", "closest", "depth", "chronological", "reverse-chronological", "document", "sandwich", "title",
+    "grouped",  # documents by their best node's rank, each document's nodes in reading order (seed 004)
+)
 GROUP_BY = ("none", "depth", "document")
 LAYOUTS = ("list", "tree")
 PATH_MODES = ("mixed", "pure")

@@ -88,6 +88,8 @@ def _sandwich(items: list[Item]) -> list[Item]:
 def order_items(items: list[Item], order: str) -> list[Item]:
     if order == "sandwich":
         return _sandwich(items)
+    if order == "grouped":
+        return extras.grouped_by_document(items)
     keys = {
         "rank": lambda i: (i.cand.rank,),
         "closest": lambda i: (i.cand.cost, i.cand.rank),
@@ -124,6 +126,8 @@ def markdown_meta_line(c: Candidate, variant: str, show_scores: bool) -> str:
         parts.append("distance: 0 (topic)")
     elif c.semantic:
         parts.append("distance: - (similar)")
+    elif c.recent:
+        parts.append("distance: - (recently edited)")
     else:
         parts.append(f"distance: {c.hops} ({_path_text(c)})")
     if show_scores:
@@ -171,7 +175,7 @@ def markdown_block(
 
 
 def markdown_summary_line(c: Candidate, show_scores: bool = True) -> str:
-    where = "topic" if c.seed else ("similar" if c.semantic else f"distance {c.hops}")
+    where = "topic" if c.seed else ("similar" if c.semantic else "recent" if c.recent else f"distance {c.hops}")
     score = f"; score {c.score:.3f}" if show_scores else ""
     return f"- {c.title} ({c.type}; id: {c.id}; {where}{score})"
 

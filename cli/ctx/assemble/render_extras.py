@@ -96,3 +96,16 @@ def closing_summary_json(sections: Sequence[_Section], also: int, used: int, bud
         "also_related": also,
         "tokens": {"used": used, "budget": budget},
     }
+
+
+def grouped_by_document(items: Sequence[Any]) -> list[Any]:
+    """Order ``grouped``: whole documents, best document first; inside one, reading order."""
+    best: dict[str, int] = {}
+    for item in items:
+        key = document_key(item.cand)
+        best[key] = min(best.get(key, item.cand.rank), item.cand.rank)
+    return sorted(
+        items,
+        key=lambda i: (best[document_key(i.cand)], document_key(i.cand), i.cand.position is None,
+                       i.cand.position or 0, i.cand.rank),
+    )
