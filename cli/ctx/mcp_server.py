@@ -90,7 +90,7 @@ LENSES_DESCRIPTION = """\
 The lenses `context` can use. A lens tunes context assembly to a kind of task: which edge types to
 follow and in which direction, how far, how to weigh them, which fields to keep and how to order
 the output (built-in: general, writing, coding, planning, meeting-prep; users and projects can add
-their own). Call with no arguments to list them with a one-line description each, or with `name`
+their own). Call with no arguments to list them, each with its description, or with `name`
 to read one lens's full definition.
 
 Examples:
