@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctx.store.outline import breadcrumb, outline_of, render_outline
+from ctx.store.outline import breadcrumb, outline_of, page_of, render_outline
 from ctx.tokens import count_tokens
 from tests.conftest import corpus_path
 
@@ -55,6 +55,7 @@ def test_outline_is_bounded_and_says_so(outline_db):
 def test_breadcrumb_runs_from_the_page_down_to_the_parent(outline_db):
     assert [c.title for c in breadcrumb(outline_db, "Plan#0.0.0")] == ["Plan", "Goals", "Ship the importer"]
     assert breadcrumb(outline_db, "Plan") == []
+    assert page_of(outline_db, "Plan#1.0") == page_of(outline_db, "Plan") == "Plan"
 
 
 def test_breadcrumb_in_a_real_tana_export(run_cli, db_path):

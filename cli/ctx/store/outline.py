@@ -99,6 +99,15 @@ def breadcrumb(conn: sqlite3.Connection, node_id: str) -> list[Crumb]:
     return crumbs
 
 
+def page_of(conn: sqlite3.Connection, node_id: str) -> str:
+    """The page a block belongs to (the top of its breadcrumb); a page is its own page.
+
+    The key to group blocks by: for JSON exports (Roam, Tana) every node shares one
+    ``source_path``, so the file cannot tell pages apart, but the outline can."""
+    crumbs = breadcrumb(conn, node_id)
+    return crumbs[0].id if crumbs else node_id
+
+
 def render_outline(outline: Outline, indent: str = "  ") -> str:
     """Markdown bullets, one per block, its first line only; continuation lines indented under it."""
     lines = []
