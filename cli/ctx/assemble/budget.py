@@ -109,7 +109,7 @@ class Packer:
         self.min_short = lens.output.min_shortened_tokens
         self.section_of = {s.name: s for s in doc.sections}
         self.placed: dict[str, Item] = {}  # id -> item shown in a section
-        self.compact_seeds = False
+        self.compact_seeds = 0
         self.has_body: set[str] = set()
         self.body_tokens: dict[str, int] = {}
 
@@ -124,7 +124,7 @@ class Packer:
         return self.body_tokens[c.id]
 
     def shortened_item(
-        self, c: Candidate, block_budget: int, *, force: bool = False, compact: bool = False,
+        self, c: Candidate, block_budget: int, *, force: bool = False, compact: int = 0,
         min_tokens: int | None = None,
     ) -> Item | None:
         """The largest version of ``c`` whose block fits ``block_budget`` (FULL if all of it does).
@@ -303,9 +303,9 @@ class Packer:
         seeds = [c for c in pool if c.seed]
         seed_overhead = sum(self.cost(Item(c, SHORTENED, "")) for c in seeds)
         # At tiny budgets the seed's metadata lines would crowd out everything: title and id only.
-        self.compact_seeds = seed_overhead > avail * 0.4
+        self.compact_seeds = 1 if seed_overhead > avail * 0.4 else 0
         if self.compact_seeds:
-            seed_overhead = sum(self.cost(Item(c, SHORTENED, "", compact=True)) for c in seeds)
+            seed_overhead = sum(self.cost(Item(c, SHORTENED, "", compact=1)) for c in seeds)
         headings = sum(self.heading_cost(n) for n in {c.section for c in seeds})
         room = avail - seed_overhead - headings
         others = [c for c in pool if not c.seed]
@@ -383,11 +383,14 @@ class Packer:
                     return True
                 self.place(Item(item.cand, SHORTENED, "", compact=item.compact))
                 return True
-        for item in shown:  # then their metadata: title and id still say what the topic is
+        for item in shown:  # then their metadata: the title and id still say what the topic is
             if not item.compact:
-                self.place(Item(item.cand, SHORTENED, "", compact=True))
+                self.place(Item(item.cand, SHORTENED, "", compact=1))
                 return True
-        if doc.header_level < 2:
+            if item.compact == 1 and doc.header_level >= 3:
+                self.place(Item(item.cand, SHORTENED, "", compact=2))
+                return True
+        if doc.header_level < 3:
             doc.header_level += 1
             return True
         if doc.notes:
@@ -401,8 +404,14 @@ class Packer:
             return True
         return False
 
+    def seeds_missing(self) -> bool:
+        return any(c.seed and c.section is not None and c.id not in self.placed for c in self.ranked)
+
     def grow_options(self) -> list[Callable[[int], Callable[[], None] | None]]:
-        """Ways to use slack, best first; each returns an undo, or None if it could not help."""
+        """Ways to use slack, best first; each returns an undo, or None if it could not help.
+
+        Nothing else may take the room a seed could not fit in: the output then stays short.
+        """
 
         def enlarge_shortened(slack: int) -> Callable[[], None] | None:
             for item in sorted(self.placed.values(), key=lambda i: i.cand.rank):
@@ -419,6 +428,8 @@ class Packer:
         def add_shortened(slack: int) -> Callable[[], None] | None:
             # Also in summary-only mode: once every related node has its line, spare room is
             # better spent on the best node's text than left empty.
+            if self.seeds_missing():
+                return None
             tried = 0
             for c in self.ranked:
                 if c.id in self.placed or c.section is None or c.id not in self.has_body or c.reason.startswith("beyond"):
@@ -444,6 +455,8 @@ class Packer:
             return None
 
         def add_summaries(slack: int) -> Callable[[], None] | None:
+            if self.seeds_missing():
+                return None
             listed = {i.cand.id for i in self.doc.also}
             rest = [c for c in self.ranked if c.id not in self.placed and c.id not in listed
                     and c.section is not None and not c.reason.startswith("beyond")]
@@ -528,7 +541,7 @@ class Packer:
     def last_resort(self) -> tuple[str, int]:
         self.doc.sections = [type(s)(s.name, s.order, s.group_by) for s in self.doc.sections]
         self.doc.also, self.doc.omitted, self.doc.notes = [], [], []
-        self.doc.header_level, self.doc.label = 2, self.doc.label[:12]
+        self.doc.header_level, self.doc.label = 3, self.doc.label[:12]
         return self.render_exact()
 
 

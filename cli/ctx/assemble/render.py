@@ -24,7 +24,7 @@ class Item:
     variant: str  # FULL, SHORTENED or SUMMARY
     text: str = ""  # the body as shown (FULL/SHORTENED)
     tokens: int = 0  # what this item's block costs (set by the packer when it places it)
-    compact: bool = False  # tiny budgets: title and id only, no metadata lines
+    compact: int = 0  # tiny budgets: 1 = title and id only, 2 = the title alone
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Document:
     also: list[Item] = field(default_factory=list)
     omitted: list[Candidate] = field(default_factory=list)  # listed in JSON (may be capped)
     candidates_total: int = 0  # every candidate the walk produced (seeds included)
-    header_level: int = 0  # 0 full, 1 compact, 2 minimal: small budgets get smaller headers
+    header_level: int = 0  # 0 full, 1 compact, 2 minimal, 3 bare: small budgets get smaller headers
     notes: list[str] = field(default_factory=list)  # header lines: scoring, fallbacks, caps
     summary_only: bool = False
     show_scores: bool = True
@@ -149,12 +149,14 @@ def strip_title_heading(body: str, title: str) -> str:
 
 
 def markdown_block(
-    c: Candidate, variant: str, text: str, show_scores: bool = True, compact: bool = False,
+    c: Candidate, variant: str, text: str, show_scores: bool = True, compact: int = 0,
     layout: str = "list", cite: int | None = None,
 ) -> str:
     title = c.title if cite is None else extras.cited_heading(c, cite)
     heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
-    if compact:
+    if compact >= 2:
+        lines = [heading]
+    elif compact:
         lines = [heading, f"id: {c.id}" + (" · truncated" if variant == SHORTENED else "")]
     else:
         lines = [heading, markdown_meta_line(c, variant, show_scores)]
@@ -185,7 +187,9 @@ def _clip(text: str, limit: int) -> str:
 
 
 def markdown_header(doc: Document, used: int) -> str:
-    if doc.header_level >= 2:
+    if doc.header_level >= 3:
+        return f"({used}/{doc.budget} tokens)"  # last resort before the seed itself would go
+    if doc.header_level == 2:
         return f"# {_clip(doc.label, 40)} ({used}/{doc.budget} tokens)"
     lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if doc.header_level == 1:
@@ -239,10 +243,10 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: bool = False) -> dict[str, Any]:
+def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0) -> dict[str, Any]:
     if compact:
         # Tiny budgets: what identifies the node and its text; nothing else fits next to it.
-        node: dict[str, Any] = {"id": c.id, "title": c.title, "distance": c.hops, "score": c.score}
+        node: dict[str, Any] = {"id": c.id} if compact >= 2 else {"id": c.id, "title": c.title}
         if text:
             node["content"] = text
         return node
@@ -291,6 +295,8 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         meta.update(doc.meta)
     elif doc.header_level == 2:
         meta = {"lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
+    elif doc.header_level >= 3:
+        meta = {"tokens": {"used": used, "budget": doc.budget}}
     nodes = []
     for section in doc.sections:
         for item in order_items(section.items, section.order):
