@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from ctx.errors import CtxError, NoGraphError, NotFoundError, UsageError
+from ctx.errors import CtxError, NoGraphError
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -273,44 +273,12 @@ class CtxTools:
         return self._guarded(self._search, query, limit, format)
 
     def _search(self, query: str, limit: int, format: str) -> ToolReply:
-        from ctx.store.reads import count_private_matches, search
+        from ctx.inspection import search_report
 
-        check_format(format)
-        if limit < 1:
-            raise UsageError(f"--limit must be at least 1, not {limit}")
-        conn = self.graph.connection()
-        hits = search(conn, query, limit=limit, include_private=self.include_private)
-        withheld = 0 if self.include_private else count_private_matches(conn, query)
-        if format == "json":
-            return ToolReply(
-                json_document(
-                    {
-                        "query": query,
-                        "count": len(hits),
-                        "withheld_private": withheld,
-                        "results": [
-                            {
-                                "id": h.id,
-                                "title": h.title,
-                                "type": h.type,
-                                "source_path": h.source_path,
-                                "score": round(h.score, 6),
-                                "snippet": h.snippet,
-                            }
-                            for h in hits
-                        ],
-                    }
-                )
-            )
-        warnings = [f"{withheld} private node(s) matched and were withheld"] if withheld else []
-        if not hits:
-            return ToolReply(f"no matches for {query!r}\n", warnings=warnings)
-        lines: list[str] = []
-        for rank, hit in enumerate(hits, start=1):
-            lines.append(f"{rank:>2}. {hit.title}  [{hit.id}]  score {hit.score:.2f}")
-            if hit.snippet:
-                lines.append("    " + " ".join(hit.snippet.split()))
-        return ToolReply("\n".join(lines) + "\n", warnings=warnings)
+        report = search_report(
+            self.graph.connection(), query, limit=limit, fmt=format, include_private=self.include_private
+        )
+        return ToolReply(report.text, warnings=report.warnings)
 
     # -- show ----------------------------------------------------------------------------------
 
@@ -318,21 +286,12 @@ class CtxTools:
         return self._guarded(self._show, node, format)
 
     def _show(self, node: str, format: str) -> ToolReply:
-        from ctx.store.reads import edges_of, get_node, resolve_one
+        from ctx.inspection import show_report
 
-        check_format(format)
-        conn = self.graph.connection()
-        private = self.include_private
-        node_id = resolve_one(conn, node, include_private=private)
-        found = get_node(conn, node_id, include_private=private) if node_id else None
-        if found is None:
-            hidden = not private and resolve_one(conn, node, include_private=True) is not None
-            suffix = " (a private node matches; --include-private shows it)" if hidden else ""
-            raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
-        edges = edges_of(conn, found.id, include_private=private)
-        if format == "json":
-            return ToolReply(json_document(node_document(found, edges)))
-        return ToolReply(node_text(found, edges))
+        report = show_report(
+            self.graph.connection(), node, fmt=format, include_private=self.include_private
+        )
+        return ToolReply(report.text, warnings=report.warnings)
 
     # -- lenses --------------------------------------------------------------------------------
 
@@ -364,76 +323,6 @@ class CtxTools:
 
 def not_found_message(topics: tuple[str, ...]) -> str:
     return "no node matches " + ", ".join(repr(t) for t in topics)
-
-
-def check_format(fmt: str) -> None:
-    if fmt not in ("text", "json", "markdown"):
-        raise UsageError(f"--format must be text or json, not {fmt!r}")
-
-
-def json_document(data: Any) -> str:
-    """One JSON document, byte for byte what the CLI prints when piped."""
-    import json
-
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-
-
-def _when(epoch: float | None) -> str:
-    import datetime as dt
-
-    if epoch is None:
-        return "-"
-    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def node_document(node: Any, edges: list[Any]) -> dict[str, Any]:
-    return {
-        "id": node.id,
-        "title": node.title,
-        "type": node.type,
-        "tags": node.tags,
-        "aliases": node.aliases,
-        "fields": node.fields,
-        "source_path": node.source_path,
-        "parent_id": node.parent_id,
-        "created": node.created,
-        "updated": node.updated,
-        "tokens": node.tokens,
-        "body": node.body,
-        "edges": [
-            {
-                "type": e.type,
-                "direction": e.direction,
-                "id": e.other_id,
-                "title": e.other_title,
-                "unresolved": e.other_id is None,
-                "target": e.target,
-                "label": e.label,
-            }
-            for e in edges
-        ],
-    }
-
-
-def node_text(node: Any, edges: list[Any]) -> str:
-    lines = [f"# {node.title}", "", f"id: {node.id}", f"type: {node.type}"]
-    if node.tags:
-        lines.append("tags: " + ", ".join(f"#{t}" for t in node.tags))
-    if node.aliases:
-        lines.append("aliases: " + ", ".join(node.aliases))
-    if node.source_path:
-        lines.append(f"source: {node.source_path}")
-    lines.append(f"created: {_when(node.created)}  updated: {_when(node.updated)}")
-    lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in node.fields.items()]
-    if node.body.strip():
-        lines += ["", node.body.rstrip()]
-    if edges:
-        lines += ["", "## Edges"]
-        for e in edges:
-            arrow = "->" if e.direction == "out" else "<-"
-            other = f"{e.other_title} ({e.other_id})" if e.other_id else f"{e.target} (unresolved)"
-            lines.append(f"- {e.type} {arrow} {other}")
-    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------

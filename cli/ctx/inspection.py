@@ -1,0 +1,163 @@
+"""What `ctx search`, `ctx show` and `ctx stats` answer, as text or JSON.
+
+The CLI and the MCP server both print these reports, so an agent and a person at a terminal get
+the same bytes for the same question and DB state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctx.errors import NotFoundError, UsageError
+
+FORMATS = ("text", "json")
+
+
+@dataclass
+class Report:
+    text: str  # exactly what goes to stdout
+    data: Any = None  # the JSON document, when the format is json
+    warnings: list[str] = field(default_factory=list)  # one-line notices for stderr
+
+
+def check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise UsageError(f"--format must be text or json, not {fmt!r}")
+
+
+def json_document(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | None = None) -> Report:
+    if fmt == "json":
+        return Report(json_document(data), data, [])
+    return Report(text, None, warnings or [])
+
+
+def search_report(
+    conn: sqlite3.Connection, query: str, *, limit: int, fmt: str, include_private: bool
+) -> Report:
+    from ctx.store.reads import count_private_matches, search
+
+    check_format(fmt)
+    if limit < 1:
+        raise UsageError(f"--limit must be at least 1, not {limit}")
+    hits = search(conn, query, limit=limit, include_private=include_private)
+    withheld = 0 if include_private else count_private_matches(conn, query)
+    data = {
+        "query": query,
+        "count": len(hits),
+        "withheld_private": withheld,
+        "results": [
+            {
+                "id": h.id,
+                "title": h.title,
+                "type": h.type,
+                "source_path": h.source_path,
+                "score": round(h.score, 6),
+                "snippet": h.snippet,
+            }
+            for h in hits
+        ],
+    }
+    lines = []
+    for rank, hit in enumerate(hits, start=1):
+        lines.append(f"{rank:>2}. {hit.title}  [{hit.id}]  score {hit.score:.2f}")
+        if hit.snippet:
+            lines.append("    " + " ".join(hit.snippet.split()))
+    text = "\n".join(lines) + "\n" if lines else f"no matches for {query!r}\n"
+    warnings = (
+        [f"{withheld} private node(s) matched and were withheld (--include-private shows them)"]
+        if withheld
+        else []
+    )
+    return _report(fmt, data, text, warnings)
+
+
+def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_private: bool) -> Report:
+    from ctx.store.reads import edges_of, get_node, resolve_one
+
+    check_format(fmt)
+    node_id = resolve_one(conn, node, include_private=include_private)
+    found = get_node(conn, node_id, include_private=include_private) if node_id else None
+    if found is None:
+        hidden = not include_private and resolve_one(conn, node, include_private=True) is not None
+        suffix = " (a private node matches; --include-private shows it)" if hidden else ""
+        raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
+    edges = edges_of(conn, found.id, include_private=include_private)
+    data = {
+        "id": found.id,
+        "title": found.title,
+        "type": found.type,
+        "tags": found.tags,
+        "aliases": found.aliases,
+        "fields": found.fields,
+        "source_path": found.source_path,
+        "parent_id": found.parent_id,
+        "created": found.created,
+        "updated": found.updated,
+        "tokens": found.tokens,
+        "body": found.body,
+        "edges": [
+            {
+                "type": e.type,
+                "direction": e.direction,
+                "id": e.other_id,
+                "title": e.other_title,
+                "unresolved": e.other_id is None,
+                "target": e.target,
+                "label": e.label,
+            }
+            for e in edges
+        ],
+    }
+    lines = [f"# {found.title}", "", f"id: {found.id}", f"type: {found.type}"]
+    if found.tags:
+        lines.append("tags: " + ", ".join(f"#{t}" for t in found.tags))
+    if found.aliases:
+        lines.append("aliases: " + ", ".join(found.aliases))
+    if found.source_path:
+        lines.append(f"source: {found.source_path}")
+    lines.append(f"created: {_when(found.created)}  updated: {_when(found.updated)}")
+    lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in found.fields.items()]
+    if found.body.strip():
+        lines += ["", found.body.rstrip()]
+    if edges:
+        lines += ["", "## Edges"]
+        for e in edges:
+            arrow = "->" if e.direction == "out" else "<-"
+            other = f"{e.other_title} ({e.other_id})" if e.other_id else f"{e.target} (unresolved)"
+            lines.append(f"- {e.type} {arrow} {other}")
+    return _report(fmt, data, "\n".join(lines) + "\n")
+
+
+def stats_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
+    from ctx.store.reads import stats
+
+    check_format(fmt)
+    data = stats(conn)
+    lines = [f"nodes: {data['nodes']}"]
+    lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
+    lines.append(f"edges: {data['edges_total']}")
+    lines += [f"  {t}: {n}" for t, n in data["edges"].items()]
+    lines.append(f"unresolved links: {data['unresolved_links']}")
+    lines.append(f"private nodes: {data['private_nodes']} (withheld from every output by default)")
+    lines.append(f"sources: {len(data['sources'])}")
+    lines += [
+        f"  [{s['id']}] {s['root']} ({s['format']}): {s['nodes']} nodes from {s['files']} files,"
+        f" imported {_when(s['imported_at'])}"
+        for s in data["sources"]
+    ]
+    lines.append(f"last import: {_when(data['last_import'])}")
+    return _report(fmt, data, "\n".join(lines) + "\n")
