@@ -47,6 +47,16 @@ def topic_vector(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVec
     return combine(parts)
 
 
+NO_VECTORS_IN_GRAPH_NOTE = "no embeddings in this graph (run `ctx embed`)"
+
+
+def _graph_has_embeddings(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:  # a graph from before the embeddings table existed
+        return False
+
+
 def compute_similarity(
     conn: sqlite3.Connection,
     request: "BuildRequest",
@@ -59,6 +69,9 @@ def compute_similarity(
     values for every candidate id (0.0 where a node has no up-to-date vector); a short note naming
     the model, how the topic vector was found, and any fallback.
     """
+    if not _graph_has_embeddings(conn):
+        # Decided with one SQL probe, so a graph without vectors never pays for importing numpy.
+        return None, NO_VECTORS_IN_GRAPH_NOTE
     from ctx.semantic.topic import similarities
 
     topic = topic_vector(conn, request)
