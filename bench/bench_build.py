@@ -1,0 +1,150 @@
+"""Benchmark `ctx build` on obsidian-dwarves-brain (884 notes): cold wall time, imports, budget use.
+
+    python bench/bench_build.py                 # uses ../shared/corpora/obsidian-dwarves-brain
+    python bench/bench_build.py --runs 15 --pairs 200
+
+Prints:
+* cold wall time of `ctx build` in a new process (process start included), median of --runs, for
+  depth 2 and depth 5 at 4,000 tokens, for an ID topic (the most linked-to note);
+* whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich) on that path;
+* budget utilisation over --pairs random (topic, budget) pairs, both formats: min and median of
+  used/budget where the candidates exceeded the budget, and overruns (must be 0). Budgets are drawn
+  log-uniformly from 500..16,000 (the summary-first range below 500 is reported separately).
+Never a timed test: figures depend on the machine and its load (the load average is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "obsidian-dwarves-brain"
+
+
+def ctx_executable() -> str:
+    found = shutil.which("ctx")
+    if found is None:
+        sys.exit("ctx is not on PATH (pip install -e . first)")
+    return found
+
+
+def import_corpus(corpus: Path, db: Path) -> None:
+    subprocess.run([ctx_executable(), "import", str(corpus), "--db", str(db)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def hub_topic(db: Path) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    row = conn.execute(
+        "SELECT e.dst FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.type = 'link' AND n.type != 'tag'"
+        " AND n.private = 0 GROUP BY e.dst ORDER BY COUNT(*) DESC, e.dst LIMIT 1"
+    ).fetchone()
+    return row[0]
+
+
+def cold_times(db: Path, topic: str, depth: int, runs: int) -> list[float]:
+    argv = [ctx_executable(), "build", topic, "--depth", str(depth), "--max-tokens", "4000", "--db", str(db)]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm caches
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def heavy_imports(db: Path, topic: str) -> dict[str, bool]:
+    code = (
+        "import sys; sys.argv = ['ctx', 'build', %r, '--db', %r]\n"
+        "from ctx.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    ) % (topic, str(db))
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
+    names = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    return {mod: any(n == mod or n.startswith(mod + ".") for n in names)
+            for mod in ("torch", "sentence_transformers", "numpy", "rich", "sqlite_utils")}
+
+
+def utilisation(db: Path, pairs: int, seed: int) -> dict[str, object]:
+    from ctx.assemble import BuildRequest, build_context
+    from ctx.store import open_graph
+    from ctx.tokens import count_tokens
+
+    conn = open_graph(db)
+    ids = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE private = 0 ORDER BY id")]
+    rng = random.Random(seed)
+    ratios: list[float] = []
+    small: list[float] = []
+    overruns = 0
+    worst = None
+    for i in range(pairs):
+        topic = rng.choice(ids)
+        fmt = ("markdown", "json")[i % 2]
+        budget = int(math.exp(rng.uniform(math.log(500), math.log(16000))))
+        result = build_context(conn, BuildRequest((topic,), max_tokens=budget, format=fmt))
+        used = count_tokens(result.text)
+        overruns += used > budget
+        if result.meta.get("store_tokens", 0) > budget:
+            ratios.append(used / budget)
+            if worst is None or used / budget < worst[0]:
+                worst = (used / budget, topic, budget, fmt)
+        tiny = rng.randint(50, 499)
+        result = build_context(conn, BuildRequest((topic,), max_tokens=tiny, format=fmt))
+        used = count_tokens(result.text)
+        overruns += used > tiny
+        if result.meta.get("store_tokens", 0) > tiny:
+            small.append(used / tiny)
+    return {
+        "pairs": pairs,
+        "exceeded": len(ratios),
+        "min": min(ratios) if ratios else None,
+        "median": statistics.median(ratios) if ratios else None,
+        "worst": worst,
+        "small_min": min(small) if small else None,
+        "small_median": statistics.median(small) if small else None,
+        "overruns": overruns,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--pairs", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+    if not args.corpus.exists():
+        sys.exit(f"corpus not found: {args.corpus}")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "graph.db"
+        import_corpus(args.corpus, db)
+        topic = hub_topic(db)
+        print(f"corpus: {args.corpus.name}; topic: {topic!r}; load average: {os.getloadavg()[0]:.2f}")
+        for depth in (2, 5):
+            times = cold_times(db, topic, depth, args.runs)
+            print(f"cold ctx build, depth {depth}, 4000 tokens: median {statistics.median(times):.3f} s"
+                  f" (min {min(times):.3f}, max {max(times):.3f}, n={len(times)})")
+        imports = heavy_imports(db, topic)
+        print("imports on the build path: " + ", ".join(f"{m}={'yes' if v else 'no'}" for m, v in imports.items()))
+        u = utilisation(db, args.pairs, args.seed)
+        print(f"budget utilisation over {u['pairs']} random (topic, budget 500..16000) pairs, both formats:"
+              f" {u['exceeded']} exceeded their budget; used/budget min {u['min']:.3f},"
+              f" median {u['median']:.3f}; worst {u['worst']}")
+        print(f"budgets 50..499 (summary-first): min {u['small_min']:.3f}, median {u['small_median']:.3f}")
+        print(f"overruns (stdout tokens > budget): {u['overruns']}")
+
+
+if __name__ == "__main__":
+    main()
