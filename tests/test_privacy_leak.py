@@ -1,0 +1,132 @@
+"""Leak test: private content never reaches any output of any command in any format.
+
+Private nodes of every kind are planted next to the demo vault and the claims graph, each carrying a
+unique marker word: a frontmatter-tagged note, an inline #private note, a `private: true` field, a
+note below a private parent (Logseq page), and a private claim supporting a public one. Then every
+command (`build` with every lens, topic and format, `--explain`; `search`; `show`; `stats`; the MCP
+tools) must print none of the markers, while `--include-private` shows them (the test can fail).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+MARKERS = ("QUOKKAZEBRA7731", "PANGOLINFIG4402", "OKAPIMANGO9158", "NARWHALKIWI2290", "AXOLOTLPLUM5563")
+LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research")
+TOPICS = (
+    "Secret Acquisition",  # a private note's exact title
+    "p01",  # a private claim's id
+    "zorblat",  # a word only private content contains (the markers themselves would be echoed back)
+    "Public Memo",  # a public note that links to the private one
+    "c06",  # a public claim a private claim supports
+    "Project Apollo",
+    "Board salary",  # words of the inline-#private note's title
+)
+
+
+@pytest.fixture(scope="module")
+def leaky_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("leak")
+    vault = root / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    (vault / "Secret Acquisition.md").write_text(
+        f"---\ntags: [private]\n---\n# Secret Acquisition\n\nWe plan to buy Northwind zorblat. {MARKERS[0]}.\n"
+        "See [[Project Apollo]].\n", encoding="utf-8")
+    (vault / "Public Memo.md").write_text(
+        "# Public Memo\n\nBackground in [[Secret Acquisition]]; launch status in [[Project Apollo]].\n",
+        encoding="utf-8")
+    (vault / "Board salary review.md").write_text(
+        f"# Board salary review\n\n#private Salaries for 2026 zorblat. {MARKERS[1]}\n", encoding="utf-8")
+    (vault / "Health note.md").write_text(
+        f"---\nprivate: true\n---\nMy doctor's appointment about Project Apollo stress. {MARKERS[2]}\n",
+        encoding="utf-8")
+    claims = root / "claims.jsonl"
+    lines = (FIXTURES / "claims.jsonl").read_text(encoding="utf-8").splitlines()
+    lines.append(json.dumps({"id": "p01", "content": f"Leaked budget memo says the city will cut trees. {MARKERS[3]}",
+                             "type": "reference", "tags": ["private"], "supports": ["c06"],
+                             "updated": "2026-04-06T10:00:00Z"}))
+    claims.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    logseq = root / "logseq" / "pages"
+    logseq.mkdir(parents=True)
+    (logseq / "Diary.md").write_text(
+        f"- Public thoughts about Project Apollo\n- Private thoughts #private\n  - nested detail {MARKERS[4]}\n",
+        encoding="utf-8")
+    db = root / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    import_path(conn, claims)
+    import_path(conn, root / "logseq", format="logseq")
+    assert conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0] >= 5
+    conn.close()
+    return db
+
+
+def assert_clean(text: str, where: str) -> None:
+    for marker in MARKERS:
+        assert marker not in text, f"{marker} leaked in {where}"
+
+
+@pytest.mark.parametrize("lens", LENSES)
+def test_build_never_shows_private_content(run_cli, leaky_db, lens):
+    for topic in TOPICS:
+        for fmt in ("markdown", "json"):
+            for budget in ("300", "4000"):
+                result = run_cli("build", topic, "--lens", lens, "--format", fmt, "--max-tokens", budget,
+                                 "--explain", db=leaky_db)
+                assert result.exit_code in (0, 3), result.stderr
+                assert_clean(result.stdout + result.stderr, f"build {topic!r} --lens {lens} {fmt} {budget}")
+
+
+def test_search_show_stats_never_show_private_content(run_cli, leaky_db):
+    for fmt in ("text", "json"):
+        for query in ("zorblat", "Secret Acquisition", "Board salary", "budget memo", "private thoughts", "nested detail"):
+            result = run_cli("search", query, "--format", fmt, db=leaky_db)
+            assert_clean(result.stdout + result.stderr, f"search {query!r} {fmt}")
+        for node in ("Secret Acquisition", "p01", "Board salary review", "Health note", "Public Memo", "c06"):
+            result = run_cli("show", node, "--format", fmt, db=leaky_db)
+            assert_clean(result.stdout + result.stderr, f"show {node!r} {fmt}")
+        result = run_cli("stats", "--format", fmt, db=leaky_db)
+        assert_clean(result.stdout + result.stderr, f"stats {fmt}")
+
+
+def test_mcp_tools_never_show_private_content(leaky_db):
+    pytest.importorskip("mcp")
+    from ctx.mcp_server import CtxTools
+
+    tools = CtxTools(leaky_db)
+    replies = []
+    for topic in TOPICS:
+        for lens in ("general", "claims", "research"):
+            for fmt in ("markdown", "json"):
+                replies.append(tools.context(topic, lens=lens, format=fmt, explain=True))
+    for query in ("zorblat", "Secret Acquisition", "nested detail"):
+        replies += [tools.search(query), tools.search(query, format="json")]
+    for node in ("Secret Acquisition", "p01", "Health note"):
+        replies += [tools.show(node), tools.show(node, format="json")]
+    for reply in replies:
+        assert_clean(reply.text + "".join(reply.warnings) + "".join(getattr(reply, "extra", []) or []), "mcp")
+
+
+def test_withheld_count_is_reported_in_markdown_and_json(run_cli, leaky_db):
+    md = run_cli("build", "Public Memo", db=leaky_db).stdout
+    assert "private node(s) withheld" in md
+    doc = json.loads(run_cli("build", "c06", "--lens", "claims", "--format", "json", db=leaky_db).stdout)
+    assert doc["meta"]["withheld_private"] >= 1
+    assert "p01" not in doc["nodes"][0]["neighbours"].get("supported_by", [])
+
+
+def test_include_private_shows_them_so_this_test_can_fail(run_cli, leaky_db):
+    out = run_cli("build", "Secret Acquisition", "--include-private", db=leaky_db).stdout
+    assert MARKERS[0] in out
+    out = run_cli("build", "c06", "--lens", "claims", "--include-private", "--max-tokens", "8000", db=leaky_db).stdout
+    assert MARKERS[3] in out
+    assert "Secret Acquisition" in run_cli("search", "zorblat", "--include-private", db=leaky_db).stdout
