@@ -123,6 +123,8 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=0, help="only the first N questions")
     parser.add_argument("--subprocess", action="store_true", help="run `ctx build` as a process")
     parser.add_argument("--json", type=Path, help="also write per-question results here")
+    parser.add_argument("--lens", action="append", default=[], metavar="CONFIG=FILE",
+                        help="use another lens file for a configuration (for tuning)")
     args = parser.parse_args()
 
     if not MUSIQUE.exists():
@@ -133,6 +135,7 @@ def main() -> int:
     dbs = prepare(args.workdir, env)
     budgets = [int(b) for b in args.budgets.split(",")]
     configs = [c for c in args.configs.split(",") if c]
+    overrides = dict(item.split("=", 1) for item in args.lens)
     questions = [json.loads(line) for line in (MUSIQUE / "questions.jsonl").read_text().splitlines() if line]
     if args.questions:
         questions = questions[: args.questions]
@@ -145,7 +148,7 @@ def main() -> int:
     rows = []
     for config in configs:
         variant, lens_file = CONFIGS[config]
-        lens = LENSES / lens_file
+        lens = Path(overrides[config]) if config in overrides else LENSES / lens_file
         for q in questions:
             for budget in budgets:
                 started = time.perf_counter()

@@ -96,13 +96,15 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     similarity, similarity_note = compute_similarity(conn, request, seeds, sorted(walked.reached))
     extras: set[str] = set()
     if lens.semantic.top_k > 0:
-        for node_id, _sim in semantic_extras(
+        for node_id, sim in semantic_extras(
             conn, request, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity
         ):
             if node_id in walked.reached:
                 continue
             walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
             extras.add(node_id)
+            if similarity is not None:
+                similarity[node_id] = sim  # found by similarity: it is what ranks them
     if not request.include_private:
         # Whatever a collector proposes, a private node never becomes a candidate.
         for node_id in private_among(conn, walked.reached):
