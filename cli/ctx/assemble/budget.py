@@ -296,7 +296,9 @@ class Packer:
                 content -= allot - (room + (0 if placed_here else heading))
             else:
                 carry = room + (0 if placed_here else heading)
-        skipped += [c for c in pool if c.id not in self.placed and c not in skipped and not c.reason]
+        # Membership by id: comparing Candidate dataclasses field by field was quadratic (10k claims).
+        skipped_ids = {c.id for c in skipped}
+        skipped += [c for c in pool if c.id not in self.placed and c.id not in skipped_ids and not c.reason]
         self.fill_summaries(sorted(skipped, key=lambda c: c.rank), reserve + carry)
 
     def plan_summary_only(self, pool: list[Candidate], avail: int) -> None:
