@@ -71,9 +71,16 @@ def _document_key(c: Candidate) -> str:
 
 def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
     """``score``: best first. ``greedy``: whole documents at a time, best document first.
-    ``interleaved``: round-robin across documents, best document first."""
+    ``interleaved``: round-robin across documents, best document first. ``density``: value per
+    token (score over the square root of the store-time size), so many short, relevant nodes can
+    beat one long one; seeds stay first."""
     if strategy == "score" or len(members) < 2:
         return members
+    if strategy == "density":
+        def per_token(c: Candidate) -> tuple[bool, float, int]:
+            return (not c.seed, -c.score / max(c.store_tokens, 16) ** 0.5, c.rank)
+
+        return sorted(members, key=per_token)
     groups: dict[str, list[Candidate]] = {}
     for c in members:  # members arrive best first, so each group is best first too
         groups.setdefault(_document_key(c), []).append(c)
