@@ -130,3 +130,38 @@ def test_include_private_shows_them_so_this_test_can_fail(run_cli, leaky_db):
     out = run_cli("build", "c06", "--lens", "claims", "--include-private", "--max-tokens", "8000", db=leaky_db).stdout
     assert MARKERS[3] in out
     assert "Secret Acquisition" in run_cli("search", "zorblat", "--include-private", db=leaky_db).stdout
+
+
+def test_similarity_never_brings_private_nodes_back(run_cli, leaky_db, tmp_path):
+    """Private nodes get exactly the topic's vector (similarity 1.0): the first semantic extras if
+    anything let them through. Fake vectors, no model: id topics use the seeds' stored vectors."""
+    import numpy as np
+
+    from ctx.semantic import store
+    from ctx.store import connect
+
+    db = tmp_path / "vectors.db"
+    shutil.copy(leaky_db, db)
+    conn = connect(db)
+    rng = np.random.default_rng(11)
+    rows, topic_vectors = [], {}
+    for node_id, content_hash in conn.execute("SELECT id, content_hash FROM nodes ORDER BY id"):
+        v = rng.standard_normal(16).astype(np.float32)
+        rows.append([node_id, content_hash, v / np.linalg.norm(v)])
+        topic_vectors[node_id] = rows[-1][2]
+    private = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE private = 1")}
+    for row in rows:
+        if row[0] in private:
+            row[2] = topic_vectors["c06"]
+    with conn:
+        store.write_vectors(conn, "fake", [tuple(r) for r in rows])
+        store.set_active_model(conn, "fake")
+    conn.close()
+    for lens in ("claims", "workspace", "general"):
+        for fmt in ("markdown", "json"):
+            result = run_cli("build", "c06", "--lens", lens, "--format", fmt, "--max-tokens", "6000", db=db)
+            assert result.exit_code == 0, result.stderr
+            assert_clean(result.stdout + result.stderr, f"build c06 --lens {lens} {fmt} with vectors")
+    doc = json.loads(run_cli("build", "c06", "--lens", "claims", "--format", "json", "--max-tokens", "6000",
+                             "--include-private", db=db).stdout)
+    assert any(n["section"] == "Semantic context" for n in doc["nodes"])  # similarity is really on
