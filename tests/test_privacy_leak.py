@@ -119,6 +119,10 @@ def test_mcp_tools_never_show_private_content(leaky_db):
 def test_withheld_count_is_reported_in_markdown_and_json(run_cli, leaky_db):
     md = run_cli("build", "Public Memo", db=leaky_db).stdout
     assert "private node(s) withheld" in md
+    # Compact headers of small budgets keep the notice: it explains what may be missing.
+    assert "private node(s) withheld" in run_cli("build", "Public Memo", "--max-tokens", "250", db=leaky_db).stdout
+    small = json.loads(run_cli("build", "Public Memo", "--max-tokens", "250", "--format", "json", db=leaky_db).stdout)
+    assert small["meta"]["withheld_private"] >= 1
     doc = json.loads(run_cli("build", "c06", "--lens", "claims", "--format", "json", db=leaky_db).stdout)
     assert doc["meta"]["withheld_private"] >= 1
     assert "p01" not in doc["nodes"][0]["neighbours"].get("supported_by", [])
