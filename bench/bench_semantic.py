@@ -64,7 +64,7 @@ def bench_embed(workdir: Path, env: dict[str, str]) -> Path:
     second = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
     again = time.perf_counter() - started
     print(f"ctx embed, dwarves-brain: {first['embedded']} nodes, {first['notes_per_second']:.1f} nodes/s "
-          f"(rate over the whole run, model load included: {first["seconds"]:.1f} s; {wall:.1f} s wall with process start)")
+          f"(rate over the whole run, model load included: {first['seconds']:.1f} s; {wall:.1f} s wall with process start)")
     print(f"ctx embed again: {second['embedded']} embedded, {again:.2f} s wall")
     return db
 
