@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import FIXTURES
 from ctx.assemble.budget import Packer, TokenCounter, packing_order
 from ctx.assemble.candidate import Candidate

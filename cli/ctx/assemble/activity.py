@@ -28,11 +28,3 @@ def recent_nodes(
     ).fetchall()
     return [r[0] for r in rows]
 
-
-def count_private_recent(conn: sqlite3.Connection, reference: float | None, hours: float) -> int:
-    if reference is None:
-        return 0
-    row = conn.execute(
-        "SELECT COUNT(*) FROM nodes WHERE updated >= ? AND private = 1", (reference - hours * 3600.0,)
-    ).fetchone()
-    return int(row[0])

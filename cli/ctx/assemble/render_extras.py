@@ -13,12 +13,6 @@ from ctx.assemble.citations import Citation, document_key, number_sources
 from ctx.lenses import CANONICAL_INVERSE, INVERSE_EDGE_NAMES
 
 
-class _Item(Protocol):
-    cand: Candidate
-    variant: str
-    tokens: int
-
-
 class _Section(Protocol):
     name: str
     items: list[Any]
