@@ -41,9 +41,9 @@ class TokenCounter:
     """tiktoken, in the chosen encoding; the one way tokens are counted and cut."""
 
     def __init__(self, encoding: str) -> None:
-        from ctx.assemble.encoding_cache import load_encoding
+        from ctx.tokens import get_encoding
 
-        self._enc = load_encoding(encoding)
+        self._enc = get_encoding(encoding)
         self._cache: dict[str, int] = {}
 
     def encode(self, text: str) -> list[int]:
