@@ -153,6 +153,9 @@ class OutputOptions:
     also_related: bool = True  # one-line summaries of what did not fit
     also_related_share: float = 0.1  # budget reserved for them (unused flows back)
     show_scores: bool = True
+    # false: a node is its heading and text only (no id/type/distance/source lines), for readers
+    # such as question answering where every token should carry content.
+    metadata: bool = True
     min_shortened_tokens: int = 40  # do not shorten a node to less than this much text
     summary: bool = False  # a closing block: nodes and tokens per section (seed 000)
     neighbours: tuple[str, ...] = ()  # edge names whose neighbour ids each node lists
@@ -545,7 +548,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     )
 
     o = _mapping(data.get("output"), "output", problems)
-    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "min_shortened_tokens",
+    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "metadata", "min_shortened_tokens",
                  "summary", "neighbours", "citations", "empty_sections"}, "output.", problems)
     default_order = _choice(o, "order", "rank", SECTION_ORDERS, "output.", problems)
     output = OutputOptions(
@@ -553,6 +556,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         also_related=bool(_bool(o, "also_related", True, "output.", problems)),
         also_related_share=float(_number(o, "also_related_share", 0.1, "output.", problems, low=0, high=0.5)),
         show_scores=bool(_bool(o, "show_scores", True, "output.", problems)),
+        metadata=bool(_bool(o, "metadata", True, "output.", problems)),
         min_shortened_tokens=int(_number(o, "min_shortened_tokens", 40, "output.", problems, low=1, integer=True)),
         summary=bool(_bool(o, "summary", False, "output.", problems)),
         neighbours=_strings(o.get("neighbours"), "output.neighbours", problems),

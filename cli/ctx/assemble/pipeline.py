@@ -69,6 +69,7 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         found=bool(seeds),
         sections=[SectionOut(s.name, s.order, s.group_by, layout=s.layout) for s in lens.sections],
         show_scores=lens.output.show_scores,
+        show_metadata=lens.output.metadata,
         summary=lens.output.summary,
         citations=lens.output.citations,
         empty_sections=lens.output.empty_sections,

@@ -54,6 +54,7 @@ class Document:
     notes: list[str] = field(default_factory=list)  # header lines: scoring, fallbacks, caps
     summary_only: bool = False
     show_scores: bool = True
+    show_metadata: bool = True  # lens output.metadata: false -> heading and text only
     meta: dict[str, Any] = field(default_factory=dict)  # extra JSON meta (resolution, scoring...)
     # Lens output options (render_extras.py): a closing summary, numbered sources, and sections
     # that got nothing shown with the reason (``empty_notes``: section name -> why).
@@ -150,11 +151,11 @@ def strip_title_heading(body: str, title: str) -> str:
 
 def markdown_block(
     c: Candidate, variant: str, text: str, show_scores: bool = True, compact: int = 0,
-    layout: str = "list", cite: int | None = None,
+    layout: str = "list", cite: int | None = None, metadata: bool = True,
 ) -> str:
     title = c.title if cite is None else extras.cited_heading(c, cite)
     heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
-    if compact >= 2:
+    if compact >= 2 or not metadata:
         lines = [heading]
     elif compact:
         lines = [heading, f"id: {c.id}" + (" · truncated" if variant == SHORTENED else "")]
@@ -226,7 +227,7 @@ def render_markdown(doc: Document, used: int) -> str:
                 current_group = label
             cite = extras.citation_number(cites, item.cand) if doc.citations else None
             parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
-                                        section.layout, cite))
+                                        section.layout, cite, doc.show_metadata))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
@@ -353,7 +354,9 @@ def block_text(doc: Document, item: Item) -> str:
     cite = None
     if doc.citations:
         cite = extras.citation_number(extras.citations_for(i.cand for i in doc.ordered_shown()), item.cand)
-    return markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite) + "\n\n"
+    return markdown_block(
+        item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite, doc.show_metadata
+    ) + "\n\n"
 
 
 def omitted_text(c: Candidate) -> str:
