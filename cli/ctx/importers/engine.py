@@ -423,13 +423,12 @@ def _insert_tag_nodes(conn: sqlite3.Connection, source_id: int) -> None:
     )
     wanted = {tag_node_id(t): t for t in tags}
     existing = _existing_ids(conn, list(wanted))
-    rows = []
-    for node_id, tag in wanted.items():
-        if node_id in existing:
-            continue
-        node = NodeRecord(id=node_id, title=f"#{tag}", type="tag")
-        rows.append((node, count_many([node.title])[0]))
-        existing.add(node_id)
+    new_nodes = [
+        NodeRecord(id=node_id, title=f"#{tag}", type="tag")
+        for node_id, tag in wanted.items()
+        if node_id not in existing
+    ]
+    rows = list(zip(new_nodes, count_many([n.title for n in new_nodes]), strict=True))
     conn.executemany(
         "INSERT INTO nodes (id, title, body, type, source_id, file, content_hash, tokens)"
         " VALUES (?, ?, '', 'tag', ?, '', ?, ?)",
