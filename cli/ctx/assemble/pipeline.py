@@ -57,8 +57,9 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     )
     seeds = seed_ids(resolved)
     missing = [r.topic for r in resolved if not r.ids]
-    for topic in missing:
-        warnings.append(f"no matching nodes found for {topic!r}")
+    if seeds:
+        # When nothing matched at all, the not-found error says so; a partial miss is a notice.
+        warnings += [f"no matching nodes found for {topic!r}" for topic in missing]
     counter = TokenCounter(request.encoding)
     doc = Document(
         label=" + ".join(topics),
