@@ -39,7 +39,9 @@ def import_command(
     output: Annotated[
         str, typer.Option("--output", "-o", help="Summary as text or json.")
     ] = "text",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or warnings.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar, warnings or summary.")
+    ] = False,
 ) -> None:
     """Import PATH (a vault folder, outline export or JSON graph) into the graph, incrementally."""
     from ctx.importers.engine import import_path
@@ -54,6 +56,8 @@ def import_command(
             warn(line)
     if output == "json":
         print_json(report.as_dict() | {"db": str(db_path)})
+        return
+    if quiet:
         return
     verb = "imported" if report.changed else "unchanged"
     sys.stderr.write(
