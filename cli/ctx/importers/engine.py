@@ -14,7 +14,8 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -352,12 +353,13 @@ def _insert(
         keys.update((importer.normalize_key(a), "alias", 20) for a in node.aliases)
         keys.update(node.keys)
         key_rows.extend((source_id, k, node.id, kind, prio) for k, kind, prio in keys if k)
-    conn.executemany(
-        "INSERT INTO nodes (id, title, body, type, tags, fields, aliases, source_id, source_path,"
-        " file, parent_id, position, created, updated, content_hash, tokens)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        node_rows,
-    )
+    with _bulk_fts(conn):
+        conn.executemany(
+            "INSERT INTO nodes (id, title, body, type, tags, fields, aliases, source_id, source_path,"
+            " file, parent_id, position, created, updated, content_hash, tokens)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            node_rows,
+        )
     conn.executemany(
         "INSERT INTO node_keys (source_id, key, node_id, kind, priority) VALUES (?, ?, ?, ?, ?)",
         key_rows,
@@ -390,6 +392,29 @@ def _json(value: list[str] | dict[str, list[str]]) -> str:
     if not value:
         return "{}" if isinstance(value, dict) else "[]"
     return json.dumps(value, ensure_ascii=False)
+
+
+@contextmanager
+def _bulk_fts(conn: sqlite3.Connection) -> Iterator[None]:
+    """Index a batch of new nodes in the full-text index with one statement, not a trigger per row.
+
+    The per-row insert trigger costs about 3x more than one INSERT ... SELECT over the new rows
+    (measured on dwarves-brain: 0.175 s vs 0.06 s), so inside the import's transaction the trigger
+    is set aside and put back; a rollback restores it with everything else.
+    """
+    trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'nodes_ai'").fetchone()
+    if trigger is None:
+        yield
+        return
+    before = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM nodes").fetchone()[0]
+    conn.execute("DROP TRIGGER nodes_ai")
+    yield
+    conn.execute(
+        "INSERT INTO nodes_fts (rowid, title, aliases, body)"
+        " SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ?",
+        (before,),
+    )
+    conn.execute(trigger[0])
 
 
 def tag_node_id(tag: str) -> str:
