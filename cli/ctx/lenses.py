@@ -161,6 +161,9 @@ class OutputOptions:
     neighbours: tuple[str, ...] = ()  # edge names whose neighbour ids each node lists
     citations: bool = False  # number source documents [1], [2] and add a citation map (seed 002)
     empty_sections: bool = False  # show sections that got nothing, saying so
+    outline_max_nodes: int = 30  # an outliner page shows up to this many of its blocks (0: none)
+    # Source formats whose same-file child edges are outlines (pages of blocks), not documents.
+    outline_formats: tuple[str, ...] = ("logseq", "roam", "tana", "notion")
 
 
 # Slots whose behaviour other parts of ctx implement; the schema and defaults live here so that
@@ -549,7 +552,8 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
 
     o = _mapping(data.get("output"), "output", problems)
     _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "metadata", "min_shortened_tokens",
-                 "summary", "neighbours", "citations", "empty_sections"}, "output.", problems)
+                 "summary", "neighbours", "citations", "empty_sections", "outline_max_nodes",
+                 "outline_formats"}, "output.", problems)
     default_order = _choice(o, "order", "rank", SECTION_ORDERS, "output.", problems)
     output = OutputOptions(
         summary_below=int(_number(o, "summary_below", 500, "output.", problems, low=0, integer=True)),
@@ -562,6 +566,11 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         neighbours=_strings(o.get("neighbours"), "output.neighbours", problems),
         citations=bool(_bool(o, "citations", False, "output.", problems)),
         empty_sections=bool(_bool(o, "empty_sections", False, "output.", problems)),
+        outline_max_nodes=int(_number(o, "outline_max_nodes", 30, "output.", problems, low=0, integer=True)),
+        outline_formats=(
+            _strings(o["outline_formats"], "output.outline_formats", problems)
+            if "outline_formats" in o else OutputOptions.outline_formats
+        ),
     )
     sections = _parse_sections(data, default_order, problems)
 

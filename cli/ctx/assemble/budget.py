@@ -32,6 +32,7 @@ from ctx.assemble.render import (
     render,
     strip_title_heading,
 )
+from ctx.assemble import outline_view
 from ctx.assemble.dedup import drop_duplicates
 from ctx.assemble.truncate import shorten
 from ctx.lenses import Lens
@@ -66,7 +67,8 @@ class TokenCounter:
 
 
 def _document_key(c: Candidate) -> str:
-    return c.source_path or c.parent_id or c.id
+    # An outline block's document is its page: in Roam or Tana every node shares one source file.
+    return c.page or c.source_path or c.parent_id or c.id
 
 
 def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
@@ -143,6 +145,14 @@ class Packer:
         full = Item(c, FULL, body, compact=compact)
         if self.cost(full) <= block_budget:
             return full
+        if full.outline_shown():
+            # A page's outline goes before its own text: keep the most blocks that still fit.
+            n = outline_view.largest_fitting(
+                full.outline_shown(),
+                lambda k: self.cost(Item(c, SHORTENED, body, compact=compact, outline_n=k)) <= block_budget,
+            )
+            if n is not None and (n or body.strip()):
+                return Item(c, SHORTENED, body, compact=compact, outline_n=n)
         empty = Item(c, SHORTENED, "", compact=compact)
         overhead = self.cost(empty)
         allowance = block_budget - overhead - 1
@@ -378,16 +388,16 @@ class Packer:
                 if item.cand.seed or item.variant != variant:
                     continue
                 smaller = self.shortened_item(item.cand, self.cost(item) - over - 1)
-                if smaller is None or smaller.text == item.text:
+                if smaller is None or smaller.extent() == item.extent():
                     self.unplace(item.cand)
                     item.cand.reason = "no room left"
                 else:
                     self.place(smaller)
                 return True
-        for item in shown:  # only seeds are left: cut their text
-            if item.text:
+        for item in shown:  # only seeds are left: cut their text (and outline)
+            if item.extent():
                 smaller = self.shortened_item(item.cand, self.cost(item) - over - 1, force=True, compact=item.compact)
-                if smaller is not None and smaller.text != item.text:
+                if smaller is not None and smaller.extent() != item.extent():
                     self.place(smaller)
                     return True
                 self.place(Item(item.cand, SHORTENED, "", compact=item.compact))
@@ -429,7 +439,7 @@ class Packer:
                 bigger = self.shortened_item(
                     item.cand, self.cost(item) + slack - 1, force=item.cand.seed, compact=item.compact
                 )
-                if bigger is not None and len(bigger.text) > len(item.text):
+                if bigger is not None and bigger.extent() > item.extent():
                     self.place(bigger)
                     return lambda old=item: self.place(old)
             return None
@@ -569,6 +579,7 @@ def pack(
         packer.choose_header()
     text, used = packer.fit()
     record_decisions(doc, ranked, packer, counter)
+    outline_view.record(ranked, packer.placed, FULL)
     return text, used
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctx.assemble.traverse import Hop
 
@@ -38,6 +39,12 @@ class Candidate:
     decision: str = "dropped"  # full | shortened | summarized | dropped
     reason: str = ""
     tokens: int = 0  # tokens of this candidate's block in the final output (0 if not shown)
+    # Outliners (outline_view.py): where a block sits, the page it groups under, the blocks a
+    # page shows beneath it (a store.outline.Outline), and the node whose outline shows this one.
+    breadcrumb: tuple[str, ...] = ()
+    page: str | None = None
+    outline: Any = None
+    in_outline_of: str | None = None
 
     @property
     def path_names(self) -> list[str]:

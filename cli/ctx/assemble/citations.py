@@ -15,8 +15,9 @@ from ctx.assemble.candidate import Candidate
 
 
 def document_key(c: Candidate) -> str:
-    """What counts as one source document: its file, else its outline parent, else itself."""
-    return c.source_path or c.parent_id or c.id
+    """What counts as one source document: an outline block's page (in Roam or Tana every node
+    shares one file), else its file, else its outline parent, else itself."""
+    return c.page or c.source_path or c.parent_id or c.id
 
 
 @dataclass

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from ctx.assemble.activity import recent_nodes
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.neighbours import neighbour_ids
+from ctx.assemble.outline_view import siblings_in_order
 from ctx.assemble.traverse import Hop, Reached, Walk
 from ctx.lenses import Lens
 
@@ -54,22 +55,10 @@ def add_siblings(
     Siblings the walk did not reach join it as parent > child paths, so they read like any other
     two-hop node; the offset is kept for ``select: {siblings: N}``.
     """
-    hidden = "" if include_private else " AND private = 0"
     offsets: dict[str, int] = {}
     for seed in seeds:
-        row = conn.execute("SELECT parent_id FROM nodes WHERE id = ?", (seed,)).fetchone()
-        if row is None or row[0] is None:
-            continue
-        parent = row[0]
-        order = [
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM nodes WHERE parent_id = ? AND (id = ? OR 1{hidden})"
-                " ORDER BY position IS NULL, position, id",
-                (parent, seed),
-            )
-        ]
-        if seed not in order:
+        parent, order = siblings_in_order(conn, seed, include_private)
+        if parent is None or seed not in order:
             continue
         here = order.index(seed)
         for i in range(max(0, here - window), min(len(order), here + window + 1)):

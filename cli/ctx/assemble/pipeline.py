@@ -18,6 +18,7 @@ from ctx.assemble.collect import (
 )
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
+from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.render import Document, SectionOut, explain_text
 from ctx.assemble.resolve import resolve_topics, seed_ids
 from ctx.assemble.score import assign_sections, neighbour_ranker, score_candidates, weights_for
@@ -124,8 +125,13 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
     ranked = score_candidates(candidates, lens, similarity, reference)
     assign_sections(ranked, lens.sections)
+    # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
+    in_outlines = outline_prepare(
+        conn, ranked, lens.output.outline_max_nodes, request.max_tokens, request.include_private,
+        lens.output.outline_formats,
+    )
 
-    doc.candidates_total = len(ranked)
+    doc.candidates_total = len(ranked) - in_outlines
     doc.notes.append(_scoring_note(lens, similarity is not None, similarity_note, reference))
     if walked.capped:
         left_out = sum(c.omitted for c in walked.capped)
@@ -193,6 +199,7 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         "shortened": sum(1 for c in ranked if c.decision == "shortened"),
         "summarized": sum(1 for c in ranked if c.decision == "summarized"),
         "dropped": sum(1 for c in ranked if c.decision == "dropped"),
+        "in_outline": sum(1 for c in ranked if c.decision == "outline"),
     }
     meta["store_tokens"] = sum(c.store_tokens for c in ranked)
     meta["lens"] = lens.name

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctx.assemble import outline_view
 from ctx.assemble import render_extras as extras
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.citations import citation_map
@@ -25,6 +26,14 @@ class Item:
     text: str = ""  # the body as shown (FULL/SHORTENED)
     tokens: int = 0  # what this item's block costs (set by the packer when it places it)
     compact: int = 0  # tiny budgets: 1 = title and id only, 2 = the title alone
+    outline_n: int | None = None  # outline entries shown (None: all when FULL, none otherwise)
+
+    def outline_shown(self) -> int:
+        return 0 if self.compact else outline_view.shown_count(self.cand, self.variant, self.outline_n, FULL)
+
+    def extent(self) -> int:
+        """How much content the item shows (text and outline): what growing or shrinking it changes."""
+        return len(self.text) + len(outline_view.markdown(self.cand, self.outline_shown()))
 
 
 @dataclass
@@ -87,6 +96,11 @@ def _sandwich(items: list[Item]) -> list[Item]:
 
 
 def order_items(items: list[Item], order: str) -> list[Item]:
+    # Blocks of one outline page read together, wherever the order put the first of them.
+    return outline_view.cluster_by_page(_order_items(items, order))
+
+
+def _order_items(items: list[Item], order: str) -> list[Item]:
     if order == "sandwich":
         return _sandwich(items)
     if order == "grouped":
@@ -97,7 +111,7 @@ def order_items(items: list[Item], order: str) -> list[Item]:
         "depth": lambda i: (i.cand.hops, i.cand.rank),
         "chronological": lambda i: (i.cand.updated is None, i.cand.updated or 0.0, i.cand.id),
         "reverse-chronological": lambda i: (i.cand.updated is None, -(i.cand.updated or 0.0), i.cand.id),
-        "document": lambda i: (i.cand.source_path or i.cand.id, i.cand.position or 0, i.cand.id),
+        "document": lambda i: (i.cand.page or i.cand.source_path or i.cand.id, i.cand.position or 0, i.cand.id),
         "title": lambda i: (i.cand.title.lower(), i.cand.id),
     }
     return sorted(items, key=keys.get(order, keys["rank"]))
@@ -107,7 +121,7 @@ def _group_label(item: Item, group_by: str) -> str | None:
     if group_by == "depth":
         return "Seed" if item.cand.seed else f"Depth {item.cand.hops}"
     if group_by == "document":
-        return item.cand.source_path or item.cand.id
+        return item.cand.page or item.cand.source_path or item.cand.id
     return None
 
 
@@ -133,6 +147,9 @@ def markdown_meta_line(c: Candidate, variant: str, show_scores: bool) -> str:
         parts.append(f"distance: {c.hops} ({_path_text(c)})")
     if show_scores:
         parts.append(f"score: {c.score:.3f}")
+    crumb = outline_view.meta_part(c)
+    if crumb:
+        parts.append(crumb)
     if variant == SHORTENED:
         parts.append("truncated")
     return " · ".join(parts)
@@ -151,7 +168,7 @@ def strip_title_heading(body: str, title: str) -> str:
 
 def markdown_block(
     c: Candidate, variant: str, text: str, show_scores: bool = True, compact: int = 0,
-    layout: str = "list", cite: int | None = None, metadata: bool = True,
+    layout: str = "list", cite: int | None = None, metadata: bool = True, outline_n: int = 0,
 ) -> str:
     title = c.title if cite is None else extras.cited_heading(c, cite)
     heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
@@ -174,6 +191,9 @@ def markdown_block(
     if body:
         lines.append("")
         lines.append(body)
+    if outline_n:
+        lines.append("")
+        lines.append(outline_view.markdown(c, outline_n))
     return "\n".join(lines)
 
 
@@ -227,7 +247,7 @@ def render_markdown(doc: Document, used: int) -> str:
                 current_group = label
             cite = extras.citation_number(cites, item.cand) if doc.citations else None
             parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
-                                        section.layout, cite, doc.show_metadata))
+                                        section.layout, cite, doc.show_metadata, item.outline_shown()))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
@@ -246,7 +266,7 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0) -> dict[str, Any]:
+def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0) -> dict[str, Any]:
     if compact:
         # Tiny budgets: what identifies the node and its text; nothing else fits next to it.
         node: dict[str, Any] = {"id": c.id} if compact >= 2 else {"id": c.id, "title": c.title}
@@ -270,7 +290,10 @@ def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int =
         "truncated": variant == SHORTENED,
         "fields": c.fields,
         **({"neighbours": c.neighbours} if c.neighbours else {}),
+        **({"breadcrumb": list(c.breadcrumb)} if c.breadcrumb else {}),
         "content": text,
+        **({"outline": outline_view.json_entries(c, outline_n)} if outline_n else {}),
+        **({"outline_truncated": outline_view.cut(c, outline_n).truncated} if c.outline is not None else {}),
     }
 
 
@@ -305,7 +328,7 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     nodes = []
     for section in doc.sections:
         for item in order_items(section.items, section.order):
-            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact))
+            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown()))
     out: dict[str, Any] = {"meta": meta, "nodes": nodes}
     if doc.header_level == 0:
         out["sections"] = [
@@ -344,7 +367,7 @@ def block_text(doc: Document, item: Item) -> str:
     if doc.fmt == "json":
         if item.variant == SUMMARY:
             return dumps(json_summary(item.cand)) + ","
-        node = json_node(item.cand, item.variant, item.text, 0, item.compact)
+        node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown())
         if doc.citations:
             node["citation"] = 99
         return dumps(node) + ","
@@ -355,7 +378,8 @@ def block_text(doc: Document, item: Item) -> str:
     if doc.citations:
         cite = extras.citation_number(extras.citations_for(i.cand for i in doc.ordered_shown()), item.cand)
     return markdown_block(
-        item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite, doc.show_metadata
+        item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite, doc.show_metadata,
+        item.outline_shown(),
     ) + "\n\n"
 
 

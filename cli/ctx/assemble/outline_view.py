@@ -1,0 +1,264 @@
+"""Pages as outlines: outliner pages show their child blocks, blocks show where they sit.
+
+Outliner importers (Logseq, Roam, Tana, Notion databases) make every block a node joined to its
+parent by a ``child`` edge. Shown one by one, such blocks read as scattered fragments, so:
+
+* a candidate whose ``child`` edges lead to nodes of its own source file (a page's blocks, a
+  block's sub-blocks, a database's rows) carries its outline: up to ``output.outline_max_nodes``
+  descendants, rendered as indented bullets under its text and fields. The packer counts the
+  outline as part of the node's block and cuts it (fewest blocks kept last) before its text;
+* a block carries its breadcrumb (page > ancestor > ...) on its meta line, and its page as its
+  document, so blocks of one page group together (packing, ``order: grouped``, citations);
+* a (non-seed) block that another candidate's outline holds is folded into it: counted once, the
+  holder ranks where its best block did, and the audit says where the block was shown.
+
+Children in another file (Dendron hierarchies, Notion sub-pages) are documents of their own and
+stay separate candidates; only same-file descendants form an outline.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ctx.assemble.candidate import Candidate
+from ctx.store.outline import Outline, breadcrumb, outline_of, render_outline
+
+_CHUNK = 500
+CRUMB_CHARS = 40  # a block's title can be a whole paragraph; a breadcrumb names, it does not quote
+IN_OUTLINE = "outline"  # the decision recorded for a folded block shown inside its page's outline
+
+
+def _chunks(ids: list[str]) -> Iterable[list[str]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield ids[start : start + _CHUNK]
+
+
+# Same file, and a tracked one: derived nodes (a namespace page Logseq never wrote) have file ''.
+# Only sources whose format the lens names (``output.outline_formats``): a generic JSON graph's
+# child edges are a hierarchy of documents, which the walk and fan-out cap already rank.
+def _same_file(formats: tuple[str, ...]) -> str:
+    names = ",".join("'" + f.replace("'", "''") + "'" for f in formats) or "''"
+    return (
+        "p.file != '' AND p.file = n.file AND p.source_id = n.source_id"
+        f" AND p.source_id IN (SELECT id FROM sources WHERE format IN ({names}))"
+    )
+
+
+def _with_outline_link(conn: sqlite3.Connection, ids: list[str], formats: tuple[str, ...], end: str) -> set[str]:
+    """Those of ``ids`` at the ``end`` ('src': parent, 'dst': child) of a same-file child edge."""
+    out: set[str] = set()
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        out.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT e.{end} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
+                f" WHERE e.type = 'child' AND e.{end} IN ({marks}) AND {_same_file(formats)}",
+                chunk,
+            )
+        )
+    return out
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= CRUMB_CHARS else text[: CRUMB_CHARS - 1].rstrip() + "…"
+
+
+def prepare(
+    conn: sqlite3.Connection, ranked: list[Candidate], max_nodes: int, budget: int, include_private: bool,
+    formats: tuple[str, ...],
+) -> int:
+    """Give outlines, breadcrumbs and pages to the candidates the budget may show; fold blocks
+    into the outline that holds them. Returns how many were folded.
+
+    Only a prefix of the ranking is worth the reads (seeds, then store-time sizes up to about
+    twice the budget, the same prefix the packer loads bodies for): the rest can at most be a
+    one-line summary, which shows neither outline nor breadcrumb.
+    """
+    prefix: list[Candidate] = []
+    running = 0
+    for c in ranked:
+        if c.section is None:
+            continue
+        if c.seed or running < 2 * budget + 200:
+            prefix.append(c)
+            running += 0 if c.seed else min(c.store_tokens, budget)
+    ids = [c.id for c in prefix]
+    children = _with_outline_link(conn, ids, formats, "dst")  # blocks, rows
+    for c in prefix:
+        if c.id in children:
+            crumbs = breadcrumb(conn, c.id)
+            if crumbs:
+                c.breadcrumb = tuple(_clip(k.title) for k in crumbs)
+                c.page = crumbs[0].id
+    if max_nodes <= 0:
+        return 0
+    parents = _with_outline_link(conn, ids, formats, "src")  # pages, blocks with sub-blocks
+    any_private = not include_private and conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone()
+    folded_into: dict[str, Candidate] = {}
+    for c in prefix:  # best first: a block folds into the best-ranked outline that holds it
+        if c.id not in parents or (c.id in folded_into and not c.seed):
+            continue
+        outline = outline_of(conn, c.id, max_nodes)
+        if any_private:
+            outline = _without(outline, _private(conn, [e.id for e in outline.entries]))
+        if not outline.entries:
+            continue
+        c.outline = outline
+        c.page = c.page or c.id  # a page and its blocks are one document
+        for entry in outline.entries:
+            folded_into.setdefault(entry.id, c)
+    folded = 0
+    for c in prefix:
+        holder = folded_into.get(c.id)
+        if holder is None or c.seed or holder.section is None:
+            continue
+        c.section = None  # out of the pool: its text is printed inside the holder's outline
+        c.in_outline_of = holder.id
+        c.reason = f"shown within the outline of {holder.id}"
+        # The page stands in for its blocks, so it ranks where its best block did: a page
+        # found through one of its blocks is shown there, with that block in its outline.
+        holder.rank = min(holder.rank, c.rank)
+        folded += 1
+    if folded:
+        ranked.sort(key=lambda c: (c.rank, c.in_outline_of is not None))
+        for i, c in enumerate(ranked, 1):
+            c.rank = i
+    return folded
+
+
+def _private(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    """Private blocks never reach the output, not even as a bullet in their page's outline."""
+    found: set[str] = set()
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE private = 1 AND id IN ({marks})", chunk))
+    return found
+
+
+def _without(outline: Outline, hidden: set[str]) -> Outline:
+    """Drop hidden entries and everything beneath them (a private block's children are its content)."""
+    if not hidden:
+        return outline
+    kept = []
+    skip_below: int | None = None
+    for entry in outline.entries:
+        if skip_below is not None and entry.depth > skip_below:
+            continue
+        skip_below = None
+        if entry.id in hidden:
+            skip_below = entry.depth
+            continue
+        kept.append(entry)
+    return Outline(kept, outline.truncated)
+
+
+# ---------------------------------------------------------------------------------------------
+# What an item shows, and how it reads.
+
+
+def shown_count(c: Candidate, variant: str, outline_n: int | None, full: str) -> int:
+    """How many outline entries an item shows: all of them whole, else what the packer chose."""
+    if c.outline is None:
+        return 0
+    if outline_n is None:
+        return len(c.outline.entries) if variant == full else 0
+    return min(outline_n, len(c.outline.entries))
+
+
+def cut(c: Candidate, n: int) -> Outline:
+    entries = c.outline.entries if c.outline is not None else []
+    return Outline(entries[:n], truncated=(c.outline is not None and c.outline.truncated) or n < len(entries))
+
+
+def markdown(c: Candidate, n: int) -> str:
+    return render_outline(cut(c, n)) if n > 0 else ""
+
+
+def json_entries(c: Candidate, n: int) -> list[dict[str, Any]]:
+    return [{"id": e.id, "depth": e.depth, "text": (e.body or e.title).strip()} for e in cut(c, n).entries]
+
+
+def meta_part(c: Candidate) -> str | None:
+    return "in: " + " > ".join(c.breadcrumb) if c.breadcrumb else None
+
+
+def largest_fitting(total: int, fits: Callable[[int], bool]) -> int | None:
+    """The most outline entries (0..total) for which ``fits`` holds; None if not even 0 does.
+    Costs grow with the count, so a binary search finds it in a handful of renders."""
+    if not fits(0):
+        return None
+    low, high = 0, total
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def cluster_by_page(items: list[Any]) -> list[Any]:
+    """Keep the section's order, but pull blocks of one page up behind the first of them."""
+    pages = [i.cand.page for i in items if i.cand.page]
+    if len(pages) == len(set(pages)):
+        return items
+    out: list[Any] = []
+    done: set[str] = set()
+    for item in items:
+        page = item.cand.page
+        if page is None:
+            out.append(item)
+        elif page not in done:
+            done.add(page)
+            out.extend(i for i in items if i.cand.page == page)
+    return out
+
+
+def record(ranked: list[Candidate], placed: dict[str, Any], full: str) -> None:
+    """After packing: a folded block is in the output if a shown outline holds it; say so or why not."""
+    shown_in: dict[str, str] = {}
+    for item in placed.values():
+        c = item.cand
+        if c.outline is not None:
+            for e in c.outline.entries[: shown_count(c, item.variant, item.outline_n, full)]:
+                shown_in.setdefault(e.id, c.id)
+    for c in ranked:
+        if c.in_outline_of is None:
+            continue
+        c.tokens = 0
+        if c.id in shown_in:
+            c.decision = IN_OUTLINE
+            c.reason = f"shown within the outline of {shown_in[c.id]}"
+        else:
+            c.decision = "dropped"
+            c.reason = f"folded into the outline of {c.in_outline_of}, which was cut before it"
+
+
+def siblings_in_order(conn: sqlite3.Connection, node_id: str, include_private: bool) -> tuple[str | None, list[str]]:
+    """The node's parent and its children in order, ``node_id`` among them.
+
+    ``parent_id`` first; else the ``child`` edge pointing at it, which is all Notion sub-pages and
+    Logseq namespace children have (their parent is known only once the whole source is read)."""
+    hidden = "" if include_private else " AND (n.id = ? OR n.private = 0)"
+    row = conn.execute("SELECT parent_id FROM nodes WHERE id = ?", (node_id,)).fetchone()
+    if row is not None and row[0] is not None:
+        order = conn.execute(
+            f"SELECT n.id FROM nodes n WHERE n.parent_id = ?{hidden} ORDER BY n.position IS NULL, n.position, n.id",
+            (row[0], node_id) if hidden else (row[0],),
+        ).fetchall()
+        return row[0], [r[0] for r in order]
+    edge = conn.execute(
+        "SELECT src FROM edges WHERE dst = ? AND type = 'child' ORDER BY src LIMIT 1", (node_id,)
+    ).fetchone()
+    if edge is None:
+        return None, []
+    order = conn.execute(
+        f"SELECT n.id FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ? AND e.type = 'child'{hidden}"
+        " ORDER BY e.position IS NULL, e.position, n.position IS NULL, n.position, n.id",
+        (edge[0], node_id) if hidden else (edge[0],),
+    ).fetchall()
+    return edge[0], list(dict.fromkeys(r[0] for r in order))
