@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ctx.commands.common import DbOption, handle_errors, print_json
+from ctx.commands.progress import ProgressBar
 from ctx.paths import resolve_db_path
 
 MODEL_HELP = (
@@ -47,7 +48,7 @@ def embed_command(
     db_path = resolve_db_path(db)
     conn = open_graph(db_path)
     ref = resolve_model(model)
-    with _Progress(enabled=not quiet and sys.stderr.isatty()) as progress:
+    with ProgressBar("embedding", "nodes", enabled=not quiet and sys.stderr.isatty()) as progress:
         report = embed_graph(conn, ref, batch_size=batch_size, progress=progress)
     if output == "json":
         print_json(report.as_dict() | {"db": str(db_path)})
@@ -59,51 +60,3 @@ def embed_command(
         f"  {report.unchanged} unchanged, {report.pruned} orphaned vectors removed; "
         f"dim {report.dim}; {report.seconds:.2f}s{rate}\n"
     )
-
-
-class _Progress:
-    """A rich progress bar with rate and ETA on stderr; stdout stays clean for scripts."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar = None
-        self._task = None
-
-    def __enter__(self):  # noqa: ANN204
-        return self._update if self.enabled else None
-
-    def _update(self, done: int, total: int) -> None:
-        if self._bar is None:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TaskProgressColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("embedding"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TaskProgressColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("embedding", total=total, rate="")
-        task = self._bar.tasks[0]
-        elapsed = task.elapsed or 0.0
-        rate = f"{done / elapsed:.1f} nodes/s" if elapsed > 0 and done else ""
-        self._bar.update(self._task, completed=done, rate=rate)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ctx.commands.common import DbOption, handle_errors, print_json, warn
+from ctx.commands.progress import ProgressBar
 from ctx.importers import FORMATS
 from ctx.paths import resolve_db_path
 
@@ -49,7 +50,9 @@ def import_command(
 
     db_path = resolve_db_path(db)
     conn = connect(db_path, create=True)
-    with _progress(enabled=not quiet and sys.stderr.isatty()) as progress:
+    with ProgressBar(
+        "parsing", "files", enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD
+    ) as progress:
         report = import_path(conn, path, format=format, progress=progress)
     if not quiet:
         for line in report.warnings:
@@ -67,40 +70,3 @@ def import_command(
         f"{report.nodes_written} nodes, {report.edges_written} edges written; "
         f"{len(report.warnings)} warnings; {report.seconds:.2f}s\n"
     )
-
-
-class _progress:
-    """A rich progress bar on stderr, shown only for imports big enough to need one."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self._bar = None
-        self._task = None
-
-    def __enter__(self):  # noqa: ANN204
-        if not self.enabled:
-            return None
-        return self._update
-
-    def _update(self, done: int, total: int) -> None:
-        if total < PROGRESS_THRESHOLD:
-            return
-        if self._bar is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            self._bar = Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("parsing", total=total)
-        self._bar.update(self._task, completed=done)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
