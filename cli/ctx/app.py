@@ -46,4 +46,33 @@ mcp.register(app)
 
 
 def main() -> None:
-    app()
+    """Run the CLI with every error as one line on stderr, usage errors included.
+
+    Click would print a usage block plus a blank line for a bad flag; agents and scripts parse
+    stderr, so a bad flag gets the same one-line shape (and exit code 2) as every other error.
+    """
+    import sys
+
+    import typer.main
+
+    # typer vendors click; its UsageError is BadParameter's base, the public way to reach it.
+    usage_error = typer.BadParameter.__mro__[1]
+    click_exception = typer.BadParameter.__mro__[2]
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(prog_name="ctx", standalone_mode=False)
+    except usage_error as exc:
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # `ctx` or `ctx lens` alone: the help is the answer
+            sys.exit(0)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        sys.stderr.write(f"ctx: error: {exc.format_message()}{where}\n")
+        sys.exit(exc.exit_code)
+    except click_exception as exc:
+        sys.stderr.write(f"ctx: error: {exc.format_message()}\n")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("ctx: interrupted\n")
+        sys.exit(130)
+    sys.exit(result if isinstance(result, int) else 0)

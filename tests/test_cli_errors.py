@@ -1,0 +1,77 @@
+"""The installed `ctx` script: every error is one line on stderr with the documented exit code."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctx.errors import EXIT_NOT_FOUND, EXIT_RUNTIME, EXIT_USAGE
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _ctx(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
+    assert exe, "the ctx console script is installed with the package"
+    return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("cli") / "demo.db"
+    done = _ctx("import", str(FIXTURES / "demo-vault"), "--db", str(db), "-q", cwd=db.parent)
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"),
+    [
+        (["build", "--no-such-flag", "x"], EXIT_USAGE, "No such option: --no-such-flag"),
+        (["build", "x", "--max-tokens", "10"], EXIT_USAGE, "--max-tokens"),
+        (["build"], EXIT_USAGE, "Missing argument"),
+        (["no-such-command"], EXIT_USAGE, "No such command"),
+        (["build", "x", "--lens", "no-such-lens"], EXIT_USAGE, "no lens named 'no-such-lens'"),
+        (["build", "zzz-nothing-matches-this"], EXIT_NOT_FOUND, "no node matches"),
+        (["show", "zzz-nothing-matches-this"], EXIT_NOT_FOUND, "no node with id, title or alias"),
+    ],
+)
+def test_errors_are_one_line(demo_db, args, code, fragment):
+    result = _ctx(*args, "--db", str(demo_db), cwd=demo_db.parent)
+    assert result.returncode == code, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ctx: error: "), result.stderr
+    assert fragment in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_graph_is_a_runtime_error(tmp_path):
+    result = _ctx("stats", "--db", str(tmp_path / "none.db"), cwd=tmp_path)
+    assert result.returncode == EXIT_RUNTIME
+    assert result.stderr.startswith("ctx: error: no graph at") and result.stderr.count("\n") == 1
+
+
+def test_not_found_still_prints_a_valid_empty_context(demo_db):
+    result = _ctx("build", "zzz-nothing-matches-this", "--db", str(demo_db), cwd=demo_db.parent)
+    assert result.returncode == EXIT_NOT_FOUND
+    assert "No matching nodes found" in result.stdout
+
+
+def test_a_closed_pipe_is_not_an_error(demo_db):
+    exe = shutil.which("ctx", path=str(Path(sys.executable).parent)) or "ctx"
+    pipeline = subprocess.run(
+        f"'{exe}' build 'Project Apollo' --max-tokens 8000 --db '{demo_db}' | head -c 10",
+        shell=True, capture_output=True, text=True, timeout=60,
+    )
+    assert pipeline.stdout == "# Context:"
+    assert "Traceback" not in pipeline.stderr and "error" not in pipeline.stderr
+
+
+def test_no_arguments_shows_help(tmp_path):
+    result = _ctx(cwd=tmp_path)
+    assert result.returncode == 0
+    assert "build" in result.stdout + result.stderr
