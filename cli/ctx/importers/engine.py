@@ -454,11 +454,12 @@ def _insert_tag_nodes(conn: sqlite3.Connection, source_id: int) -> None:
         if node_id not in existing
     ]
     rows = list(zip(new_nodes, count_many([n.title for n in new_nodes]), strict=True))
-    conn.executemany(
-        "INSERT INTO nodes (id, title, body, type, source_id, file, content_hash, tokens)"
-        " VALUES (?, ?, '', 'tag', ?, '', ?, ?)",
-        [(n.id, n.title, source_id, content_hash(n), t) for n, t in rows],
-    )
+    with _bulk_fts(conn):
+        conn.executemany(
+            "INSERT INTO nodes (id, title, body, type, source_id, file, content_hash, tokens)"
+            " VALUES (?, ?, '', 'tag', ?, '', ?, ?)",
+            [(n.id, n.title, source_id, content_hash(n), t) for n, t in rows],
+        )
     conn.executemany(
         "INSERT INTO node_keys (source_id, key, node_id, kind, priority) VALUES (?, ?, ?, ?, ?)",
         [(source_id, n.title.lower(), n.id, "title", 90) for n, _ in rows],

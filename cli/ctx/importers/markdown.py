@@ -53,8 +53,12 @@ NON_FIELD_KEYS = frozenset({"title", "tags", "tag", "aliases", "alias", *UPDATED
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _FENCED_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1")
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_MD_LINK = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^()\s]+)(?:\s+[\"'(][^\n]*?)?\s*\)")
+# Both link patterns start at their bracket, not at an optional '!': a pattern that begins with a
+# literal lets the regex engine jump between candidates instead of trying every position. Whether
+# it is an embed is the character before the match (never part of an earlier match, which ends in
+# ']' or ')').
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MD_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^()\s]+)(?:\s+[\"'(][^\n]*?)?\s*\)")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*(<[^>\n]+>|\S+)(?:[ \t]+[\"'(].*)?[ \t]*$")
 _URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 WEB_ADDRESS = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -71,7 +75,8 @@ def strip_code(text: str) -> str:
     """The text with fenced and inline code blanked out, so links and tags in code are ignored."""
     if "`" not in text and "~~~" not in text:
         return text
-    text = _FENCED_CODE.sub("\n", text)
+    if "```" in text or "~~~" in text:  # a fence needs three; most notes only have inline code
+        text = _FENCED_CODE.sub("\n", text)
     return _INLINE_CODE.sub(" ", text) if "`" in text else text
 
 
@@ -136,8 +141,9 @@ class MarkdownImporter(Importer):
 
     def __init__(self) -> None:
         # A tag starts after whitespace, '(', ',' or ';' -- so '[[note#heading]]', 'a#b' and URL
-        # fragments are not tags -- but not after '](', where it is a link's '#anchor'.
-        self._tag_re = re.compile(rf"(?<![^\s(,;])(?<!\]\()#([{self.tag_chars}]+)")
+        # fragments are not tags -- but not after '](', where it is a link's '#anchor'. The
+        # lookbehinds sit after the '#' (and include it) so the search can jump from '#' to '#'.
+        self._tag_re = re.compile(rf"#(?<![^\s(,;]#)(?<!\]\(#)([{self.tag_chars}]+)")
 
     # -- the files -------------------------------------------------------------------------
 
@@ -197,7 +203,9 @@ class MarkdownImporter(Importer):
         if raw_meta is None:
             return NoteText({}, body)
         try:
-            meta = yaml.load(raw_meta, Loader=_Loader) if raw_meta.strip() else {}
+            meta = _simple_frontmatter(raw_meta)
+            if meta is None:
+                meta = yaml.load(raw_meta, Loader=_Loader) if raw_meta.strip() else {}
         except yaml.YAMLError as exc:
             where = getattr(exc, "problem_mark", None)
             line = f" line {where.line + 2}" if where is not None else ""
@@ -262,7 +270,7 @@ class MarkdownImporter(Importer):
         links: list[Link] = []
         if "[[" in scan:
             for match in _WIKILINK.finditer(scan):
-                inner = match.group(2).replace("\\|", "|")
+                inner = match.group(1).replace("\\|", "|")
                 target, shown = self.split_wikilink(inner)
                 name, hash_, anchor = target.partition("#")
                 if not name.strip():
@@ -270,14 +278,16 @@ class MarkdownImporter(Importer):
                 key = self.wikilink_key(name)
                 if key is None:
                     continue
-                kind = "embed" if match.group(1) else "link"
+                start = match.start()
+                kind = "embed" if start and scan[start - 1] == "!" else "link"
                 links.append(Link(kind, key, f"#{anchor.strip()}" if hash_ else None, shown))
         if "](" in scan:
             for match in _MD_LINK.finditer(scan):
-                key, anchor = self.markdown_link_key(relpath, match.group(3))
+                key, anchor = self.markdown_link_key(relpath, match.group(2))
                 if key is not None:
-                    kind = "embed" if match.group(1) else "link"
-                    links.append(Link(kind, key, anchor, match.group(2).strip() or None))
+                    start = match.start()
+                    kind = "embed" if start and scan[start - 1] == "!" else "link"
+                    links.append(Link(kind, key, anchor, match.group(1).strip() or None))
         return links
 
     def markdown_link_key(self, relpath: str, href: str) -> tuple[str | None, str | None]:
@@ -411,6 +421,99 @@ def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML, C-accelerated when libyaml is there."""
+
+
+# The fast path reads frontmatter made only of lines ``key: value`` and ``key:`` followed by
+# ``- value`` items (one indentation for all items), where each value fits on its line: a plain
+# scalar (no YAML indicator first, no ': ', ' #', tab or bracket inside) or a quoted string with
+# no escapes. Anything else -- nesting, comments, blank lines, anchors, tags, block scalars,
+# multi-line values, flow collections -- goes to PyYAML.
+_SIMPLE_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
+_SIMPLE_ITEM_LINE = re.compile(r"( *)- +(.*)")
+_PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_SCALAR_NODE_IMPLICIT = (True, False)
+_STR_TAG = "tag:yaml.org,2002:str"
+_NOT_SIMPLE = object()
+_scalar_loader: Any = None
+
+
+def _simple_scalar(loader: Any, value: str) -> Any:
+    """The value of a one-line scalar as PyYAML constructs it, or _NOT_SIMPLE."""
+    value = value.rstrip(" ")
+    if value and value[0] in "'\"":
+        quote = value[0]
+        inner = value[1:-1]
+        if len(value) < 2 or value[-1] != quote or quote in inner or "\\" in inner:
+            return _NOT_SIMPLE
+        return inner
+    if value and (
+        value[0] in _PLAIN_FIRST_BAD
+        or value[-1] == ":"
+        or ": " in value
+        or " #" in value
+        or any(c in value for c in "[]{}")
+    ):
+        return _NOT_SIMPLE
+    tag = loader.resolve(yaml.ScalarNode, value, _SCALAR_NODE_IMPLICIT)
+    if tag == _STR_TAG:
+        return value
+    constructor = loader.yaml_constructors.get(tag)
+    if constructor is None:
+        return _NOT_SIMPLE
+    return constructor(loader, yaml.ScalarNode(tag, value))
+
+
+def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
+    """``raw`` read as YAML when it has only the simple shapes above, else None.
+
+    PyYAML's composer and constructor cost about 0.1 ms a note, and most frontmatter is a
+    handful of ``key: value`` lines and short lists. Only the line structure is read here: every
+    key and value is still resolved (null, bool, int, float, timestamp, str) and constructed by
+    PyYAML's own resolver and constructors, so the result is exactly what ``yaml.load`` gives.
+    """
+    global _scalar_loader
+    lines = raw.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return None
+    if _scalar_loader is None:
+        _scalar_loader = _Loader("")
+    loader = _scalar_loader
+    out: dict[str, Any] = {}
+    i, count = 0, len(lines)
+    while i < count:
+        line = lines[i]
+        match = _SIMPLE_KEY_LINE.fullmatch(line)
+        if match is None or not line.isprintable():
+            return None
+        key, value = match.group(1), match.group(2) or ""
+        if loader.resolve(yaml.ScalarNode, key, _SCALAR_NODE_IMPLICIT) != _STR_TAG:
+            return None  # `yes:` or `null:` is not the string key it looks like
+        i += 1
+        if not value.strip(" ") and i < count and lines[i].lstrip(" ").startswith("-"):
+            items: list[Any] = []
+            indent: str | None = None
+            while i < count and lines[i].lstrip(" ").startswith("-"):
+                item = _SIMPLE_ITEM_LINE.fullmatch(lines[i])
+                if item is None or not lines[i].isprintable():
+                    return None
+                if indent is None:
+                    indent = item.group(1)
+                elif item.group(1) != indent:
+                    return None
+                parsed = _simple_scalar(loader, item.group(2))
+                if parsed is _NOT_SIMPLE or not item.group(2).strip(" "):
+                    return None
+                items.append(parsed)
+                i += 1
+            out[key] = items
+            continue
+        parsed = _simple_scalar(loader, value)
+        if parsed is _NOT_SIMPLE:
+            return None
+        out[key] = parsed
+    return out
 
 
 class ObsidianImporter(MarkdownImporter):
