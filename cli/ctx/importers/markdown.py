@@ -29,8 +29,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import yaml
-
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 
@@ -202,10 +200,13 @@ class MarkdownImporter(Importer):
         raw_meta, body = split_frontmatter(text)
         if raw_meta is None:
             return NoteText({}, body)
+        # Imported here, not at the top: detecting a Tana or Logseq import loads this module too.
+        import yaml
+
         try:
             meta = _simple_frontmatter(raw_meta)
             if meta is None:
-                meta = yaml.load(raw_meta, Loader=_Loader) if raw_meta.strip() else {}
+                meta = yaml.load(raw_meta, Loader=_yaml_loader()) if raw_meta.strip() else {}
         except yaml.YAMLError as exc:
             where = getattr(exc, "problem_mark", None)
             line = f" line {where.line + 2}" if where is not None else ""
@@ -419,8 +420,11 @@ def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
     return None
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+def _yaml_loader() -> Any:
     """Safe YAML, C-accelerated when libyaml is there."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # The fast path reads frontmatter made only of lines ``key: value`` and ``key:`` followed by
@@ -435,6 +439,19 @@ _SCALAR_NODE_IMPLICIT = (True, False)
 _STR_TAG = "tag:yaml.org,2002:str"
 _NOT_SIMPLE = object()
 _scalar_loader: Any = None
+_ScalarNode: Any = None
+# Which implicit tag PyYAML gives a plain scalar depends on the string alone; the same keys and
+# values recur in every note of a vault.
+_implicit_tags: dict[str, str] = {}
+
+
+def _implicit_tag(loader: Any, value: str) -> str:
+    tag = _implicit_tags.get(value)
+    if tag is None:
+        tag = loader.resolve(_ScalarNode, value, _SCALAR_NODE_IMPLICIT)
+        if len(_implicit_tags) < 50_000:
+            _implicit_tags[value] = tag
+    return tag
 
 
 def _simple_scalar(loader: Any, value: str) -> Any:
@@ -454,13 +471,13 @@ def _simple_scalar(loader: Any, value: str) -> Any:
         or any(c in value for c in "[]{}")
     ):
         return _NOT_SIMPLE
-    tag = loader.resolve(yaml.ScalarNode, value, _SCALAR_NODE_IMPLICIT)
+    tag = _implicit_tag(loader, value)
     if tag == _STR_TAG:
         return value
     constructor = loader.yaml_constructors.get(tag)
     if constructor is None:
         return _NOT_SIMPLE
-    return constructor(loader, yaml.ScalarNode(tag, value))
+    return constructor(loader, _ScalarNode(tag, value))
 
 
 def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
@@ -471,14 +488,17 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
     key and value is still resolved (null, bool, int, float, timestamp, str) and constructed by
     PyYAML's own resolver and constructors, so the result is exactly what ``yaml.load`` gives.
     """
-    global _scalar_loader
+    global _scalar_loader, _ScalarNode
     lines = raw.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     if not lines:
         return None
     if _scalar_loader is None:
-        _scalar_loader = _Loader("")
+        import yaml
+
+        _ScalarNode = yaml.ScalarNode
+        _scalar_loader = _yaml_loader()("")
     loader = _scalar_loader
     out: dict[str, Any] = {}
     i, count = 0, len(lines)
@@ -488,7 +508,7 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
         if match is None or not line.isprintable():
             return None
         key, value = match.group(1), match.group(2) or ""
-        if loader.resolve(yaml.ScalarNode, key, _SCALAR_NODE_IMPLICIT) != _STR_TAG:
+        if _implicit_tag(loader, key) != _STR_TAG:
             return None  # `yes:` or `null:` is not the string key it looks like
         i += 1
         if not value.strip(" ") and i < count and lines[i].lstrip(" ").startswith("-"):
