@@ -83,3 +83,16 @@ def test_failed_import_leaves_previous_state(tmp_path, run_cli):
     assert run_cli("import", str(src)).exit_code == EXIT_USAGE
     after = run_cli("stats", "--format", "json").stdout
     assert json.loads(after)["nodes"] == json.loads(before)["nodes"]
+
+
+def test_tag_spelled_two_ways_names_its_node_the_same_every_run(tmp_path, run_cli):
+    records = [
+        {"id": "a", "title": "A", "tags": ["todo"]},
+        {"id": "b", "title": "B", "tags": ["TODO"]},
+        {"id": "c", "title": "C", "tags": ["ToDo"]},
+    ]
+    run_cli("import", str(_write_jsonl(tmp_path / "g.jsonl", records)))
+    shown = json.loads(run_cli("show", "tag:todo", "--format", "json").stdout)
+    # Sorted case-folded then exactly: "TODO" < "ToDo" < "todo".
+    assert shown["title"] == "#TODO"
+    assert {e["id"] for e in shown["edges"]} == {"a", "b", "c"}

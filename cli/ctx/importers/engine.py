@@ -435,6 +435,8 @@ def _insert_tag_nodes(conn: sqlite3.Connection, source_id: int) -> None:
     """Create the tag nodes this source's tags need and no node has yet (derived, file='')."""
     from ctx.tokens import count_many
 
+    # A full sort (case-folded, then exact) so that when `#TODO` and `#todo` both occur, the
+    # spelling that names the shared tag node is the same in every run, not set-order luck.
     tags = sorted(
         {
             r[0].strip().lstrip("#")
@@ -444,9 +446,11 @@ def _insert_tag_nodes(conn: sqlite3.Connection, source_id: int) -> None:
             )
             if isinstance(r[0], str) and r[0].strip().lstrip("#")
         },
-        key=str.lower,
+        key=lambda tag: (tag.lower(), tag),
     )
-    wanted = {tag_node_id(t): t for t in tags}
+    wanted: dict[str, str] = {}
+    for tag in tags:
+        wanted.setdefault(tag_node_id(tag), tag)
     existing = _existing_ids(conn, list(wanted))
     new_nodes = [
         NodeRecord(id=node_id, title=f"#{tag}", type="tag")
