@@ -68,3 +68,19 @@ def test_db_location_order(tmp_path, monkeypatch):
     monkeypatch.setenv("CTX_DB", str(tmp_path / "env.db"))
     assert resolve_db_path(None) == tmp_path / "env.db"
     assert resolve_db_path(tmp_path / "flag.db") == tmp_path / "flag.db"
+
+
+def test_a_graph_from_an_older_schema_is_upgraded_in_place(db_path):
+    """Open a file that stopped at migration 1 (as an older ctx left it): the rest are applied."""
+    from ctx.store.migrations import migrate
+
+    raw = sqlite3.connect(db_path, isolation_level=None)
+    raw.executescript(f"BEGIN; {MIGRATIONS[0]} PRAGMA user_version = 1; COMMIT;")
+    raw.execute("INSERT INTO sources (root, name, format) VALUES ('/x', 'x', 'json')")
+    raw.close()
+    conn = connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert conn.execute("SELECT name FROM sources").fetchone()[0] == "x"
+    assert migrate(conn) == len(MIGRATIONS)  # idempotent
+    plan = conn.execute("EXPLAIN QUERY PLAN SELECT MAX(updated) FROM nodes").fetchall()
+    assert "nodes_by_updated" in plan[0][3]

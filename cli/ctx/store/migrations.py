@@ -133,9 +133,16 @@ _M002_EMBEDDINGS = """
 """
 
 # Each migration is a SQL script, run inside one transaction together with the version bump.
+# Recency is measured from the graph's newest update (deterministic, unlike the clock); an index
+# makes that MAX() a single lookup instead of a scan on every build.
+_M003_UPDATED_INDEX = """
+CREATE INDEX nodes_by_updated ON nodes (updated);
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
+    _M003_UPDATED_INDEX,
 ]
 
 
