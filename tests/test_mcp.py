@@ -342,8 +342,10 @@ def test_unknown_topic_is_a_tool_error(graph: Path, env: dict[str, str], tmp_pat
     cli = run_ctx(env, tmp_path, "build", "qwxzv nothing like it", "--db", str(graph), check=False)
     assert cli.returncode == 3
     assert results[0].is_error
+    # The first block is the CLI's stdout (a valid, empty context); the second its error line.
+    assert text_of(results[0]).encode() == cli.stdout
     cli_errors = [line for line in cli.stderr.decode().splitlines() if line.startswith("ctx: error:")]
-    assert text_of(results[0]).splitlines() == cli_errors
+    assert results[0].content[1].text.splitlines() == cli_errors
 
 
 def test_sees_an_import_made_while_it_runs(graph: Path, env: dict[str, str], tmp_path: Path) -> None:

@@ -255,10 +255,14 @@ class CtxTools:
         )
         result = build_context(self.graph.connection(), request)
         if not result.found:
-            # The CLI still prints an empty context here; an agent is better served by the error
-            # (with its exit-3 message), which tells it to look the topic up with `search`.
+            # A tool error, as the CLI's exit code 3 is; its first block is still exactly the
+            # (empty) context the CLI prints, and the second the CLI's error line, which tells
+            # the agent to look the topic up with `search`.
             return ToolReply(
-                cli_error_text(not_found_message(topics)), is_error=True, warnings=result.warnings
+                result.text,
+                is_error=True,
+                warnings=result.warnings,
+                extra=[cli_error_text(not_found_message(topics))],
             )
         extra: list[str] = []
         if explain and result.candidates:
