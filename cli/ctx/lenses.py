@@ -39,6 +39,8 @@ PATH_MODES = ("mixed", "pure")
 PACKING_STRATEGIES = ("score", "greedy", "interleaved", "density")
 TRUNCATION_STRATEGIES = ("keep-start", "keep-end", "extractive")
 SEED_RETRIEVAL = ("hybrid", "fts", "vector")
+SEMANTIC_RANKS = ("similarity", "fused")
+HEADER_LEVELS = ("full", "compact", "minimal")
 HARD_MAX_DEPTH = 10  # no lens may walk further: beyond this a "context" is the whole graph
 
 
@@ -119,6 +121,8 @@ class Scoring:
     distance: float = 0.4
     similarity: float = 0.35
     recency: float = 0.25
+    # Weight of search relevance (``semantic.rank: fused``): the fused BM25 + vector score, 0..1.
+    relevance: float = 0.0
     # Weights used when no similarity is available (seed 003: 60% distance + 40% recency).
     fallback_distance: float = 0.6
     fallback_recency: float = 0.4
@@ -156,6 +160,9 @@ class OutputOptions:
     # false: a node is its heading and text only (no id/type/distance/source lines), for readers
     # such as question answering where every token should carry content.
     metadata: bool = True
+    # The richest header the output may carry: full (counts and scoring notes), compact (label,
+    # lens, tokens) or minimal (label and tokens); smaller budgets shrink it further anyway.
+    header: str = "full"
     min_shortened_tokens: int = 40  # do not shorten a node to less than this much text
     summary: bool = False  # a closing block: nodes and tokens per section (seed 000)
     neighbours: tuple[str, ...] = ()  # edge names whose neighbour ids each node lists
@@ -189,6 +196,13 @@ class Dedup:
 class Semantic:
     top_k: int = 0  # nodes similar to the topic that the walk did not reach (0: none)
     min_similarity: float = 0.3
+    # similarity: extras are the nearest vectors; fused: the best of full-text and vector search
+    # fused by rank (RRF), which also fills every candidate's ``relevance`` score term.
+    rank: str = "similarity"
+    rrf_k: int = 60  # RRF's damping constant for ``rank: fused``
+    # fused: how many seeds' names (capitalised words of their text that the topic lacks) widen
+    # the full-text query, so a second-hop note that shares a name with the first hit is found.
+    feedback: int = 0
 
 
 @dataclass(frozen=True)
@@ -216,6 +230,12 @@ class Seeds:
     # hybrid: BM25 and vector ranks fused (needs `ctx embed`; BM25 alone without vectors);
     # fts: BM25 only; vector: nearest vectors only.
     retrieval: str = "hybrid"
+    # Free-text topics also seed from nodes whose title (without a trailing "(...)"
+    # disambiguator) appears verbatim in the topic: the entities the question names.
+    mentions: bool = False
+    # Only the first ``protect`` seeds are never dropped (shortened to fit instead); later seeds
+    # are ranked and packed whole-or-not like any candidate at distance 0. None: every seed.
+    protect: int | None = None
 
 
 @dataclass(frozen=True)
@@ -536,13 +556,14 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     boosts = Boosts(**{k: _multipliers(boosts_map.get(k), f"boosts.{k}", problems) for k in ("types", "tags", "fields", "keywords")})
 
     s = _mapping(data.get("scoring"), "scoring", problems)
-    _unknown(s, {"distance", "similarity", "recency", "fallback", "recency_half_life_days"}, "scoring.", problems)
+    _unknown(s, {"distance", "similarity", "recency", "relevance", "fallback", "recency_half_life_days"}, "scoring.", problems)
     fb = _mapping(s.get("fallback"), "scoring.fallback", problems)
     _unknown(fb, {"distance", "recency"}, "scoring.fallback.", problems)
     scoring = Scoring(
         distance=float(_number(s, "distance", 0.4, "scoring.", problems, low=0, high=1)),
         similarity=float(_number(s, "similarity", 0.35, "scoring.", problems, low=0, high=1)),
         recency=float(_number(s, "recency", 0.25, "scoring.", problems, low=0, high=1)),
+        relevance=float(_number(s, "relevance", 0.0, "scoring.", problems, low=0, high=1)),
         fallback_distance=float(_number(fb, "distance", 0.6, "scoring.fallback.", problems, low=0, high=1)),
         fallback_recency=float(_number(fb, "recency", 0.4, "scoring.fallback.", problems, low=0, high=1)),
         recency_half_life_days=float(
@@ -551,7 +572,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     )
 
     o = _mapping(data.get("output"), "output", problems)
-    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "metadata", "min_shortened_tokens",
+    _unknown(o, {"order", "summary_below", "also_related", "also_related_share", "show_scores", "metadata", "header", "min_shortened_tokens",
                  "summary", "neighbours", "citations", "empty_sections", "outline_max_nodes",
                  "outline_formats"}, "output.", problems)
     default_order = _choice(o, "order", "rank", SECTION_ORDERS, "output.", problems)
@@ -561,6 +582,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         also_related_share=float(_number(o, "also_related_share", 0.1, "output.", problems, low=0, high=0.5)),
         show_scores=bool(_bool(o, "show_scores", True, "output.", problems)),
         metadata=bool(_bool(o, "metadata", True, "output.", problems)),
+        header=_choice(o, "header", "full", HEADER_LEVELS, "output.", problems),
         min_shortened_tokens=int(_number(o, "min_shortened_tokens", 40, "output.", problems, low=1, integer=True)),
         summary=bool(_bool(o, "summary", False, "output.", problems)),
         neighbours=_strings(o.get("neighbours"), "output.neighbours", problems),
@@ -581,13 +603,13 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     d = _mapping(data.get("dedup"), "dedup", problems)
     _unknown(d, {"exact", "near", "threshold"}, "dedup.", problems)
     m = _mapping(data.get("semantic"), "semantic", problems)
-    _unknown(m, {"top_k", "min_similarity"}, "semantic.", problems)
+    _unknown(m, {"top_k", "min_similarity", "rank", "rrf_k", "feedback"}, "semantic.", problems)
     v = _mapping(data.get("privacy"), "privacy", problems)
     _unknown(v, {"enabled", "tags", "fields", "inherit"}, "privacy.", problems)
     a = _mapping(data.get("activity"), "activity", problems)
     _unknown(a, {"hours", "limit"}, "activity.", problems)
     k = _mapping(data.get("seeds"), "seeds", problems)
-    _unknown(k, {"max", "cutoff", "retrieval"}, "seeds.", problems)
+    _unknown(k, {"max", "cutoff", "retrieval", "mentions", "protect"}, "seeds.", problems)
     cycles = _mapping(data.get("cycles"), "cycles", problems)
     _unknown(cycles, {"edges"}, "cycles.", problems)
     cycle_edges = tuple(
@@ -627,6 +649,9 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         semantic=Semantic(
             top_k=int(_number(m, "top_k", 0, "semantic.", problems, low=0, high=1000, integer=True)),
             min_similarity=float(_number(m, "min_similarity", 0.3, "semantic.", problems, low=-1, high=1)),
+            rank=_choice(m, "rank", "similarity", SEMANTIC_RANKS, "semantic.", problems),
+            rrf_k=int(_number(m, "rrf_k", 60, "semantic.", problems, low=1, high=1000, integer=True)),
+            feedback=int(_number(m, "feedback", 0, "semantic.", problems, low=0, high=20, integer=True)),
         ),
         privacy=Privacy(
             enabled=bool(_bool(v, "enabled", True, "privacy.", problems)),
@@ -644,6 +669,11 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
             max=int(_number(k, "max", 3, "seeds.", problems, low=1, high=200, integer=True)),
             cutoff=float(_number(k, "cutoff", 0.6, "seeds.", problems, low=0, high=1)),
             retrieval=_choice(k, "retrieval", "hybrid", SEED_RETRIEVAL, "seeds.", problems),
+            mentions=bool(_bool(k, "mentions", False, "seeds.", problems)),
+            protect=(
+                int(_number(k, "protect", 0, "seeds.", problems, low=1, high=200, integer=True))
+                if k.get("protect") is not None else None
+            ),
         ),
         raw=data,
     )

@@ -35,7 +35,7 @@ from ctx.assemble.render import (
 from ctx.assemble import outline_view
 from ctx.assemble.dedup import drop_duplicates
 from ctx.assemble.truncate import shorten
-from ctx.lenses import Lens
+from ctx.lenses import HEADER_LEVELS, Lens
 
 
 class TokenCounter:
@@ -207,8 +207,8 @@ class Packer:
     # -- the plan ------------------------------------------------------------------------------
 
     def choose_header(self) -> int:
-        """The richest header that leaves room for content; returns its cost."""
-        for level in (0, 1, 2):
+        """The richest header the lens allows that leaves room for content; returns its cost."""
+        for level in range(HEADER_LEVELS.index(self.lens.output.header), 3):
             self.doc.header_level = level
             cost = self.counter.count(render(self.doc, self.budget))
             if level == 0 and cost <= self.budget * 0.2:

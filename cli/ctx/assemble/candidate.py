@@ -29,6 +29,7 @@ class Candidate:
     recent: bool = False  # added by the lens's activity window, not reached by the walk
     sibling_offset: int | None = None  # positions away from a seed with the same parent
     relevance: float = 1.0  # a seed's match to its topic (1 for id/title; search score share)
+    search: float = 0.0  # fused full-text + vector relevance, 0..1 (lens semantic.rank: fused)
     neighbours: dict[str, list[str]] = field(default_factory=dict)  # lens output.neighbours
     body: str | None = None  # loaded only for candidates the budget may show
     # score parts: distance, similarity, recency, boost; score = boost * weighted sum

@@ -20,6 +20,7 @@ from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.render import Document, SectionOut, explain_text
+from ctx.assemble.relevance import fused_relevance
 from ctx.assemble.resolve import resolve_topics, seed_ids
 from ctx.assemble.score import assign_sections, neighbour_ranker, score_candidates, weights_for
 from ctx.assemble.similarity import compute_similarity, semantic_extras
@@ -41,7 +42,16 @@ def _scoring_note(lens: Lens, has_similarity: bool, similarity_note: str, refere
         weights = f"{w.distance:g} distance + {w.similarity:g} similarity + {w.recency:g} recency"
     else:
         weights = f"{w.distance:g} distance + {w.recency:g} recency"
+    if w.relevance:
+        weights += f" + {w.relevance:g} search relevance"
     return f"scoring: {weights} ({similarity_note}); recency relative to {_day(reference)}, the graph's newest update"
+
+
+def _weights_meta(w) -> dict[str, float]:
+    out = {"distance": w.distance, "similarity": w.similarity, "recency": w.recency}
+    if w.relevance:
+        out["relevance"] = w.relevance
+    return out
 
 
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
@@ -54,7 +64,8 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
 
     topics = tuple(t.strip() for t in request.topics if t.strip())
     resolved = resolve_topics(
-        conn, topics, request.include_private, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval
+        conn, topics, request.include_private, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval,
+        lens.seeds.mentions,
     )
     seeds = seed_ids(resolved)
     missing = [r.topic for r in resolved if not r.ids]
@@ -96,9 +107,16 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     window = sibling_window(lens)
     sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
     recent = add_recent(conn, lens, walked, reference, request.include_private)
-    similarity, similarity_note = compute_similarity(conn, request, seeds, sorted(walked.reached))
     extras: set[str] = set()
-    if lens.semantic.top_k > 0:
+    search_relevance = fused_relevance(conn, request, lens, seeds) if lens.semantic.rank == "fused" else None
+    if search_relevance is not None:
+        # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
+        fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
+        for node_id in fresh:
+            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
+            extras.add(node_id)
+    similarity, similarity_note = compute_similarity(conn, request, seeds, sorted(walked.reached))
+    if search_relevance is None and lens.semantic.top_k > 0:
         for node_id, sim in semantic_extras(
             conn, request, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity
         ):
@@ -116,7 +134,13 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
             recent.discard(node_id)
     candidates = enrich(conn, walked, lens, request.include_fields)
     relevance = {i: r.relevance_of(i) for r in resolved for i in r.ids}
+    protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
     for c in candidates:
+        if c.seed and c.id not in protected:
+            # An unprotected seed competes like any node at distance 0: packed whole or not at all.
+            c.seed = False
+        if search_relevance is not None:
+            c.search = search_relevance.get(c.id, 0.0)
         c.semantic = c.id in extras
         c.recent = c.id in recent and not c.seed and not c.path
         c.sibling_offset = sibling_offsets.get(c.id)
@@ -158,7 +182,10 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
             doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
     if not request.include_private:
         hidden_matches = {
-            i for r in resolve_topics(conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval) for i in r.ids
+            i for r in resolve_topics(
+                conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval, lens.seeds.mentions
+            )
+            for i in r.ids
         }
         withheld = count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in ranked])
         meta["withheld_private"] = withheld
@@ -167,7 +194,7 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     meta.update(
         {
             "scoring": {
-                "weights": vars(weights_for(lens, similarity is not None)),
+                "weights": _weights_meta(weights_for(lens, similarity is not None)),
                 "similarity": similarity_note if similarity is None else f"embeddings: {similarity_note}",
                 "recency_reference": _day(reference),
                 "recency_reference_source": "newest node update in the graph",

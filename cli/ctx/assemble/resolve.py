@@ -5,6 +5,7 @@ full-text hits, keeping only hits close to the best one so a weak match never be
 When the graph has embeddings, free-text topics are resolved by BM25 and vector search together
 (reciprocal rank fusion, ``ctx.semantic.seeds``), so a question sharing no word with the right
 note still finds it; the lens's ``seeds.retrieval`` can ask for one of them alone.
+With ``seeds.mentions`` a free-text topic also seeds from the notes whose titles it names.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from ctx.store.reads import find_by_name, search
+from ctx.store.reads import find_by_name, find_mentions, search
 
 FTS_MAX_SEEDS = 3
 # A hit must score at least this share of the best hit's BM25 to become a seed as well.
@@ -23,7 +24,7 @@ FTS_RELATIVE_CUTOFF = 0.6
 class ResolvedTopic:
     topic: str
     ids: tuple[str, ...]
-    how: str  # "id", "title", "search" (BM25), "hybrid", "vector" or "none"
+    how: str  # "id", "title", "search" (BM25), "hybrid", "vector", "mention" or "none"
     relevance: tuple[float, ...] = ()  # per id: a search hit's share of the best hit's score
 
     def relevance_of(self, node_id: str) -> float:
@@ -39,6 +40,27 @@ def resolve_topic(
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
+    mentions: bool = False,
+) -> ResolvedTopic:
+    found = _resolve(conn, topic, include_private, max_seeds, cutoff, retrieval)
+    if not mentions or found.how in ("id", "title"):
+        return found
+    # The entities a free-text topic names are seeds too, after the search hits.
+    named = [i for i in find_mentions(conn, topic, include_private=include_private) if i not in found.ids]
+    if not named:
+        return found
+    relevance = found.relevance if len(found.relevance) == len(found.ids) else (1.0,) * len(found.ids)
+    how = found.how if found.ids else "mention"
+    return ResolvedTopic(topic, found.ids + tuple(named), how, relevance + (1.0,) * len(named))
+
+
+def _resolve(
+    conn: sqlite3.Connection,
+    topic: str,
+    include_private: bool,
+    max_seeds: int,
+    cutoff: float,
+    retrieval: str,
 ) -> ResolvedTopic:
     text = topic.strip()
     if not text:
@@ -74,8 +96,9 @@ def resolve_topics(
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
+    mentions: bool = False,
 ) -> list[ResolvedTopic]:
-    return [resolve_topic(conn, t, include_private, max_seeds, cutoff, retrieval) for t in topics]
+    return [resolve_topic(conn, t, include_private, max_seeds, cutoff, retrieval, mentions) for t in topics]
 
 
 def seed_ids(resolved: list[ResolvedTopic]) -> list[str]:

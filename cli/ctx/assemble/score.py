@@ -1,9 +1,10 @@
 """Score: rank candidates by graph distance, similarity and recency, times the lens's boosts.
 
-    score = boost * (w_d * 1/distance + w_s * similarity + w_r * recency)
+    score = boost * (w_d * 1/distance + w_s * similarity + w_r * recency [+ w_f * relevance])
 
 with seed 003's weights 0.4 / 0.35 / 0.25, or the lens's fallback (0.6 / 0.4) when there is no
-similarity. ``distance`` is the weighted walk distance (a hop over an edge of weight w counts 1/w),
+similarity. The relevance term (fused search rank, ``semantic.rank: fused``) counts only when the
+lens gives it a weight. ``distance`` is the weighted walk distance (a hop over an edge of weight w counts 1/w),
 so a 1-hop node always beats an otherwise identical 2-hop node. Seeds rank first whatever their
 score. Recency halves every ``recency_half_life_days`` before the graph's reference time (its newest
 update), so scores depend on the graph state only, never on the clock. Ties break by id.
@@ -26,13 +27,14 @@ class Weights:
     distance: float
     similarity: float
     recency: float
+    relevance: float = 0.0
 
 
 def weights_for(lens: Lens, has_similarity: bool) -> Weights:
     s = lens.scoring
     if has_similarity:
-        return Weights(s.distance, s.similarity, s.recency)
-    return Weights(s.fallback_distance, 0.0, s.fallback_recency)
+        return Weights(s.distance, s.similarity, s.recency, s.relevance)
+    return Weights(s.fallback_distance, 0.0, s.fallback_recency, s.relevance)
 
 
 def recency(updated: float | None, reference: float | None, half_life_days: float) -> float:
@@ -87,7 +89,11 @@ def score_candidates(
             "recency": round(rec, 6),
             "boost": round(factor, 6),
         }
-        c.score = round(factor * (w.distance * distance_term + w.similarity * sim + w.recency * rec), 6)
+        total = w.distance * distance_term + w.similarity * sim + w.recency * rec
+        if w.relevance:
+            c.parts["relevance"] = round(c.search, 6)
+            total += w.relevance * c.search
+        c.score = round(factor * total, 6)
     ranked = sorted(candidates, key=lambda c: (not c.seed, -c.score, c.cost, c.id))
     for i, c in enumerate(ranked, start=1):
         c.rank = i

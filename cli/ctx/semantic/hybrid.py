@@ -12,28 +12,8 @@ from dataclasses import dataclass
 from ctx.semantic.fusion import reciprocal_rank_fusion
 from ctx.semantic.search import VectorIndex, load_index
 from ctx.semantic.topic import TopicVector
+from ctx.stopwords import STOPWORDS, content_words  # noqa: F401  (re-exported for callers)
 from ctx.store.reads import search as fts_search
-
-# English function words, dropped from a question before full-text search: in a small graph BM25
-# gives "how" or "which" real weight, and rank fusion cannot tell a hit on "how" from one on
-# "sourdough". Content words are what full-text search is good at; meaning is the vectors' job.
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves""".split()
-)
-
-
-def content_words(text: str) -> str:
-    """``text`` without function words (all of it, if nothing else is left)."""
-    words = text.split()
-    kept = [w for w in words if w.strip("?!.,;:'\"()").lower() not in STOPWORDS]
-    return " ".join(kept) if kept else text
-
 
 # How deep each list goes before fusion: deep enough that an item ranked well by one retriever
 # and poorly by the other still surfaces, shallow enough to stay cheap.

@@ -128,6 +128,49 @@ def find_by_name(
     return [r[0] for r in rows]
 
 
+# Longest name looked for inside a topic, in words: titles are short, and every extra length
+# costs one more indexed lookup per start word.
+MENTION_MAX_WORDS = 8
+_MENTION_WORD = re.compile(r"\w+(?:['’.-]\w+)*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s\Z")
+
+
+def find_mentions(
+    conn: sqlite3.Connection, text: str, *, include_private: bool = False
+) -> list[str]:
+    """Node ids whose title or alias occurs verbatim (word-bounded, case-insensitive) in ``text``.
+
+    A title's trailing disambiguator counts as optional: "Hello Love (song)" is named by "hello
+    love". A name made only of function words ("The", "Who") names nothing. Longest names first
+    (a longer name is more specific), then by position in the text, then by id.
+    """
+    from ctx.stopwords import STOPWORDS
+
+    lowered = text.lower()
+    words = list(_MENTION_WORD.finditer(lowered))
+    seen: dict[str, tuple[int, int]] = {}
+    for i, first in enumerate(words):
+        for j in range(i, min(len(words), i + MENTION_MAX_WORDS)):
+            if all(w.group() in STOPWORDS for w in words[i : j + 1]):
+                continue
+            phrase = lowered[first.start() : words[j].end()]
+            # "Hello Love's performer" names "Hello Love": a possessive is not part of the name.
+            for name in dict.fromkeys((phrase, _POSSESSIVE.sub("", phrase))):
+                if len(name) < 3:
+                    continue
+                rows = conn.execute(
+                    "SELECT DISTINCT k.node_id FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+                    " WHERE k.kind IN ('title', 'alias') AND (k.key = ? OR (k.key >= ? AND k.key < ?))"
+                    f" AND {_visible(include_private, 'n.')}",
+                    (name, name + " (", name + " )"),
+                ).fetchall()
+                for (node_id,) in rows:
+                    rank = (-(j - i + 1), first.start())
+                    if node_id not in seen or rank < seen[node_id]:
+                        seen[node_id] = rank
+    return sorted(seen, key=lambda node_id: (seen[node_id], node_id))
+
+
 def resolve_one(
     conn: sqlite3.Connection, id_or_title: str, *, include_private: bool = False
 ) -> str | None:

@@ -1,0 +1,23 @@
+"""English function words: what full-text search and title matching should not key on.
+
+Kept free of heavy imports: the build path uses it before it knows whether numpy is needed.
+"""
+
+from __future__ import annotations
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def content_words(text: str) -> str:
+    """``text`` without function words (all of it, if nothing else is left)."""
+    words = text.split()
+    kept = [w for w in words if w.strip("?!.,;:'\"()").lower() not in STOPWORDS]
+    return " ".join(kept) if kept else text
