@@ -415,6 +415,9 @@ class Packer:
         if doc.notes:
             doc.notes.clear()
             return True
+        if doc.empty_sections:
+            doc.empty_sections = False  # "nothing here" notices are the first thing to give up
+            return True
         if self.placed:
             self.unplace(sorted(self.placed.values(), key=lambda i: i.cand.rank)[-1].cand)
             return True

@@ -49,6 +49,13 @@ def number_sources(shown: Iterable[Candidate]) -> dict[str, Citation]:
     return out
 
 
-def citation_map(citations: dict[str, Citation]) -> dict[str, dict[str, Any]]:
-    """The JSON ``citations`` object: "1" -> {id, title, source_path, score}."""
-    return {str(c.number): c.as_json() for c in sorted(citations.values(), key=lambda c: c.number)}
+def citation_map(citations: dict[str, Citation], *, compact: bool = False) -> dict[str, dict[str, Any]]:
+    """The JSON ``citations`` object: "1" -> {id, title, source_path, score}.
+
+    ``compact`` (the tiniest budgets) keeps only the id: the node entries already carry the
+    title, and repeating it could cost the seed its place in the output.
+    """
+    ordered = sorted(citations.values(), key=lambda c: c.number)
+    if compact:
+        return {str(c.number): {"id": c.id} for c in ordered}
+    return {str(c.number): c.as_json() for c in ordered}

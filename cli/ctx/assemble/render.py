@@ -346,7 +346,7 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         by_id = {i.cand.id: i.cand for i in shown}
         for node in nodes:
             node["citation"] = extras.citation_number(cites, by_id[node["id"]])
-        out["citations"] = citation_map(cites)
+        out["citations"] = citation_map(cites, compact=doc.header_level >= 3)
         out["truncated"] = any(i.variant != FULL for i in shown) or bool(doc.also) or doc.omitted_total > 0
         out["total_tokens"] = used
     if doc.summary and doc.header_level < 2:
