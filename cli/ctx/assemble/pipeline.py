@@ -23,7 +23,7 @@ from ctx.assemble.render import Document, SectionOut, explain_text
 from ctx.assemble.relevance import fused_relevance
 from ctx.assemble.resolve import resolve_topics, seed_ids
 from ctx.assemble.score import assign_sections, neighbour_ranker, score_candidates, weights_for
-from ctx.assemble.similarity import compute_similarity, semantic_extras
+from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, walk
 from ctx.lenses import Lens, load_lens
 
@@ -52,6 +52,10 @@ def _weights_meta(w) -> dict[str, float]:
     if w.relevance:
         out["relevance"] = w.relevance
     return out
+
+
+def _has_private_nodes(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
 
 
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
@@ -108,17 +112,21 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
     recent = add_recent(conn, lens, walked, reference, request.include_private)
     extras: set[str] = set()
-    search_relevance = fused_relevance(conn, request, lens, seeds) if lens.semantic.rank == "fused" else None
+    topic = topic_for(conn, request)
+    search_relevance = (
+        fused_relevance(conn, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
+    )
     if search_relevance is not None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
         fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
         for node_id in fresh:
             walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
             extras.add(node_id)
-    similarity, similarity_note = compute_similarity(conn, request, seeds, sorted(walked.reached))
+    similarity, similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
     if search_relevance is None and lens.semantic.top_k > 0:
         for node_id, sim in semantic_extras(
-            conn, request, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity
+            conn, topic, request.include_private, seeds, set(walked.reached), lens.semantic.top_k,
+            lens.semantic.min_similarity,
         ):
             if node_id in walked.reached:
                 continue
@@ -181,13 +189,18 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         for cycle in cycles:
             doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
     if not request.include_private:
-        hidden_matches = {
-            i for r in resolve_topics(
-                conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval, lens.seeds.mentions
-            )
-            for i in r.ids
-        }
-        withheld = count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in ranked])
+        withheld = 0
+        if _has_private_nodes(conn):
+            # Resolving again with private nodes visible is the only way to count what the topic
+            # would have matched; a graph without private nodes skips that second resolution.
+            hidden_matches = {
+                i for r in resolve_topics(
+                    conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval,
+                    lens.seeds.mentions,
+                )
+                for i in r.ids
+            }
+            withheld = count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in ranked])
         meta["withheld_private"] = withheld
         if withheld:
             doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")

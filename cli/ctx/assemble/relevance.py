@@ -15,13 +15,13 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ctx.assemble.similarity import topic_vector
 from ctx.store.reads import search as fts_search
 from ctx.stopwords import STOPWORDS, content_words
 
 if TYPE_CHECKING:
     from ctx.assemble import BuildRequest
     from ctx.lenses import Lens
+    from ctx.semantic.topic import TopicVector
 
 # How deep each ranking goes before fusion (as in ctx.semantic.hybrid).
 POOL = 50
@@ -56,15 +56,18 @@ def feedback_query(conn: sqlite3.Connection, topic: str, seeds: list[str], count
 
 
 def fused_relevance(
-    conn: sqlite3.Connection, request: "BuildRequest", lens: "Lens", seeds: list[str]
+    conn: sqlite3.Connection,
+    request: "BuildRequest",
+    lens: "Lens",
+    seeds: list[str],
+    topic: "TopicVector | None",
 ) -> dict[str, float] | None:
     """Each visible node in either ranking's top ``POOL`` -> fused score / best; None without vectors."""
     from ctx.semantic.fusion import reciprocal_rank_fusion
     from ctx.semantic.search import load_index
     from ctx.semantic.topic import visible_ids
 
-    topic = topic_vector(conn, request)
-    if topic.vector is None or topic.model is None:
+    if topic is None or topic.vector is None or topic.model is None:
         return None
     dense = [i for i, _ in load_index(conn, topic.model).nearest(topic.vector, POOL)]
     text = " ".join(t.strip() for t in request.topics if t.strip())

@@ -57,24 +57,30 @@ def _graph_has_embeddings(conn: sqlite3.Connection) -> bool:
         return False
 
 
+def topic_for(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVector | None":
+    """The topic's vector, found once per build; None when the graph has no vectors at all.
+
+    Decided with one SQL probe first, so a graph without vectors never pays for importing numpy.
+    """
+    if not _graph_has_embeddings(conn):
+        return None
+    return topic_vector(conn, request)
+
+
 def compute_similarity(
     conn: sqlite3.Connection,
-    request: "BuildRequest",
-    seeds: list[str],
+    topic: "TopicVector | None",
     candidate_ids: list[str],
 ) -> tuple[dict[str, float] | None, str]:
     """Similarity in [0, 1] of each candidate to the topic, or (None, why not).
 
-    Never imports torch unless a free-text topic needs embedding and the model cannot run in numpy;
-    values for every candidate id (0.0 where a node has no up-to-date vector); a short note naming
-    the model, how the topic vector was found, and any fallback.
+    Values for every candidate id (0.0 where a node has no up-to-date vector), and a short note
+    naming the model, how the topic vector was found, and any fallback.
     """
-    if not _graph_has_embeddings(conn):
-        # Decided with one SQL probe, so a graph without vectors never pays for importing numpy.
+    if topic is None:
         return None, NO_VECTORS_IN_GRAPH_NOTE
     from ctx.semantic.topic import similarities
 
-    topic = topic_vector(conn, request)
     if topic.vector is None:
         return None, topic.note or NO_EMBEDDINGS_NOTE
     values, missing = similarities(conn, topic, candidate_ids)
@@ -88,7 +94,8 @@ def compute_similarity(
 
 def semantic_extras(
     conn: sqlite3.Connection,
-    request: "BuildRequest",
+    topic: "TopicVector | None",
+    include_private: bool,
     seeds: list[str],
     reached_ids: set[str],
     top_k: int,
@@ -101,15 +108,12 @@ def semantic_extras(
     from ctx.semantic.search import load_index
     from ctx.semantic.topic import visible_ids
 
-    if top_k <= 0:
-        return []
-    topic = topic_vector(conn, request)
-    if topic.vector is None or topic.model is None:
+    if top_k <= 0 or topic is None or topic.vector is None or topic.model is None:
         return []
     index = load_index(conn, topic.model)
     skip = set(reached_ids) | set(seeds)
     # Over-fetch: some of the nearest are already in the walk or private.
     hits = index.nearest(topic.vector, top_k + len(skip) + 16)
     fresh = [(i, s) for i, s in hits if i not in skip and s >= min_similarity]
-    allowed = visible_ids(conn, [i for i, _ in fresh], request.include_private)
+    allowed = visible_ids(conn, [i for i, _ in fresh], include_private)
     return [(i, s) for i, s in fresh if i in allowed][:top_k]
