@@ -104,7 +104,7 @@ def test_no_wall_clock_recency_is_relative_to_the_newest_update(chain):
 
 def test_without_embeddings_weights_are_60_40_and_the_output_says_so(chain):
     result, _ = build(chain, "seed")
-    assert "scoring: 0.6 distance + 0.4 recency (no embeddings" in result.text
+    assert "scoring: 0.6 distance + 0.4 recency; no embeddings" in result.text
     _, doc = build(chain, "seed", format="json")
     assert doc["meta"]["scoring"]["weights"] == {"distance": 0.6, "similarity": 0.0, "recency": 0.4}
 
