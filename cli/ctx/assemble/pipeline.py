@@ -19,7 +19,6 @@ from ctx.assemble.collect import (
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
-from ctx.assemble.ppr import personalized_pagerank, proximity_terms
 from ctx.assemble.render import Document, SectionOut, explain_text
 from ctx.assemble.relevance import fused_relevance
 from ctx.assemble.resolve import resolve_topics, seed_ids
@@ -57,16 +56,6 @@ def _weights_meta(w) -> dict[str, float]:
 
 def _has_private_nodes(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
-
-
-def _ppr_start(seeds, reached, search_relevance):
-    import os
-    start = {s: 1.0 for s in seeds if s in reached}
-    if os.environ.get("PPR_FROM") == "relevance" and search_relevance:
-        for i, r in search_relevance.items():
-            if i in reached and r > 0:
-                start[i] = start.get(i, 0.0) + r
-    return start
 
 
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
@@ -166,14 +155,7 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
         if c.seed:
             c.relevance = relevance.get(c.id, 1.0)
     annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
-    proximity = None
-    if lens.scoring.proximity == "ppr":
-        ppr = personalized_pagerank(
-            conn, lens, [c.id for c in candidates], _ppr_start(seeds, walked.reached, search_relevance),
-            lens.scoring.ppr_restart, lens.scoring.ppr_iterations,
-        )
-        proximity = proximity_terms(ppr, set(seeds))
-    ranked = score_candidates(candidates, lens, similarity, reference, proximity)
+    ranked = score_candidates(candidates, lens, similarity, reference)
     assign_sections(ranked, lens.sections)
     # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
     in_outlines = outline_prepare(
