@@ -9,7 +9,8 @@ Imports ../shared/eval/musique/notes (plain) and notes-autolinked into two graph
 agent would receive and counts the share of the question's gold notes whose whole paragraph text
 appears in it (wikilink brackets ignored, whitespace normalised; a shortened note does not count).
 
-Configurations are lenses in bench/lenses/ (no per-question rules, nothing special-cased in ctx):
+Configurations are lenses (no per-question rules, nothing special-cased in ctx): the first three in
+bench/lenses/, hybrid+graph is the built-in `question` lens that users get:
   fts            BM25 only, plain notes, no walk
   vector         nearest vectors only, plain notes, no walk
   hybrid         BM25 + vectors fused by RRF, plain notes, no walk
@@ -42,7 +43,7 @@ CONFIGS = {
     "fts": ("plain", "musique-fts.yaml"),
     "vector": ("plain", "musique-vector.yaml"),
     "hybrid": ("plain", "musique-hybrid.yaml"),
-    "hybrid+graph": ("autolinked", "musique-graph.yaml"),
+    "hybrid+graph": ("autolinked", str(REPO / "lenses" / "question.yaml")),
 }
 BASELINES = {  # the plain-script baselines: whole notes packed in rank order
     300: {"fts": 0.451, "vector": 0.486, "hybrid": 0.483},

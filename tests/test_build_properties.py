@@ -16,7 +16,7 @@ from ctx.assemble import BuildRequest, build_context
 from ctx.store import connect
 from ctx.tokens import count_tokens
 
-LENSES = ["general", "writing", "coding", "planning", "meeting-prep", "claims", "workspace", "research"]
+LENSES = ["general", "writing", "coding", "planning", "meeting-prep", "claims", "workspace", "research", "question"]
 FREE_TEXT = ["sync", "launch risks", "meeting", "the", "zzz no match", "project apollo plan", "redis"]
 
 
