@@ -18,7 +18,7 @@ import pytest
 from conftest import FIXTURES
 
 MARKERS = ("QUOKKAZEBRA7731", "PANGOLINFIG4402", "OKAPIMANGO9158", "NARWHALKIWI2290", "AXOLOTLPLUM5563")
-LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research")
+LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research", "question")
 TOPICS = (
     "Secret Acquisition",  # a private note's exact title
     "p01",  # a private claim's id
