@@ -134,6 +134,19 @@ def test_not_found_prints_an_empty_context_and_exits_3(tmp_path, run_cli):
     assert doc["nodes"] == [] and doc["meta"]["found"] is False
 
 
+@pytest.mark.parametrize("budget", [50, 60, 200])
+def test_a_long_missing_topic_cannot_push_the_not_found_context_over_budget(tmp_path, run_cli, budget):
+    # The not-found line used to repeat every topic whole: a 3,000-character topic printed
+    # 388 tokens under --max-tokens 60.
+    run_cli("import", str(write_jsonl(tmp_path / "g.jsonl", chain_graph())))
+    many = [f"zzqq{i}" for i in range(60)]
+    for topics in (["x" * 3000], many):
+        result = run_cli("build", *topics, "--max-tokens", str(budget))
+        assert result.exit_code == EXIT_NOT_FOUND
+        assert count_tokens(result.stdout) <= budget
+        assert "No matching nodes found" in result.stdout
+
+
 def test_usage_errors_exit_2(tmp_path, run_cli):
     run_cli("import", str(write_jsonl(tmp_path / "g.jsonl", chain_graph())))
     assert run_cli("build", "seed", "--max-tokens", "10").exit_code == EXIT_USAGE

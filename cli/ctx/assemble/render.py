@@ -230,7 +230,13 @@ def markdown_header(doc: Document, used: int) -> str:
 def render_markdown(doc: Document, used: int) -> str:
     parts = [markdown_header(doc, used)]
     if not doc.found:
-        parts.append(f"No matching nodes found for {' + '.join(repr(t) for t in doc.topics)}.")
+        # The topics are the user's input, of any length: clip them like the header's label, and
+        # at the last-resort level drop them (stderr names them) so the budget always holds.
+        if doc.header_level >= 3:
+            parts.append("No matching nodes found.")
+        else:
+            limit = (120, 60, 40)[doc.header_level]
+            parts.append(f"No matching nodes found for {' + '.join(repr(_clip(t, limit)) for t in doc.topics)}.")
         return "\n\n".join(parts) + "\n"
     cites = extras.citations_for(i.cand for i in doc.ordered_shown()) if doc.citations else {}
     for section in doc.sections:
