@@ -172,6 +172,28 @@ def test_frontmatter_tags_aliases_dates_fields_and_field_links(tmp_path, run_cli
     assert run_cli("show", "standup", "--format", "json").exit_code == 0
 
 
+def test_bom_and_windows_or_old_mac_line_endings_leave_no_carriage_returns(tmp_path, run_cli, db_path):
+    # CRLF files used to keep every "\r" in the stored body, so the context printed them (and
+    # paid tokens for them); a heading stripped from the body left a stray "\r\n" in front.
+    vault = _vault(
+        tmp_path / "v",
+        {
+            "Crlf.md": b"\xef\xbb\xbf---\r\ntitle: Crlf Note\r\nstatus: active\r\n---\r\n"
+                       b"# Crlf Note\r\n\r\nLinks to [[Mac]] and #gamma.\r\n",
+            "Mac.md": b"first line\rsecond line\r",
+        },
+    )
+    _import(run_cli, vault)
+    crlf = _node(db_path, "Crlf")
+    assert crlf["title"] == "Crlf Note" and crlf["fields"] == {"status": ["active"]}
+    assert crlf["tags"] == ["gamma"]
+    assert "\r" not in crlf["body"] and crlf["body"].endswith("Links to [[Mac]] and #gamma.\n")
+    assert _node(db_path, "Mac")["body"] == "first line\nsecond line\n"
+    built = run_cli("build", "Crlf Note", "--format", "json")
+    assert built.exit_code == 0 and "\r" not in built.stdout
+    assert [n["id"] for n in json.loads(built.stdout)["nodes"]][:2] == ["Crlf", "Mac"]
+
+
 def test_inline_tags_skip_code_headings_urls_and_anchors(tmp_path, run_cli, db_path):
     body = (
         "# Heading\n## #NotAHeadingTag? no: this one is a heading with text\n"

@@ -203,6 +203,9 @@ def _read_and_parse(
                 f"{rel}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"
             )
             text = data.decode("utf-8-sig", errors="replace")
+        # Notes saved on Windows (CRLF) or old Macs (CR) would otherwise carry "\r" into every
+        # stored body and so into the context (and its token count); parsers all expect "\n".
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         parsed = importer.parse(info, text)
     else:
         parsed = importer.parse(info, data)  # type: ignore[arg-type]
