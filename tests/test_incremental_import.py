@@ -124,3 +124,46 @@ def test_cli_reimport_reports_unchanged(vault, run_cli):
     result = run_cli("import", str(vault), "--output", "json")
     assert json.loads(result.stdout)["files_parsed"] == 0
     assert json.loads(run_cli("stats", "--format", "json").stdout)["graph_version"] == version
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fmt"),
+    [
+        ("note.md", "# Note\n\nText.\n", "notion"),  # Notion reads an export folder, not a file
+        ("note.md", "# Note\n\nText.\n", "logseq"),  # Logseq reads pages/ and journals/
+        ("graph.json", '[{"title": "Page"}]', "obsidian"),
+        ("folder", None, "json"),  # a JSON graph is one file; its folder's name was read as one
+        ("folder", None, "obsidian"),  # an empty vault
+    ],
+)
+def test_importing_nothing_the_format_reads_is_a_usage_error(tmp_path, run_cli, name, content, fmt):
+    # These used to print "unchanged ... 0 seen", exit 0 and leave an empty source behind.
+    target = tmp_path / name
+    if content is None:
+        target.mkdir()
+    else:
+        target.write_text(content, encoding="utf-8")
+    result = run_cli("import", str(target), "--format", fmt)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"ctx: error: nothing to import: the {fmt} importer reads no files in "
+        f"{'folder' if content is None else 'file'} {target}"
+    )
+    assert "sources: 0" in run_cli("stats").stdout
+
+
+def test_a_vault_emptied_since_its_last_import_drops_its_nodes(tmp_path, run_cli):
+    # With every note deleted the folder no longer looks like any format, so auto-detection
+    # refused it (exit 2) and the deleted notes stayed in the graph; the recorded format is used.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Only.md").write_text("# Only\n\nSoon gone.\n", encoding="utf-8")
+    assert run_cli("import", str(vault)).exit_code == 0
+    (vault / "Only.md").unlink()
+    result = run_cli("import", str(vault))
+    assert result.exit_code == 0, result.stderr
+    assert "1 deleted" in result.stderr
+    assert json.loads(run_cli("stats", "--format", "json").stdout)["nodes"] == 0
+    # A folder never imported still gets the detection error.
+    (tmp_path / "other").mkdir()
+    assert run_cli("import", str(tmp_path / "other")).exit_code == 2

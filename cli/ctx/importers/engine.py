@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx.config import PrivacyConfig, load_privacy_config
-from ctx.errors import UsageError
+from ctx.errors import ImportFormatError, UsageError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.privacy import privacy_config_changed, refresh_private_flags
 
@@ -97,12 +97,29 @@ def import_path(
     if not path.exists():
         raise UsageError(f"no such file or folder: {path}")
     root = path.resolve()
-    importer = detect_importer(root) if format == "auto" else get_importer(format)
+    if format != "auto":
+        importer = get_importer(format)
+    else:
+        try:
+            importer = detect_importer(root)
+        except UsageError:
+            # A folder imported before whose notes were all deleted no longer looks like
+            # anything; its recorded format still says how to read it (and delete its nodes).
+            known_source = _source_row(conn, root)
+            if known_source is None:
+                raise
+            importer = get_importer(known_source["format"])
     report = ImportReport(source=str(root), format=importer.format)
     base = importer.base_dir(root)
 
-    source_id, known = _load_source(conn, root, importer.format)
     relpaths = importer.list_files(root)
+    if not relpaths and _source_row(conn, root) is None:
+        # Nothing there this format reads (a .md file imported as Notion, a folder as a JSON
+        # graph, a Logseq graph without pages/): reporting "unchanged" with exit 0 hid the
+        # mistake and left an empty source behind in the graph.
+        what = "file" if root.is_file() else "folder"
+        raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
+    source_id, known = _load_source(conn, root, importer.format)
     report.files_seen = len(relpaths)
 
     # Decide what changed from stat alone; only changed files are read.
@@ -153,10 +170,14 @@ def import_path(
     return report
 
 
+def _source_row(conn: sqlite3.Connection, root: Path) -> sqlite3.Row | None:
+    return conn.execute("SELECT id, format FROM sources WHERE root = ?", (str(root),)).fetchone()
+
+
 def _load_source(
     conn: sqlite3.Connection, root: Path, fmt: str
 ) -> tuple[int, dict[str, tuple[int, int, str]]]:
-    row = conn.execute("SELECT id, format FROM sources WHERE root = ?", (str(root),)).fetchone()
+    row = _source_row(conn, root)
     if row is None:
         conn.execute("BEGIN IMMEDIATE")
         cursor = conn.execute(

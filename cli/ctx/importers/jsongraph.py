@@ -49,7 +49,8 @@ class JsonGraphImporter(Importer):
         return 50 if '"nodes"' in head or head.lstrip().startswith("[") else 5
 
     def list_files(self, path: Path) -> list[str]:
-        return [path.name]
+        # One graph file; a folder is not one (its name used to be listed as a file to read).
+        return [path.name] if path.is_file() else []
 
     def normalize_key(self, text: str) -> str:
         return text.strip().lower()
