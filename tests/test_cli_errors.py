@@ -75,3 +75,16 @@ def test_no_arguments_shows_help(tmp_path):
     result = _ctx(cwd=tmp_path)
     assert result.returncode == 0
     assert "build" in result.stdout + result.stderr
+
+
+def test_an_empty_node_name_is_a_usage_error(demo_db):
+    result = _ctx("show", "  ", "--db", str(demo_db), cwd=demo_db.parent)
+    assert result.returncode == EXIT_USAGE
+    assert result.stderr == "ctx: error: give a node id, title or alias\n"
+
+
+def test_format_has_the_same_short_flag_everywhere(demo_db):
+    for command in (["stats"], ["search", "apollo"], ["show", "Project Apollo"]):
+        result = _ctx(*command, "-f", "json", "--db", str(demo_db), cwd=demo_db.parent)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.lstrip().startswith("{")

@@ -89,6 +89,8 @@ def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_privat
     from ctx.store.reads import edges_of, get_node, resolve_one
 
     check_format(fmt)
+    if not node.strip():
+        raise UsageError("give a node id, title or alias")
     node_id = resolve_one(conn, node, include_private=include_private)
     found = get_node(conn, node_id, include_private=include_private) if node_id else None
     if found is None:

@@ -12,7 +12,7 @@ from ctx.paths import resolve_db_path
 if TYPE_CHECKING:
     from ctx.inspection import Report
 
-FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
 IncludePrivateOption = Annotated[
     bool,
     typer.Option(
