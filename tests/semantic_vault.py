@@ -26,8 +26,9 @@ NOTES = {
 BREAD_QUESTION = "How do I make bread rise?"
 
 
-def write_vault(folder: Path) -> Path:
+def write_vault(folder: Path, notes: dict[str, str] = NOTES) -> Path:
+    """Write ``notes`` (file name -> text; this vault by default) into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in NOTES.items():
+    for name, text in notes.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder

@@ -127,6 +127,10 @@ class Scoring:
     fallback_distance: float = 0.6
     fallback_recency: float = 0.4
     recency_half_life_days: float = 30.0
+    # Maximal marginal relevance: 0 ranks by score alone; d > 0 re-ranks the top greedily by
+    # (1 - d) * score share - d * (highest word overlap with a node ranked above), so a
+    # near-duplicate of a better node gives way to a node about something else.
+    diversity: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -556,7 +560,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     boosts = Boosts(**{k: _multipliers(boosts_map.get(k), f"boosts.{k}", problems) for k in ("types", "tags", "fields", "keywords")})
 
     s = _mapping(data.get("scoring"), "scoring", problems)
-    _unknown(s, {"distance", "similarity", "recency", "relevance", "fallback", "recency_half_life_days"}, "scoring.", problems)
+    _unknown(s, {"distance", "similarity", "recency", "relevance", "fallback", "recency_half_life_days", "diversity"}, "scoring.", problems)
     fb = _mapping(s.get("fallback"), "scoring.fallback", problems)
     _unknown(fb, {"distance", "recency"}, "scoring.fallback.", problems)
     scoring = Scoring(
@@ -566,6 +570,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         relevance=float(_number(s, "relevance", 0.0, "scoring.", problems, low=0, high=1)),
         fallback_distance=float(_number(fb, "distance", 0.6, "scoring.fallback.", problems, low=0, high=1)),
         fallback_recency=float(_number(fb, "recency", 0.4, "scoring.fallback.", problems, low=0, high=1)),
+        diversity=float(_number(s, "diversity", 0.0, "scoring.", problems, low=0, high=1)),
         recency_half_life_days=float(
             _number(s, "recency_half_life_days", 30.0, "scoring.", problems, low=0, high=1e6, low_open=True)
         ),

@@ -22,7 +22,14 @@ from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.render import Document, SectionOut, explain_text
 from ctx.assemble.relevance import fused_relevance
 from ctx.assemble.resolve import resolve_topics, seed_ids
-from ctx.assemble.score import assign_sections, neighbour_ranker, score_candidates, weights_for
+from ctx.assemble.score import (
+    DIVERSITY_POOL,
+    assign_sections,
+    diversify,
+    neighbour_ranker,
+    score_candidates,
+    weights_for,
+)
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, walk
 from ctx.lenses import Lens, load_lens
@@ -156,6 +163,10 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
             c.relevance = relevance.get(c.id, 1.0)
     annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
     ranked = score_candidates(candidates, lens, similarity, reference)
+    if lens.scoring.diversity > 0:
+        # Redundancy is read from the words of the top of the ranking: the packer reuses the bodies.
+        load_bodies(conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
+        ranked = diversify(ranked, lens.scoring.diversity)
     assign_sections(ranked, lens.sections)
     # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
     in_outlines = outline_prepare(

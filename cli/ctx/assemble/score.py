@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
 from dataclasses import dataclass, replace
 
 from ctx.assemble.candidate import Candidate
@@ -167,3 +168,55 @@ def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> N
                     break
         if c.section is None:
             c.reason = "no section of the lens selects it"
+
+
+# ---------------------------------------------------------------------------------------------
+# Diversity (maximal marginal relevance, Carbonell & Goldstein 1998).
+
+DIVERSITY_POOL = 100  # only the top of the ranking can reach a context; the rest keeps score order
+_WORD = re.compile(r"[a-z0-9]{3,}")
+
+
+def word_set(title: str, body: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(f"{title} {body}".lower()))
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Cosine of two binary word vectors: 1 for the same words, 0 for none in common."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / math.sqrt(len(a) * len(b))
+
+
+def diversify(ranked: list[Candidate], diversity: float) -> list[Candidate]:
+    """Re-rank the top of ``ranked`` greedily by ``(1 - d) * score / best score - d * redundancy``,
+    where redundancy is the highest word overlap (title + text) with a node already placed above,
+    seeds included. Seeds keep their places; ties keep the original order, so it is deterministic.
+
+    Needs ``body`` loaded for the seeds and the top ``DIVERSITY_POOL`` others. Fills
+    ``parts["redundancy"]`` and the new ``rank``; scores are unchanged.
+    """
+    seeds = [c for c in ranked if c.seed]
+    rest = [c for c in ranked if not c.seed]
+    pool, tail = rest[:DIVERSITY_POOL], rest[DIVERSITY_POOL:]
+    if diversity <= 0 or len(pool) < 2:
+        return ranked
+    words = {c.id: word_set(c.title, c.body or "") for c in seeds + pool}
+    top = max(c.score for c in pool)
+    redundancy = {c.id: max((overlap(words[c.id], words[s.id]) for s in seeds), default=0.0) for c in pool}
+    left = list(pool)
+    placed: list[Candidate] = []
+    while left:
+        best = max(
+            left,  # max keeps the first of equal gains: the better original rank
+            key=lambda c: (1.0 - diversity) * (c.score / top if top > 0 else 0.0) - diversity * redundancy[c.id],
+        )
+        left.remove(best)
+        placed.append(best)
+        best.parts["redundancy"] = round(redundancy[best.id], 6)
+        for c in left:
+            redundancy[c.id] = max(redundancy[c.id], overlap(words[c.id], words[best.id]))
+    reranked = seeds + placed + tail
+    for i, c in enumerate(reranked, start=1):
+        c.rank = i
+    return reranked
