@@ -21,12 +21,12 @@ from urllib.parse import unquote
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 from ctx.importers.outline_text import (
+    add_block,
     attribute_values,
     field_edges,
     parse_attribute,
     reference_edges,
     scan_refs,
-    title_from,
 )
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -149,18 +149,7 @@ class LogseqImporter(Importer):
             text = "\n".join(block.lines).strip()
             shown = text or "\n".join(f"{k}:: {v}" for k, v in block.properties if k.lower() != "id")
             block_id = next((v.strip().lower() for k, v in block.properties if k.lower() == "id"), "")
-            node = NodeRecord(
-                id=block_id or f"{page_id}#{block_path}",
-                title=title_from(shown) or "(empty block)",
-                body=shown,
-                type="block",
-                title_is_key=False,
-                source_path=relpath,
-                parent_id=parent.id,
-                position=position,
-            )
-            out.nodes.append(node)
-            out.edges.append(EdgeRecord(parent.id, "child", node.id, by_id=True, position=position))
+            node = add_block(out, parent.id, block_id or f"{page_id}#{block_path}", shown, relpath, position)
             self._apply_properties(node, block.properties, out)
             self._add_refs(node, text, out)
             self._add_blocks(relpath, node, page_id, block_path, block.children, out)

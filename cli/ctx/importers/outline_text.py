@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ctx.importers.base import EdgeRecord
+from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
 
 TITLE_MAX_CHARS = 80
 
@@ -85,6 +85,39 @@ def attribute_values(value: str) -> list[str]:
         if not leftover:
             return names
     return [value] if value else []
+
+
+def add_block(
+    out: ParsedFile,
+    parent_id: str,
+    node_id: str,
+    text: str,
+    relpath: str,
+    position: int,
+    *,
+    created: float | None = None,
+    updated: float | None = None,
+) -> NodeRecord:
+    """A block node under ``parent_id`` at ``position``, with the ``child`` edge that places it.
+
+    A block's first line names it, but it is no link target: ``[[X]]`` means the page X, never a
+    block that happens to start with "X".
+    """
+    node = NodeRecord(
+        id=node_id,
+        title=title_from(text) or "(empty block)",
+        body=text,
+        type="block",
+        title_is_key=False,
+        source_path=relpath,
+        parent_id=parent_id,
+        position=position,
+        created=created,
+        updated=updated,
+    )
+    out.nodes.append(node)
+    out.edges.append(EdgeRecord(parent_id, "child", node.id, by_id=True, position=position))
+    return node
 
 
 def title_from(text: str) -> str:

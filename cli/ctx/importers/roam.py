@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ctx.errors import ImportFormatError
-from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.base import FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.json_exports import detect_export, export_files
 from ctx.importers.dates import parse_date
 from ctx.importers.outline_text import (
+    add_block,
     attribute_values,
     field_edges,
     parse_attribute,
     reference_edges,
     scan_refs,
-    title_from,
 )
 
 _DAILY_UID = re.compile(r"^\d{2}-\d{2}-\d{4}$")
@@ -85,20 +85,16 @@ class RoamImporter(Importer):
             if not isinstance(block, dict):
                 continue
             text = str(block.get("string") or "")
-            node = NodeRecord(
-                id=str(block.get("uid") or f"{parent.id}#{position}"),
-                title=title_from(text) or "(empty block)",
-                body=text,
-                type="block",
-                title_is_key=False,
-                source_path=relpath,
-                parent_id=parent.id,
-                position=position,
+            node = add_block(
+                out,
+                parent.id,
+                str(block.get("uid") or f"{parent.id}#{position}"),
+                text,
+                relpath,
+                position,
                 created=parse_date(block.get("create-time")) or None,
                 updated=parse_date(block.get("edit-time")) or None,
             )
-            out.nodes.append(node)
-            out.edges.append(EdgeRecord(parent.id, "child", node.id, by_id=True, position=position))
             attribute = parse_attribute(text.split("\n", 1)[0])
             if attribute is not None:
                 self._add_attribute(parent, attribute, block.get("children"), out)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ctx.semantic.fusion import reciprocal_rank_fusion
 from ctx.semantic.search import VectorIndex, load_index
 from ctx.semantic.topic import TopicVector
-from ctx.stopwords import STOPWORDS, content_words  # noqa: F401  (re-exported for callers)
+from ctx.stopwords import content_words
 from ctx.store.reads import search as fts_search
 
 # How deep each list goes before fusion: deep enough that an item ranked well by one retriever
