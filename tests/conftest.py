@@ -71,3 +71,15 @@ def run_cli(db_path: Path):
 @pytest.fixture(scope="session")
 def demo_vault() -> Path:
     return FIXTURES / "demo-vault"
+
+
+def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **import_options: str) -> Path:
+    """A fresh graph file with ``source`` imported, for module-scoped fixtures."""
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    db = tmp_path_factory.mktemp(source.stem or "graph") / "graph.db"
+    conn = connect(db, create=True)
+    import_path(conn, source, **import_options)
+    conn.close()
+    return db

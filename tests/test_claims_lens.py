@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, imported_graph
 from ctx.tokens import count_tokens
 
 SECTIONS = [
@@ -22,14 +22,7 @@ SECTIONS = [
 
 @pytest.fixture(scope="module")
 def claims_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
-
-    db = tmp_path_factory.mktemp("claims") / "claims.db"
-    conn = connect(db, create=True)
-    import_path(conn, FIXTURES / "claims.jsonl")
-    conn.close()
-    return db
+    return imported_graph(tmp_path_factory, FIXTURES / "claims.jsonl")
 
 
 def build(run_cli, db: Path, *args: str) -> str:

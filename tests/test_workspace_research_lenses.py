@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, corpus_path
+from conftest import FIXTURES, corpus_path, imported_graph
 from ctx.tokens import count_tokens
 
 WORKSPACE_SECTIONS = [
@@ -63,14 +63,7 @@ def outline_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
-
-    db = tmp_path_factory.mktemp("demo") / "demo.db"
-    conn = connect(db, create=True)
-    import_path(conn, FIXTURES / "demo-vault")
-    conn.close()
-    return db
+    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
 
 
 def build(run_cli, db: Path, *args: str) -> str:
