@@ -40,6 +40,12 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
+def note(message: str) -> None:
+    """Something the user should know that is not a problem (e.g. which folder was imported)."""
+    sys.stderr.write(f"ctx: note: {message}\n")
+    sys.stderr.flush()
+
+
 def handle_errors(func: F) -> F:
     """Map core exceptions to one-line messages and exit codes; never show a traceback."""
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json, warn
+from ctx.commands.common import DbOption, handle_errors, note, print_json, warn
 from ctx.commands.progress import ProgressBar
 from ctx.importers import FORMATS
 from ctx.paths import resolve_db_path
@@ -55,6 +55,8 @@ def import_command(
     ) as progress:
         report = import_path(conn, path, format=format, progress=progress)
     if not quiet:
+        for line in report.notes:
+            note(line)
         for line in report.warnings:
             warn(line)
     if output == "json":

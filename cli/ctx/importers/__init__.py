@@ -23,7 +23,7 @@ REGISTRY: dict[str, str] = {
 FORMATS = ("auto", *REGISTRY)
 
 
-def _load(fmt: str) -> type[Importer]:
+def importer_class(fmt: str) -> type[Importer]:
     module_name, _, class_name = REGISTRY[fmt].partition(":")
     module = importlib.import_module(module_name)
     return getattr(module, class_name)
@@ -34,7 +34,7 @@ def available_formats() -> list[str]:
     out = []
     for fmt in REGISTRY:
         try:
-            _load(fmt)
+            importer_class(fmt)
         except (ImportError, AttributeError):
             continue
         out.append(fmt)
@@ -45,20 +45,6 @@ def get_importer(fmt: str) -> Importer:
     if fmt not in REGISTRY:
         raise UsageError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     try:
-        return _load(fmt)()
+        return importer_class(fmt)()
     except (ImportError, AttributeError):
         raise UsageError(f"format {fmt!r} is not supported by this build") from None
-
-
-def detect_importer(path: Path) -> Importer:
-    """The importer most confident about ``path``; ties go to the earlier format in REGISTRY."""
-    best: tuple[int, str] | None = None
-    for fmt in available_formats():
-        score = _load(fmt).detect(path)
-        if score > 0 and (best is None or score > best[0]):
-            best = (score, fmt)
-    if best is None:
-        raise UsageError(
-            f"cannot tell what format {path} is in; pass --format ({', '.join(FORMATS[1:])})"
-        )
-    return _load(best[1])()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -68,11 +69,31 @@ class Importer(ABC):
     format: ClassVar[str] = ""
     # Whether a file is read as text (decoded UTF-8, with a warning on invalid bytes).
     text: ClassVar[bool] = True
+    # Formats whose note files are the same kind of file share a family (every markdown dialect
+    # is "markdown"): detection counts a folder's note files by family, then lets the family's
+    # formats compete on their markers (``detect``). See ``ctx.importers.detection``.
+    family: ClassVar[str] = ""
+    # For JSON exports: the key that holds a page's title, so that the same pages rendered again
+    # as markdown beside the export are recognised as one set of pages.
+    title_key: ClassVar[str | None] = None
 
     @classmethod
     @abstractmethod
     def detect(cls, path: Path) -> int:
-        """Confidence 0-100 that ``path`` (a folder or a file) is in this format."""
+        """Confidence 0-100 that ``path`` is in this format.
+
+        For a file: whether its content has this format's shape. For a folder whose note files
+        are of this format's family: how strongly its markers (a tool's config folder, its
+        layout, its file names) say it is this dialect; 0 when nothing points to it.
+        """
+
+    @classmethod
+    @abstractmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        """Whether ``path`` is a note file of this format's family (evidence for detection).
+
+        ``head`` returns the file's first kilobytes, read once and only if asked for.
+        """
 
     def base_dir(self, path: Path) -> Path:
         """The folder relative paths are measured from: the folder itself, or a file's parent."""

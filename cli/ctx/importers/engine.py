@@ -40,6 +40,7 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     changed: bool = False
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # how the format or folder was chosen
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -52,6 +53,7 @@ class ImportReport:
             "nodes_written": self.nodes_written,
             "edges_written": self.edges_written,
             "warnings": self.warnings,
+            "notes": self.notes,
             "changed": self.changed,
             "seconds": round(self.seconds, 3),
         }
@@ -90,26 +92,28 @@ def import_path(
     format: str = "auto",
     progress: ProgressFn | None = None,
 ) -> ImportReport:
-    from ctx.importers import detect_importer, get_importer
+    from ctx.importers import get_importer
+    from ctx.importers.detection import detect
 
     started = time.perf_counter()
     path = Path(path).expanduser()
     if not path.exists():
         raise UsageError(f"no such file or folder: {path}")
     root = path.resolve()
+    notes: list[str] = []
+    recorded = _source_row(conn, root)
     if format != "auto":
         importer = get_importer(format)
+    elif recorded is not None:
+        # A source is re-read the way it was read before (also once its notes are all deleted
+        # and it no longer looks like anything); --format changes that.
+        importer = get_importer(recorded["format"])
     else:
-        try:
-            importer = detect_importer(root)
-        except UsageError:
-            # A folder imported before whose notes were all deleted no longer looks like
-            # anything; its recorded format still says how to read it (and delete its nodes).
-            known_source = _source_row(conn, root)
-            if known_source is None:
-                raise
-            importer = get_importer(known_source["format"])
-    report = ImportReport(source=str(root), format=importer.format)
+        detection = detect(root)
+        importer = get_importer(detection.format)
+        root = detection.root
+        notes = list(detection.notes)
+    report = ImportReport(source=str(root), format=importer.format, notes=notes)
     base = importer.base_dir(root)
 
     relpaths = importer.list_files(root)
@@ -193,6 +197,9 @@ def _load_source(
             "SELECT path, mtime_ns, size, hash FROM files WHERE source_id = ?", (source_id,)
         )
     }
+    if row["format"] != fmt:
+        # Read in another format, every file's records change even where its bytes did not.
+        known = {rel: (-1, -1, "") for rel in known}
     return source_id, known
 
 

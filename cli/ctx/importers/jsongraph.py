@@ -15,12 +15,15 @@ and the claims relations of seed 000: ``supports`` / ``supported_by`` (lists of 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ctx.errors import ImportFormatError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
+from ctx.importers.json_exports import read_head
 
 NODE_KEYS = {
     "id", "title", "name", "body", "content", "text", "type", "kind", "tags", "aliases", "fields",
@@ -32,21 +35,49 @@ EDGE_TARGET_KEYS = ("target", "dst", "to")
 TITLE_MAX_CHARS = 80
 
 
+_NODES_LIST = re.compile(r'"nodes"\s*:\s*\[')
+_LIST_OF_OBJECTS = re.compile(r"\[\s*\{")
+
+
+def looks_like_graph(head: str) -> bool:
+    """``{"nodes": [...]}`` or a bare list of node objects keyed by ``id``."""
+    head = head.lstrip()
+    if head.startswith("{"):
+        return _NODES_LIST.search(head) is not None
+    return _LIST_OF_OBJECTS.match(head) is not None and '"id"' in head
+
+
+def looks_like_graph_lines(head: str) -> bool:
+    """JSON Lines whose first record is a node (``id``) or an edge (``source``/``src``/``from``)."""
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    if not first.startswith("{"):
+        return False
+    return any(f'"{key}"' in first for key in ("id", *EDGE_SOURCE_KEYS))
+
+
 class JsonGraphImporter(Importer):
     format = "json"
+    family = "json"
+    title_key = "title"
 
     @classmethod
     def detect(cls, path: Path) -> int:
         if not path.is_file():
             return 0
+        # Outline exports (Tana, Roam) are JSON too, and so is every tool's config file: claim
+        # only files that look like ours.
         if path.suffix.lower() == ".jsonl":
-            return 60
-        if path.suffix.lower() != ".json":
-            return 0
-        with path.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", errors="ignore")
-        # Outline exports (Tana, Roam) are JSON too; claim only files that look like ours.
-        return 50 if '"nodes"' in head or head.lstrip().startswith("[") else 5
+            return 60 if looks_like_graph_lines(read_head(path)) else 0
+        if path.suffix.lower() == ".json":
+            return 50 if looks_like_graph(read_head(path)) else 0
+        return 0
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        suffix = path.suffix.lower()
+        if suffix == ".jsonl":
+            return looks_like_graph_lines(head())
+        return suffix == ".json" and looks_like_graph(head())
 
     def list_files(self, path: Path) -> list[str]:
         # One graph file; a folder is not one (its name used to be listed as a file to read).

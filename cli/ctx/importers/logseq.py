@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -51,6 +52,7 @@ class _Block:
 
 class LogseqImporter(Importer):
     format = "logseq"
+    family = "markdown"
 
     def __init__(self) -> None:
         self.org_files: list[str] = []
@@ -62,6 +64,10 @@ class LogseqImporter(Importer):
         if (path / "logseq" / "config.edn").is_file():
             return 95
         return 90 if all((path / name).is_dir() for name in GRAPH_FOLDERS) else 0
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        return path.suffix.lower() in MARKDOWN_SUFFIXES
 
     def list_files(self, path: Path) -> list[str]:
         files, org = [], []

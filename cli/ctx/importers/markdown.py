@@ -24,6 +24,7 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from ctx.importers.dates import parse_date
 
 # Folders that belong to tools, not to the notes.
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+# What a markdown note file is called, for detection (the vault importers read ``.md``).
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 # Wikilinks to these are attachments (images, PDFs, ...), which are not notes and not imported.
 ATTACHMENT_EXTENSIONS = frozenset(
@@ -133,6 +136,7 @@ class MarkdownImporter(Importer):
     """Shared machinery; the flavours override the hooks (link syntax, identity, tags)."""
 
     format = "obsidian"
+    family = "markdown"
     # Characters a tag may contain after '#'. Obsidian allows letters, digits, _ - and /.
     tag_chars = r"\w/\-"
     handle_link_definitions = False
@@ -144,6 +148,10 @@ class MarkdownImporter(Importer):
         self._tag_re = re.compile(rf"#(?<![^\s(,;]#)(?<!\]\(#)([{self.tag_chars}]+)")
 
     # -- the files -------------------------------------------------------------------------
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        return path.suffix.lower() in MARKDOWN_SUFFIXES
 
     def list_files(self, path: Path) -> list[str]:
         if path.is_file():
@@ -545,7 +553,9 @@ class ObsidianImporter(MarkdownImporter):
             return 20 if path.suffix.lower() == ".md" else 0
         if (path / ".obsidian").is_dir():
             return 90
-        return 30 if _has_markdown(path) else 0
+        # Markdown notes without any tool's marker: Obsidian's dialect (wikilinks, tags,
+        # frontmatter, markdown links) is a superset of plain markdown, so it reads them best.
+        return 10
 
 
 class FoamImporter(MarkdownImporter):
@@ -575,10 +585,3 @@ class FoamImporter(MarkdownImporter):
                 return 60
         return 0
 
-
-def _has_markdown(path: Path) -> bool:
-    for folder, dirs, files in os.walk(path):
-        if any(name.lower().endswith(".md") for name in files):
-            return True
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
-    return False

@@ -16,6 +16,7 @@ import io
 import posixpath
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -49,17 +50,26 @@ def path_key(relpath: str) -> str:
 
 class NotionImporter(Importer):
     format = "notion"
+    family = "markdown"
 
     @classmethod
     def detect(cls, path: Path) -> int:
+        """85 when most of the folder's pages and databases carry Notion's 32-hex ids."""
         if not path.is_dir():
             return 0
-        for count, file in enumerate(path.rglob("*")):
-            if count >= DETECT_SAMPLE:
+        named = sampled = 0
+        for file in path.rglob("*"):
+            if file.suffix.lower() not in (".md", ".csv"):
+                continue
+            sampled += 1
+            named += bool(_NAMED_WITH_ID.search(file.name))
+            if sampled >= DETECT_SAMPLE:
                 break
-            if _NAMED_WITH_ID.search(file.name):
-                return 85
-        return 0
+        return 85 if sampled and named * 2 > sampled else 0
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        return path.suffix.lower() == ".md"
 
     def list_files(self, path: Path) -> list[str]:
         files = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +32,34 @@ from ctx.importers.outline_text import (
 _DAILY_UID = re.compile(r"^\d{2}-\d{2}-\d{4}$")
 
 
+_LIST_OF_OBJECTS = re.compile(r"\[\s*(?:\{|\])")
+# Keys only Roam writes: a block's text, its uid, its times. A list of {"id", "title", "children"}
+# objects is a JSON graph, not a Roam export.
+_ROAM_KEYS = ('"string"', '"uid"', '"create-time"', '"edit-time"')
+
+
 def _looks_like_roam(head: str) -> bool:
     head = head.lstrip()
     # A page's "title" may come after its whole block tree, so block keys count as evidence too.
-    return head.startswith("[") and ('"title"' in head or '"string"' in head) and (
-        '"children"' in head or '"uid"' in head
+    return (
+        _LIST_OF_OBJECTS.match(head) is not None
+        and ('"title"' in head or '"string"' in head)
+        and any(key in head for key in _ROAM_KEYS)
     )
 
 
 class RoamImporter(Importer):
     format = "roam"
+    family = "roam"
+    title_key = "title"
 
     @classmethod
     def detect(cls, path: Path) -> int:
         return detect_export(path, _looks_like_roam, 90)
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        return path.suffix.lower() == ".json" and _looks_like_roam(head())
 
     def list_files(self, path: Path) -> list[str]:
         return export_files(path, _looks_like_roam)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +41,30 @@ _TAG = re.compile(r"<[^>]+>")
 TYPE_BY_DOC_TYPE = {"home": "page", "journal": "journal", "journalPart": "journal"}
 
 
+# A workspace export is an object holding a list of docs, each an object with an id and props.
+# Any JSON mentioning "docs" is not one: package.json has a "docs" script.
+_DOCS_LIST = re.compile(r'"docs"\s*:\s*\[\s*(?:\]|\{\s*"(?:id|props)"\s*:)')
+
+
 def _looks_like_tana(head: str) -> bool:
-    return head.lstrip().startswith("{") and (
-        '"docs"' in head or ('"formatVersion"' in head and '"lastTxid"' in head)
-    )
+    if not head.lstrip().startswith("{"):
+        return False
+    # The docs list may start after a long "workspaces" blob, beyond the head.
+    return bool(_DOCS_LIST.search(head)) or ('"formatVersion"' in head and '"lastTxid"' in head)
 
 
 class TanaImporter(Importer):
     format = "tana"
+    family = "tana"
+    title_key = "name"
 
     @classmethod
     def detect(cls, path: Path) -> int:
         return detect_export(path, _looks_like_tana, 90)
+
+    @classmethod
+    def is_note_file(cls, path: Path, head: Callable[[], str]) -> bool:
+        return path.suffix.lower() == ".json" and _looks_like_tana(head())
 
     def list_files(self, path: Path) -> list[str]:
         return export_files(path, _looks_like_tana)
