@@ -2,9 +2,12 @@
 
 Private nodes of every kind are planted next to the demo vault and the claims graph, each carrying a
 unique marker word: a frontmatter-tagged note, an inline #private note, a `private: true` field, a
-note below a private parent (Logseq page), and a private claim supporting a public one. Then every
-command (`build` with every lens, topic and format, `--explain`; `search`; `show`; `stats`; the MCP
-tools) must print none of the markers, while `--include-private` shows them (the test can fail).
+note below a private parent (Logseq page), and a private claim supporting a public one. Some also
+carry tags, a type and field names that no public node has (NAME_MARKERS): a name only private
+nodes use is private too (no public tag node, not in `stats`). Then every command (`build` with
+every lens, topic and format, `--explain`; `search`; `show`; `stats`; the MCP tools), with and
+without embeddings, must print none of the markers, while `--include-private` shows them (the
+test can fail).
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import pytest
 from conftest import FIXTURES
 
 MARKERS = ("QUOKKAZEBRA7731", "PANGOLINFIG4402", "OKAPIMANGO9158", "NARWHALKIWI2290", "AXOLOTLPLUM5563")
+# Names only private nodes carry (tags, types, field names): private too, so never printed either.
+# Compared case-insensitively: tag nodes and headers may change the case.
+NAME_MARKERS = ("quasartag", "nebulatype", "nebulafield", "cometlogtag", "orbittag", "stellarfield", "pulsartype")
 LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research", "question")
 TOPICS = (
     "Secret Acquisition",  # a private note's exact title
@@ -27,6 +33,7 @@ TOPICS = (
     "c06",  # a public claim a private claim supports
     "Project Apollo",
     "Board salary",  # words of the inline-#private note's title
+    "Vault Plans",  # a private note with a private-only tag, type and field name
 )
 
 
@@ -47,18 +54,22 @@ def leaky_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (vault / "Board salary review.md").write_text(
         f"# Board salary review\n\n#private Salaries for 2026 zorblat. {MARKERS[1]}\n", encoding="utf-8")
     (vault / "Health note.md").write_text(
-        f"---\nprivate: true\n---\nMy doctor's appointment about Project Apollo stress. {MARKERS[2]}\n",
+        f"---\nprivate: true\ntype: pulsartype\n---\nMy doctor's appointment about Project Apollo stress. {MARKERS[2]}\n",
         encoding="utf-8")
+    (vault / "Vault Plans.md").write_text(
+        "---\ntags: [private, quasartag]\ntype: nebulatype\nnebulafield: \"[[Project Apollo]]\"\n---\n"
+        "# Vault Plans\n\nHow Project Apollo moves to the new vault. #quasartag\n", encoding="utf-8")
     claims = root / "claims.jsonl"
     lines = (FIXTURES / "claims.jsonl").read_text(encoding="utf-8").splitlines()
     lines.append(json.dumps({"id": "p01", "content": f"Leaked budget memo says the city will cut trees. {MARKERS[3]}",
-                             "type": "reference", "tags": ["private"], "supports": ["c06"],
+                             "type": "reference", "tags": ["private", "orbittag"], "supports": ["c06"],
+                             "fields": {"stellarfield": "yes"},
                              "updated": "2026-04-06T10:00:00Z"}))
     claims.write_text("\n".join(lines) + "\n", encoding="utf-8")
     logseq = root / "logseq" / "pages"
     logseq.mkdir(parents=True)
     (logseq / "Diary.md").write_text(
-        f"- Public thoughts about Project Apollo\n- Private thoughts #private\n  - nested detail {MARKERS[4]}\n",
+        f"- Public thoughts about Project Apollo\n- Private thoughts #private\n  - nested detail {MARKERS[4]} #cometlogtag\n",
         encoding="utf-8")
     db = root / "g.db"
     conn = connect(db, create=True)
@@ -73,6 +84,9 @@ def leaky_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def assert_clean(text: str, where: str) -> None:
     for marker in MARKERS:
         assert marker not in text, f"{marker} leaked in {where}"
+    lowered = text.lower()
+    for name in NAME_MARKERS:
+        assert name not in lowered, f"the private-only name {name!r} leaked in {where}"
 
 
 @pytest.mark.parametrize("lens", LENSES)
@@ -91,7 +105,8 @@ def test_search_show_stats_never_show_private_content(run_cli, leaky_db):
         for query in ("zorblat", "Secret Acquisition", "Board salary", "budget memo", "private thoughts", "nested detail"):
             result = run_cli("search", query, "--format", fmt, db=leaky_db)
             assert_clean(result.stdout + result.stderr, f"search {query!r} {fmt}")
-        for node in ("Secret Acquisition", "p01", "Board salary review", "Health note", "Public Memo", "c06"):
+        for node in ("Secret Acquisition", "p01", "Board salary review", "Health note", "Public Memo", "c06",
+                     "Project Apollo", "Vault Plans"):
             result = run_cli("show", node, "--format", fmt, db=leaky_db)
             assert_clean(result.stdout + result.stderr, f"show {node!r} {fmt}")
         result = run_cli("stats", "--format", fmt, db=leaky_db)
@@ -114,6 +129,25 @@ def test_mcp_tools_never_show_private_content(leaky_db):
         replies += [tools.show(node), tools.show(node, format="json")]
     for reply in replies:
         assert_clean(reply.text + "".join(reply.warnings) + "".join(getattr(reply, "extra", []) or []), "mcp")
+
+
+def test_names_only_private_nodes_carry_are_not_found_either(run_cli, leaky_db):
+    """Asked for by name (the reply echoes the name, so look at what is found, not at the text)."""
+    for name in NAME_MARKERS:
+        found = json.loads(run_cli("search", name, "--format", "json", db=leaky_db).stdout)
+        assert found["count"] == 0, (name, found["results"])
+        for node in (name, f"#{name}", f"tag:{name}"):
+            assert run_cli("show", node, db=leaky_db).exit_code == 3, node
+        built = run_cli("build", f"#{name}", "--format", "json", db=leaky_db)
+        assert built.exit_code == 3, (name, built.stdout[:300])
+    stats = json.loads(run_cli("stats", "--format", "json", db=leaky_db).stdout)
+    assert stats["private_edges"] > 0 and sum(stats["edges"].values()) + stats["private_edges"] == stats["edges_total"]
+    assert sum(stats["nodes_by_type"].values()) + stats["private_nodes"] == stats["nodes"]
+    # The names are really in the graph: --include-private finds them (so this test can fail).
+    shown = run_cli("show", "tag:quasartag", "--include-private", db=leaky_db)
+    assert shown.exit_code == 0 and "Vault Plans" in shown.stdout
+    everything = run_cli("stats", "--include-private", db=leaky_db).stdout
+    assert all(name in everything for name in ("nebulatype", "pulsartype", "field:nebulafield"))
 
 
 def test_withheld_count_is_reported_in_markdown_and_json(run_cli, leaky_db):
@@ -154,6 +188,8 @@ def test_similarity_never_brings_private_nodes_back(run_cli, leaky_db, tmp_path)
         rows.append([node_id, content_hash, v / np.linalg.norm(v)])
         topic_vectors[node_id] = rows[-1][2]
     private = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE private = 1")}
+    # Tag nodes of private-only tags too, whether or not the graph flags them.
+    private |= {f"tag:{name}" for name in NAME_MARKERS}
     for row in rows:
         if row[0] in private:
             row[2] = topic_vectors["c06"]

@@ -27,7 +27,8 @@ def _graph(tmp_path: Path) -> Path:
 def test_private_nodes_are_flagged_with_descendants(tmp_path, run_cli):
     assert run_cli("import", str(_graph(tmp_path))).exit_code == 0
     stats = json.loads(run_cli("stats", "--format", "json").stdout)
-    assert stats["private_nodes"] == 3
+    # secret, its child, flagged, and the tag node #private that only `secret` carries.
+    assert stats["private_nodes"] == 4
 
 
 def test_search_withholds_private_and_says_how_many(tmp_path, run_cli):
@@ -51,8 +52,10 @@ def test_show_hides_private_nodes_and_edges_to_them(tmp_path, run_cli):
     assert MARKER not in result.stdout
     assert run_cli("show", "Bonus table").exit_code == 3
     assert run_cli("show", "secret", "--include-private").exit_code == 0
-    tag_view = run_cli("show", "tag:private", "--format", "json")
-    assert all(e["id"] != "secret" for e in json.loads(tag_view.stdout)["edges"])
+    # Only a private node carries #private, so its tag node is private too.
+    assert run_cli("show", "tag:private").exit_code == 3
+    tag_view = run_cli("show", "tag:private", "--format", "json", "--include-private")
+    assert {e["id"] for e in json.loads(tag_view.stdout)["edges"]} == {"secret"}
 
 
 def test_privacy_settings_from_config_apply_on_next_import(tmp_path, run_cli, monkeypatch):

@@ -32,10 +32,19 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     import yaml
 
+    from ctx import yaml_safe
+    from ctx.files import FileRefused, read_regular
+
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"{path}: cannot read configuration: {exc}") from None
+        data = yaml_safe.load(read_regular(path, limit=1 << 20).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: cannot read configuration: not UTF-8 text") from None
+    except (OSError, FileRefused) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UsageError(f"{path}: cannot read configuration: {reason}") from None
+    except (yaml.YAMLError, yaml_safe.YamlRefused) as exc:
+        line, problem = yaml_safe.problem_parts(exc)
+        raise UsageError(f"{path}: {line}: invalid YAML: {problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -144,15 +144,19 @@ def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_privat
     return _report(fmt, data, "\n".join(lines) + "\n")
 
 
-def stats_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
+def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = False) -> Report:
     from ctx.store.reads import stats
 
     check_format(fmt)
-    data = stats(conn)
+    data = stats(conn, include_private=include_private)
     lines = [f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
+    if data["private_nodes"] and not include_private:
+        lines.append(f"  (private, by type withheld): {data['private_nodes']}")
     lines.append(f"edges: {data['edges_total']}")
     lines += [f"  {t}: {n}" for t, n in data["edges"].items()]
+    if data["private_edges"] and not include_private:
+        lines.append(f"  (touching private nodes, by type withheld): {data['private_edges']}")
     lines.append(f"unresolved links: {data['unresolved_links']}")
     lines.append(f"private nodes: {data['private_nodes']} (withheld from every output by default)")
     lines.append(f"sources: {len(data['sources'])}")

@@ -11,6 +11,7 @@ user's ``<config>/ctx/lenses``; the built-in lenses shipped with the package.
 from __future__ import annotations
 
 import fnmatch
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -301,7 +302,13 @@ def _mapping(value: Any, key: str, problems: _Problems) -> dict[str, Any]:
     return value
 
 
+QUOTED_KEY_MAX = 40
+
+
 def _kind(value: Any) -> str:
+    """What a value is, for a problem line: its kind, never the value itself. A problem line names
+    the file and the key; quoting values would let any file passed as a lens (a private note,
+    a credentials file) be read back through the error message."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -309,10 +316,21 @@ def _kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return "a string"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
     return type(value).__name__
+
+
+def _label(key: Any) -> str:
+    """A key as a problem line names it (the key path locates the problem): short keys as
+    written, others cut and escaped."""
+    text = str(key)
+    if len(text) <= QUOTED_KEY_MAX and text.isprintable():
+        return text
+    return repr(text[:QUOTED_KEY_MAX])[1:-1] + "…"
 
 
 def _unknown(data: dict[str, Any], allowed: set[str], prefix: str, problems: _Problems) -> None:
@@ -320,9 +338,9 @@ def _unknown(data: dict[str, Any], allowed: set[str], prefix: str, problems: _Pr
 
     for key in data:
         if key not in allowed:
-            hint = get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+            hint = get_close_matches(str(key)[:100], sorted(allowed), n=1, cutoff=0.6)
             more = f" (did you mean {hint[0]!r}?)" if hint else ""
-            problems.add(f"{prefix}{key}", f"unknown key{more}; allowed: {', '.join(sorted(allowed))}")
+            problems.add(f"{prefix}{_label(key)}", f"unknown key{more}; allowed: {', '.join(sorted(allowed))}")
 
 
 def _number(
@@ -334,6 +352,10 @@ def _number(
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
         problems.add(f"{prefix}{key}", f"must be {'an integer' if integer else 'a number'}, not {_kind(value)}")
+        return default
+    if not math.isfinite(value):
+        # .nan passes every range check (all comparisons are false) and .inf breaks arithmetic.
+        problems.add(f"{prefix}{key}", f"must be a finite number, not {value}")
         return default
     if low is not None and (value <= low if low_open else value < low):
         problems.add(f"{prefix}{key}", f"must be {'>' if low_open else '>='} {low}, not {value}")
@@ -378,8 +400,11 @@ def _multipliers(value: Any, key: str, problems: _Problems) -> dict[str, float]:
     data = _mapping(value, key, problems)
     out: dict[str, float] = {}
     for name, factor in data.items():
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or factor < 0 or factor > 100:
-            problems.add(f"{key}.{name}", f"must be a number from 0 to 100, not {_kind(factor)}")
+        if (
+            isinstance(factor, bool) or not isinstance(factor, (int, float))
+            or not math.isfinite(factor) or factor < 0 or factor > 100
+        ):
+            problems.add(f"{key}.{_label(name)}", f"must be a number from 0 to 100, not {_kind(factor)}")
             continue
         out[str(name).lower()] = float(factor)
     return out
@@ -400,11 +425,11 @@ def _parse_edges(data: dict[str, Any], max_depth: int, problems: _Problems) -> t
         problems.add("edges", "must list at least one edge type to follow")
     for key, spec in edges.items():
         key = str(key)
-        prefix = f"edges.{key}."
+        prefix = f"edges.{_label(key)}."
         if spec is None:
             spec = {}
         if not isinstance(spec, dict):
-            problems.add(f"edges.{key}", f"must be a mapping (direction, weight, max_depth), not {_kind(spec)}")
+            problems.add(f"edges.{_label(key)}", f"must be a mapping (direction, weight, max_depth), not {_kind(spec)}")
             continue
         _unknown(spec, EDGE_KEYS, prefix, problems)
         weight = float(_number(spec, "weight", 1.0, prefix, problems, low=0, high=10, low_open=True))
@@ -415,7 +440,7 @@ def _parse_edges(data: dict[str, Any], max_depth: int, problems: _Problems) -> t
             rules.append(EdgeRule(INVERSE_EDGE_NAMES[key], "in", weight, depth, key))
             continue
         if not key or any(c.isspace() for c in key):
-            problems.add(f"edges.{key}", "edge type names cannot be empty or contain spaces")
+            problems.add(f"edges.{_label(key)}", "edge type names cannot be empty or contain spaces")
             continue
         direction = _choice(spec, "direction", "both", DIRECTIONS, prefix, problems)
         for d in ("out", "in") if direction == "both" else (direction,):
@@ -498,7 +523,7 @@ def _parse_sections(data: dict[str, Any], default_order: str, problems: _Problem
             problems.add(f"{prefix}name", "is required (a non-empty string)")
             name = f"Section {i + 1}"
         elif name in names:
-            problems.add(f"{prefix}name", f"{name!r} is used by two sections")
+            problems.add(f"{prefix}name", "the same name is used by an earlier section")
         names.add(name)
         if "select" not in spec:
             problems.add(f"{prefix}select", "is required (e.g. {seed: true}, {hops: [1, 2]}, rest)")
@@ -717,46 +742,110 @@ def _looks_like_path(name: str) -> bool:
     return name.endswith((".yaml", ".yml")) or "/" in name or "\\" in name
 
 
-def load_lens_file(path: Path, *, name: str | None = None, source: str = "file") -> Lens:
-    import yaml
+LENS_FILE_MAX_BYTES = 1 << 20  # a lens is a page of YAML; anything far larger is not one
+LENS_NAME_MAX_CHARS = 100
+
+
+def lens_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a plain lens name (one that can only mean a file in a lens folder).
+
+    Whoever cannot be trusted with the file system (an agent over MCP) may choose a lens only by
+    such a name: no separator, no parent or hidden part, no drive or stream (``C:``, ``a:b``), no
+    file suffix, no control character. The answer never depends on what exists on disk.
+    """
+    if not isinstance(name, str) or not name:
+        return "a lens name is required"
+    if (
+        len(name) > LENS_NAME_MAX_CHARS
+        or any(ch in name for ch in "/\\:")
+        or name.startswith((".", "~"))
+        or ".." in name
+        or name.lower().endswith((".yaml", ".yml"))
+        or not name.isprintable()
+        or name != name.strip()
+    ):
+        shown = repr(name) if len(name) <= LENS_NAME_MAX_CHARS else "a string that long"
+        return f"{shown} is not a lens name; give the name of a lens (a path is not accepted here)"
+    return None
+
+
+def read_lens_text(path: Path) -> str:
+    """A lens file's text: a regular file (never a FIFO or device), at most LENS_FILE_MAX_BYTES."""
+    from ctx.files import FileRefused, read_regular
 
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular(path, limit=LENS_FILE_MAX_BYTES)
     except FileNotFoundError:
         raise UsageError(f"lens file {where} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except FileRefused as exc:
         raise UsageError(f"cannot read lens file {where}: {exc}") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    except OSError as exc:
+        raise UsageError(f"cannot read lens file {where}: {exc.strerror or exc.__class__.__name__}") from None
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}" if mark is not None else "(top level)"
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read lens file {where}: not UTF-8 text (byte {exc.start})") from None
+
+
+def load_lens_file(path: Path, *, name: str | None = None, source: str = "file") -> Lens:
+    import yaml
+
+    from ctx import yaml_safe
+
+    where = str(path)
+    text = read_lens_text(path)
+    try:
+        data = yaml_safe.load(text)
+    except (yaml.YAMLError, yaml_safe.YamlRefused) as exc:
+        line, problem = yaml_safe.problem_parts(exc)
         raise LensError([f"{where}: {line}: invalid YAML: {problem}"]) from None
     return parse_lens(data, where=where, name=name or path.stem, source=source)
 
 
-def find_lens_path(name: str) -> tuple[str, Path]:
-    """(source, path) of the lens called ``name`` (or at that path); UsageError if there is none."""
-    if _looks_like_path(name):
-        path = Path(name).expanduser()
-        if not path.is_file():
-            raise UsageError(f"lens file {name} does not exist")
-        return "file", path
+def _unknown_lens(name: str) -> UsageError:
+    known = ", ".join(sorted({entry.name for entry in list_lenses()}))
+    return UsageError(f"no lens named {name!r}; available: {known}")
+
+
+def find_named_lens(name: str) -> tuple[str, Path]:
+    """(source, path) of the lens called ``name`` in the lens folders; never a path.
+
+    UsageError for anything that is not a plain name (see ``lens_name_problem``) or names no lens.
+    """
+    problem = lens_name_problem(name)
+    if problem is not None:
+        raise UsageError(problem)
     for source, folder in lens_dirs():
         for suffix in (".yaml", ".yml"):
             candidate = folder / f"{name}{suffix}"
             if candidate.is_file():
                 return source, candidate
-    known = ", ".join(sorted({entry.name for entry in list_lenses()}))
-    raise UsageError(f"no lens named {name!r}; available: {known} (or pass a path to a .yaml file)")
+    raise _unknown_lens(name)
+
+
+def find_lens_path(name: str) -> tuple[str, Path]:
+    """(source, path) of the lens called ``name`` (or at that path); UsageError if there is none.
+
+    Paths are for the user's own shell; callers acting for someone else use ``find_named_lens``.
+    """
+    if _looks_like_path(name):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise UsageError(f"lens file {name} does not exist")
+        return "file", path
+    return find_named_lens(name)
 
 
 def load_lens(name: str) -> Lens:
     source, path = find_lens_path(name)
     return load_lens_file(path, name=None if source == "file" else name, source=source)
+
+
+def load_named_lens(name: str) -> Lens:
+    """A lens by name from the lens folders only: what an agent may choose (no file paths)."""
+    source, path = find_named_lens(name)
+    return load_lens_file(path, name=name, source=source)
 
 
 @dataclass(frozen=True)

@@ -240,11 +240,14 @@ class CtxTools:
         explain: bool,
     ) -> ToolReply:
         from ctx.assemble import BuildRequest, build_context
+        from ctx.lenses import load_named_lens
 
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
         request = BuildRequest(
             topics=topics,
-            lens=lens,
+            # A name from the lens folders, never a path: no argument may make the server read
+            # a file of the agent's choosing.
+            lens=load_named_lens(lens),
             depth=depth,
             max_tokens=max_tokens,
             format=format,
@@ -304,13 +307,14 @@ class CtxTools:
 
     def _lenses(self, name: str | None) -> ToolReply:
         from ctx.errors import LensError
-        from ctx.lenses import find_lens_path, list_lenses, load_lens_file
+        from ctx.lenses import find_named_lens, list_lenses, load_lens_file, read_lens_text
 
         if name:
             # Exactly `ctx lens show NAME`: the file as written, whose comments explain its choices.
-            source, path = find_lens_path(name)
+            # Only a name from the lens folders, never a path (see `context`).
+            source, path = find_named_lens(name)
             load_lens_file(path, name=path.stem, source=source)  # a broken lens reports its problems
-            return ToolReply(f"# {path} ({source})\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n")
+            return ToolReply(f"# {path} ({source})\n" + read_lens_text(path).rstrip("\n") + "\n")
         # Unlike `ctx lens list`, whole descriptions: they are what a model chooses a lens by.
         lines = []
         for entry in list_lenses():
@@ -366,7 +370,7 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         ],
         lens: Annotated[
             str,
-            Field(description="Lens name (see the `lenses` tool) or a path to a lens YAML file."),
+            Field(description="Lens name, as listed by the `lenses` tool (file paths are not accepted)."),
         ] = "general",
         depth: Annotated[
             int | None,

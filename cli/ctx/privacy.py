@@ -1,4 +1,5 @@
-"""Which nodes are private: marked by a tag or a field, or below a private ancestor.
+"""Which nodes are private: marked by a tag or a field, below a private ancestor, or derived
+(a tag node, a hierarchy stub) only from private nodes.
 
 The flag is computed when the graph changes (and when the privacy settings change), stored in
 ``nodes.private``, and every read path filters on it unless the user explicitly asks otherwise.
@@ -54,6 +55,7 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
         """,
         [tag_list, *field_params],
     )
+    _add_derived_only_private(conn)
     conn.execute(
         "UPDATE nodes SET private = 0 WHERE private = 1"
         " AND id NOT IN (SELECT id FROM temp.private_ids)"
@@ -67,6 +69,43 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (config.fingerprint(),)
     )
     return int(count)
+
+
+def _add_derived_only_private(conn: sqlite3.Connection) -> None:
+    """Derived nodes that only private nodes account for are private too.
+
+    A tag node (``#acquisition-target``), a namespace or hierarchy stub (``Secret/`` of a
+    private ``Secret/Plan``) exists because some file's node named it. When every node that
+    names it is private, showing it would show a private note's words: it is private unless a
+    public node read from a file is adjacent to it, or to a derived node that is (stubs chain).
+    Runs after the marked/below set is in ``temp.private_ids``.
+    """
+    conn.execute("DROP TABLE IF EXISTS temp.derived_ids")
+    conn.execute("CREATE TEMP TABLE derived_ids (id TEXT PRIMARY KEY)")
+    conn.execute("INSERT INTO temp.derived_ids (id) SELECT id FROM nodes WHERE file = ''")
+    conn.execute(
+        """
+        INSERT OR IGNORE INTO temp.private_ids (id)
+        WITH RECURSIVE supported(id) AS (
+            SELECT e.dst FROM edges e JOIN nodes s ON s.id = e.src
+            WHERE s.file != '' AND e.dst IN (SELECT id FROM temp.derived_ids)
+              AND s.id NOT IN (SELECT id FROM temp.private_ids)
+            UNION
+            SELECT e.src FROM edges e JOIN nodes d ON d.id = e.dst
+            WHERE d.file != '' AND e.src IN (SELECT id FROM temp.derived_ids)
+              AND d.id NOT IN (SELECT id FROM temp.private_ids)
+            UNION
+            SELECT e.dst FROM edges e JOIN supported u ON e.src = u.id
+            WHERE e.dst IN (SELECT id FROM temp.derived_ids)
+            UNION
+            SELECT e.src FROM edges e JOIN supported u ON e.dst = u.id
+            WHERE e.src IN (SELECT id FROM temp.derived_ids)
+        )
+        SELECT id FROM temp.derived_ids
+        WHERE id NOT IN (SELECT id FROM supported) AND id NOT IN (SELECT id FROM temp.private_ids)
+        """
+    )
+    conn.execute("DROP TABLE temp.derived_ids")
 
 
 def privacy_config_changed(conn: sqlite3.Connection, config: PrivacyConfig) -> bool:

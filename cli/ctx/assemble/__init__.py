@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctx.lenses import Lens
 
 MIN_TOKENS = 50
 MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
@@ -19,7 +22,9 @@ FORMATS = ("markdown", "json")
 @dataclass(frozen=True)
 class BuildRequest:
     topics: tuple[str, ...]
-    lens: str = "general"  # built-in name, user/project lens name, or a path to a .yaml
+    # A built-in, user or project lens name, or a path to a .yaml; or a Lens already loaded (the
+    # MCP server resolves names itself so that an agent can never name a file).
+    lens: "str | Lens" = "general"
     depth: int | None = None  # None -> the lens's default
     max_tokens: int = 4000
     format: str = "markdown"  # "markdown" | "json"

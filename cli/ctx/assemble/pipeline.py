@@ -66,7 +66,7 @@ def _has_private_nodes(conn: sqlite3.Connection) -> bool:
 
 
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
-    lens = load_lens(request.lens)
+    lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
     warnings: list[str] = []
     depth = lens.depth if request.depth is None else request.depth
     if depth > lens.max_depth:

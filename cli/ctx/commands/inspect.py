@@ -49,12 +49,14 @@ def _emit(report: "Report") -> None:
 
 
 @handle_errors
-def stats_command(db: DbOption = None, format: FormatOption = "text") -> None:
+def stats_command(
+    db: DbOption = None, format: FormatOption = "text", include_private: IncludePrivateOption = False
+) -> None:
     """Counts of nodes and edges by type, unresolved links, sources and the last import."""
     from ctx.inspection import stats_report
     from ctx.store import open_graph
 
-    _emit(stats_report(open_graph(resolve_db_path(db)), fmt=format))
+    _emit(stats_report(open_graph(resolve_db_path(db)), fmt=format, include_private=include_private))
 
 
 @handle_errors

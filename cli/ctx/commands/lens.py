@@ -61,11 +61,11 @@ def list_command(
 @handle_errors
 def show_command(name: Annotated[str, typer.Argument(help="Lens name or path to a .yaml file.")]) -> None:
     """The lens file, as written, with where it was found."""
-    from ctx.lenses import find_lens_path, load_lens_file
+    from ctx.lenses import find_lens_path, load_lens_file, read_lens_text
 
     source, path = find_lens_path(name)
     load_lens_file(path, name=path.stem, source=source)  # an invalid lens fails here, exit 2
-    write_stdout(f"# {path} ({source})\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n")
+    write_stdout(f"# {path} ({source})\n" + read_lens_text(path).rstrip("\n") + "\n")
 
 
 @lens_app.command(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx.errors import UsageError
+from ctx.files import FileRefused, read_regular
 from ctx.importers.base import Importer
 from ctx.importers.json_exports import read_head
 
@@ -266,11 +267,9 @@ def _page_names(family: str, files: list[Path], title_key: str | None) -> set[st
     names: set[str] = set()
     for path in files:
         try:
-            if path.stat().st_size > MAX_TITLE_SCAN_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+            text = read_regular(path, limit=MAX_TITLE_SCAN_BYTES).decode("utf-8", errors="replace")
+        except (OSError, FileRefused):
+            continue  # too large to compare, or not a regular file (never opened)
         for match in pattern.finditer(text):
             try:
                 names.add(_normal(json.loads(match.group(1))))

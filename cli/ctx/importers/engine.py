@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ctx.config import PrivacyConfig, load_privacy_config
 from ctx.errors import ImportFormatError, UsageError
+from ctx.files import FileRefused, check_regular, read_regular
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.privacy import privacy_config_changed, refresh_private_flags
 
@@ -121,17 +122,24 @@ def import_path(
         # Nothing there this format reads (a .md file imported as Notion, a folder as a JSON
         # graph, a Logseq graph without pages/): reporting "unchanged" with exit 0 hid the
         # mistake and left an empty source behind in the graph.
-        what = "file" if root.is_file() else "folder"
+        what = "folder" if root.is_dir() else "file"
         raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
     source_id, known = _load_source(conn, root, importer.format)
     report.files_seen = len(relpaths)
 
-    # Decide what changed from stat alone; only changed files are read.
+    # Decide what changed from stat alone; only changed files are read. Only regular files inside
+    # the imported root are read at all: a symlink out of the vault (to /etc/passwd, to a private
+    # note elsewhere) or a FIFO or device is skipped, and counts as gone if it was imported before.
     candidates: list[tuple[str, Path, os.stat_result]] = []
+    refused: set[str] = set()
     for rel in relpaths:
         abspath = base / rel
         try:
-            st = abspath.stat()
+            st = check_regular(abspath, root)
+        except FileRefused as exc:
+            report.warnings.append(f"{rel}: {exc}; skipped")
+            refused.add(rel)
+            continue
         except OSError as exc:
             report.warnings.append(f"{rel}: cannot stat ({exc.strerror or exc}); kept as before")
             known.pop(rel, None)  # neither re-import nor delete it
@@ -142,7 +150,7 @@ def import_path(
             continue
         candidates.append((rel, abspath, st))
 
-    vanished = sorted(set(known) - set(relpaths))
+    vanished = sorted(set(known) - (set(relpaths) - refused))
     changes: list[_Change] = []
     for done, (rel, abspath, st) in enumerate(candidates, start=1):
         change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report)
@@ -212,7 +220,10 @@ def _read_and_parse(
     report: ImportReport,
 ) -> _Change | None:
     try:
-        data = abspath.read_bytes()
+        data = read_regular(abspath, checked=st)
+    except FileRefused as exc:
+        report.warnings.append(f"{rel}: {exc}; skipped")
+        return None
     except OSError as exc:
         report.warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
         return None

@@ -76,7 +76,9 @@ class LogseqImporter(Importer):
             if not root.is_dir():
                 continue
             for file in root.rglob("*"):
-                if not file.is_file():
+                # Not is_file(): a FIFO or a symlink out of the graph is listed so that the
+                # import can skip it with a warning naming it (it is never opened).
+                if file.is_dir():
                     continue
                 rel = file.relative_to(path).as_posix()
                 if file.suffix.lower() in MARKDOWN_SUFFIXES:

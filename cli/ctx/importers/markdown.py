@@ -211,14 +211,18 @@ class MarkdownImporter(Importer):
         # Imported here, not at the top: detecting a Tana or Logseq import loads this module too.
         import yaml
 
+        from ctx import yaml_safe
+
         try:
             meta = _simple_frontmatter(raw_meta)
             if meta is None:
-                meta = yaml.load(raw_meta, Loader=_yaml_loader()) if raw_meta.strip() else {}
-        except yaml.YAMLError as exc:
-            where = getattr(exc, "problem_mark", None)
-            line = f" line {where.line + 2}" if where is not None else ""
-            return NoteText({}, text, [f"{info.relpath}: broken frontmatter{line}; imported as plain text"])
+                # Bounded: aliases (a "billion laughs" in 300 bytes) and deep nesting are refused.
+                meta = yaml_safe.load(raw_meta) if raw_meta.strip() else {}
+        except (yaml.YAMLError, yaml_safe.YamlRefused) as exc:
+            line, problem = yaml_safe.problem_parts(exc, line_offset=1)
+            return NoteText(
+                {}, text, [f"{info.relpath}: broken frontmatter ({line}: {problem}); imported as plain text"]
+            )
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
@@ -568,20 +572,30 @@ class FoamImporter(MarkdownImporter):
             return 0
         if (path / ".foam").exists():
             return 80
+        from ctx.files import read_head
+
+        # Peeks go through read_head: a FIFO named settings.json or note.md must not hang
+        # detection, and a symlink out of the folder is not read.
         for name in ("settings.json", "extensions.json"):
-            config = path / ".vscode" / name
-            try:
-                if config.is_file() and "foam" in config.read_text(encoding="utf-8", errors="ignore").lower():
-                    return 80
-            except OSError:
-                continue
+            config = read_head(path / ".vscode" / name, DETECT_PEEK_BYTES, root=path)
+            if b"foam" in config.lower():
+                return 80
         # No config: notes ending in link-reference definitions are Foam's signature.
         for note in sorted(path.glob("*.md"))[:20]:
-            try:
-                tail = note.read_text(encoding="utf-8", errors="ignore")[-2000:]
-            except OSError:
-                continue
+            tail = _tail(note, path)
             if any(_LINK_DEFINITION.match(line) and ".md" in line for line in tail.splitlines()):
                 return 60
         return 0
 
+
+DETECT_PEEK_BYTES = 1 << 20
+
+
+def _tail(note: Path, root: Path, size: int = 2000) -> str:
+    """The last ``size`` characters of a note that is a regular file inside ``root``, else ''."""
+    from ctx.files import FileRefused, read_regular
+
+    try:
+        return read_regular(note, root=root, limit=DETECT_PEEK_BYTES).decode("utf-8", errors="ignore")[-size:]
+    except (OSError, FileRefused):
+        return ""

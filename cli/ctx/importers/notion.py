@@ -75,7 +75,9 @@ class NotionImporter(Importer):
         files = [
             f.relative_to(path).as_posix()
             for f in path.rglob("*")
-            if f.is_file() and f.suffix.lower() in (".md", ".csv")
+            # Not is_file(): a FIFO or a symlink out of the export is listed so that the import
+            # can skip it with a warning naming it (it is never opened).
+            if not f.is_dir() and f.suffix.lower() in (".md", ".csv")
         ]
         present = set(files)
         # Notion writes a database twice: the current view (X.csv) and every row (X_all.csv).

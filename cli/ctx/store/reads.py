@@ -300,16 +300,27 @@ def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
         return 0
 
 
-def stats(conn: sqlite3.Connection) -> dict[str, Any]:
+def stats(conn: sqlite3.Connection, *, include_private: bool = False) -> dict[str, Any]:
+    """Counts for ``ctx stats``. Types and edge types are named only as far as visible nodes carry
+    them: a type or a field name (``field:<name>`` edges) that only private nodes have is itself
+    private; those nodes and edges are counted in the totals and in ``private_*`` alone."""
     nodes_total = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
     by_type = {
         r[0]: r[1]
-        for r in conn.execute("SELECT type, COUNT(*) FROM nodes GROUP BY type ORDER BY type")
+        for r in conn.execute(
+            f"SELECT type, COUNT(*) FROM nodes WHERE {_visible(include_private)} GROUP BY type ORDER BY type"
+        )
     }
     edges = {
         r[0]: r[1]
-        for r in conn.execute("SELECT type, COUNT(*) FROM edges GROUP BY type ORDER BY type")
+        for r in conn.execute(
+            "SELECT e.type, COUNT(*) FROM edges e JOIN nodes s ON s.id = e.src"
+            " LEFT JOIN nodes d ON d.id = e.dst"
+            f" WHERE {_visible(include_private, 's.')} AND (d.id IS NULL OR {_visible(include_private, 'd.')})"
+            " GROUP BY e.type ORDER BY e.type"
+        )
     }
+    edges_total = conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
     unresolved = conn.execute("SELECT COUNT(*) FROM edges WHERE dst IS NULL").fetchone()[0]
     private = conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0]
     sources = [
@@ -335,7 +346,8 @@ def stats(conn: sqlite3.Connection) -> dict[str, Any]:
         "nodes": nodes_total,
         "nodes_by_type": by_type,
         "edges": edges,
-        "edges_total": sum(edges.values()),
+        "edges_total": edges_total,
+        "private_edges": edges_total - sum(edges.values()),
         "unresolved_links": unresolved,
         "private_nodes": private,
         "sources": sources,
