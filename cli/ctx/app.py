@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from ctx import __version__
-from ctx.commands import build, embed, importing, inspect, lens, mcp
+from ctx.commands import build, embed, importing, inspect, lens, mcp, sources
 
 app = typer.Typer(
     name="ctx",
@@ -43,6 +43,7 @@ inspect.register(app)
 lens.register(app)
 embed.register(app)
 mcp.register(app)
+sources.register(app)
 
 
 def main() -> None:

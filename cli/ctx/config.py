@@ -1,11 +1,14 @@
 """User and project configuration: ``config.yaml`` in the user config dir and in ``.ctx/``.
 
-Only settings that must apply across commands live here (privacy markers); everything about how a
-context is built belongs to lenses. The project file overrides the user file key by key.
+Settings that apply across commands live here: privacy markers, the graph file, the defaults of
+`ctx build` (lens, budget, encoding) and whether builds first re-import changed sources; what a
+lens means belongs to lenses. The project file overrides the user file key by key, and a flag on
+the command line overrides both.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,3 +81,128 @@ def load_privacy_config() -> PrivacyConfig:
         tags=tuple(t.lstrip("#").lower() for t in merged.get("tags", PrivacyConfig.tags)),
         fields=tuple(merged.get("fields", PrivacyConfig.fields)),
     )
+
+
+# -- everything else: graph, build defaults, sync ------------------------------------------------
+
+# Section -> key -> (type, what it is); the single place that says what a config file may hold.
+SETTINGS: dict[str, dict[str, tuple[type, str]]] = {
+    "": {"graph": (str, "graph database file (relative to the config file's folder)")},
+    "build": {
+        "lens": (str, "default --lens"),
+        "max_tokens": (int, "default --max-tokens"),
+        "encoding": (str, "default --encoding"),
+    },
+    "sync": {
+        "before_build": (bool, "re-import changed sources before ctx build and MCP calls"),
+        "interval": (float, "seconds between two such checks"),
+    },
+}
+DEFAULT_SYNC_INTERVAL = 5.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    graph: Path | None = None
+    graph_in_project: bool = False  # set by the project's config file, not the user's
+    lens: str | None = None
+    max_tokens: int | None = None
+    encoding: str | None = None
+    sync_before_build: bool = False
+    sync_interval: float = DEFAULT_SYNC_INTERVAL
+
+
+def config_files() -> list[Path]:
+    """The user's config file, then the project's (which wins), whether or not they exist."""
+    files = [user_config_dir() / CONFIG_FILE]
+    project = find_project_dir()
+    if project is not None:
+        files.append(project / CONFIG_FILE)
+    return files
+
+
+def _typed(value: Any, kind: type, where: str) -> Any:
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        wanted = {bool: "true or false", str: "a string", int: "a whole number", float: "a number"}[kind]
+        raise UsageError(f"{where}: must be {wanted}")
+    if kind in (int, float) and value < 0:
+        raise UsageError(f"{where}: must not be negative")
+    return value
+
+
+def _settings_of(path: Path) -> dict[str, Any]:
+    data = _read(path)
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "privacy":
+            continue
+        if key in SETTINGS[""]:
+            text = _typed(value, str, f"{path}: {key}")
+            out[key] = (path.parent / Path(text).expanduser()).resolve()
+            continue
+        if key not in SETTINGS:
+            known = ", ".join([*SETTINGS[""], *[k for k in SETTINGS if k], "privacy"])
+            raise UsageError(f"{path}: {key}: unknown key (expected {known})")
+        if not isinstance(value, dict):
+            raise UsageError(f"{path}: {key}: must be a mapping")
+        for name, item in value.items():
+            if name not in SETTINGS[key]:
+                raise UsageError(f"{path}: {key}.{name}: unknown key (expected {', '.join(SETTINGS[key])})")
+            out[f"{key}.{name}"] = _typed(item, SETTINGS[key][name][0], f"{path}: {key}.{name}")
+    return out
+
+
+def load_settings() -> Settings:
+    """The merged settings of the user and project config files (read once per process state)."""
+    files = tuple((path, _stamp(path)) for path in config_files())
+    return _load_settings(files)
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Settings:
+    # Keyed by each file's stamp: a long-running server sees an edited config file.
+    merged: dict[str, Any] = {}
+    graph_in_project = False
+    for index, (path, stamp) in enumerate(files):
+        if stamp is not None:
+            found = _settings_of(path)
+            merged.update(found)
+            graph_in_project = graph_in_project or (index > 0 and "graph" in found)
+    return Settings(
+        graph=merged.get("graph"),
+        graph_in_project=graph_in_project,
+        lens=merged.get("build.lens"),
+        max_tokens=merged.get("build.max_tokens"),
+        encoding=merged.get("build.encoding"),
+        sync_before_build=merged.get("sync.before_build", False),
+        sync_interval=merged.get("sync.interval", DEFAULT_SYNC_INTERVAL),
+    )
+
+
+BUILTIN_LENS = "general"
+BUILTIN_MAX_TOKENS = 4000
+BUILTIN_ENCODING = "cl100k_base"
+
+
+def build_defaults(
+    lens: str | None = None, max_tokens: int | None = None, encoding: str | None = None
+) -> tuple[str, int, str]:
+    """(lens, max_tokens, encoding) for a build: what was asked, else the config file's, else
+    the built-in default. The CLI and the MCP server both resolve them here."""
+    settings = load_settings()
+    return (
+        lens if lens is not None else settings.lens or BUILTIN_LENS,
+        max_tokens if max_tokens is not None else settings.max_tokens or BUILTIN_MAX_TOKENS,
+        encoding if encoding is not None else settings.encoding or BUILTIN_ENCODING,
+    )
+

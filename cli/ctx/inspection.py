@@ -167,3 +167,52 @@ def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = 
     ]
     lines.append(f"last import: {_when(data['last_import'])}")
     return _report(fmt, data, "\n".join(lines) + "\n")
+
+
+def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
+    """`ctx sources`: every registered source with its format, size, last import and vectors."""
+    from pathlib import Path
+
+    from ctx.semantic.store import active_model
+    from ctx.store.sources import list_sources
+
+    check_format(fmt)
+    model = active_model(conn)
+    sources = list_sources(conn)
+    rows = [
+        {
+            "id": s.id,
+            "root": s.root,
+            "name": s.name,
+            "format": s.format,
+            "exists": Path(s.root).exists(),
+            "nodes": s.nodes,
+            "files": s.files,
+            "imported_at": s.imported_at,
+            "embeddings": {"model": model, "fresh": s.embedded, "stale_or_missing": s.nodes - s.embedded}
+            if model
+            else None,
+        }
+        for s in sources
+    ]
+    data = {"embedding_model": model, "sources": rows}
+    if not rows:
+        return _report(fmt, data, "no sources yet; add one with `ctx import PATH`\n")
+    table = [("id", "format", "nodes", "files", "last import", "vectors", "path")]
+    for row in rows:
+        vectors = f"{row['embeddings']['fresh']}/{row['nodes']}" if row["embeddings"] else "-"
+        path = row["root"] + ("" if row["exists"] else "  (missing)")
+        table.append(
+            (str(row["id"]), row["format"], str(row["nodes"]), str(row["files"]), _when(row["imported_at"]), vectors, path)
+        )
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]) - 1)]
+    numeric = {0, 2, 3, 5}
+    lines = [
+        "  ".join(
+            [cell.rjust(w) if i in numeric else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))]
+            + [r[-1]]
+        )
+        for r in table
+    ]
+    footer = f"vectors: fresh/nodes for {model}" if model else "vectors: none (run `ctx embed` for similarity)"
+    return _report(fmt, data, "\n".join(lines) + "\n" + footer + "\n")

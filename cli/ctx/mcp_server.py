@@ -211,17 +211,24 @@ class CtxTools:
             except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
                 log.info("warm-up skipped: %s", exc)
 
+    def _fresh_connection(self) -> tuple[sqlite3.Connection, list[str]]:
+        """The graph, after the opt-in check that re-imports changed sources (as `ctx build`)."""
+        from ctx.freshness import refresh_if_enabled
+
+        conn = self.graph.connection()
+        return conn, refresh_if_enabled(conn)
+
     # -- context -------------------------------------------------------------------------------
 
     def context(
         self,
         topic: str | list[str],
-        lens: str = "general",
+        lens: str | None = None,
         depth: int | None = None,
-        max_tokens: int = 4000,
+        max_tokens: int | None = None,
         format: str = "markdown",
         include_fields: bool = True,
-        encoding: str = "cl100k_base",
+        encoding: str | None = None,
         explain: bool = False,
     ) -> ToolReply:
         return self._guarded(
@@ -231,23 +238,28 @@ class CtxTools:
     def _context(
         self,
         topic: str | list[str],
-        lens: str,
+        lens: str | None,
         depth: int | None,
-        max_tokens: int,
+        max_tokens: int | None,
         format: str,
         include_fields: bool,
-        encoding: str,
+        encoding: str | None,
         explain: bool,
     ) -> ToolReply:
         from ctx.assemble import BuildRequest, build_context
+        from ctx.config import build_defaults
         from ctx.lenses import load_named_lens
 
+        # A lens the agent names comes from the lens folders, never a path: no argument may make
+        # the server read a file of the agent's choosing. The user's configured default may be
+        # any lens the CLI accepts.
+        chosen = load_named_lens(lens) if lens is not None else build_defaults()[0]
+        _, max_tokens, encoding = build_defaults(None, max_tokens, encoding)
+        conn, refreshed = self._fresh_connection()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
         request = BuildRequest(
             topics=topics,
-            # A name from the lens folders, never a path: no argument may make the server read
-            # a file of the agent's choosing.
-            lens=load_named_lens(lens),
+            lens=chosen,
             depth=depth,
             max_tokens=max_tokens,
             format=format,
@@ -256,7 +268,8 @@ class CtxTools:
             explain=explain,
             include_private=self.include_private,
         )
-        result = build_context(self.graph.connection(), request)
+        result = build_context(conn, request)
+        result.warnings[:0] = refreshed
         if not result.found:
             # A tool error, as the CLI's exit code 3 is; its first block is still exactly the
             # (empty) context the CLI prints, and the second the CLI's error line, which tells
@@ -282,10 +295,9 @@ class CtxTools:
     def _search(self, query: str, limit: int, format: str) -> ToolReply:
         from ctx.inspection import search_report
 
-        report = search_report(
-            self.graph.connection(), query, limit=limit, fmt=format, include_private=self.include_private
-        )
-        return ToolReply(report.text, warnings=report.warnings)
+        conn, refreshed = self._fresh_connection()
+        report = search_report(conn, query, limit=limit, fmt=format, include_private=self.include_private)
+        return ToolReply(report.text, warnings=refreshed + report.warnings)
 
     # -- show ----------------------------------------------------------------------------------
 
@@ -295,10 +307,9 @@ class CtxTools:
     def _show(self, node: str, format: str) -> ToolReply:
         from ctx.inspection import show_report
 
-        report = show_report(
-            self.graph.connection(), node, fmt=format, include_private=self.include_private
-        )
-        return ToolReply(report.text, warnings=report.warnings)
+        conn, refreshed = self._fresh_connection()
+        report = show_report(conn, node, fmt=format, include_private=self.include_private)
+        return ToolReply(report.text, warnings=refreshed + report.warnings)
 
     # -- lenses --------------------------------------------------------------------------------
 
@@ -369,19 +380,20 @@ def build_server(tools: "CtxTools") -> "MCPServer":
                   "text; a list blends several topics into one context."),
         ],
         lens: Annotated[
-            str,
-            Field(description="Lens name, as listed by the `lenses` tool (file paths are not accepted)."),
-        ] = "general",
+            str | None,
+            Field(description="Lens name, as listed by the `lenses` tool (file paths are not "
+                  "accepted). Default: the user's configured lens, else general."),
+        ] = None,
         depth: Annotated[
             int | None,
             Field(description="How many hops to walk from the topic (0-5; 0 = the topic alone). "
                   "Default: the lens's, usually 2."),
         ] = None,
         max_tokens: Annotated[
-            int,
+            int | None,
             Field(description="Token budget (at least 50) for the whole context text; never "
-                  "exceeded."),
-        ] = 4000,
+                  "exceeded. Default: the user's configured budget, else 4000."),
+        ] = None,
         format: Annotated[
             str, Field(description='"markdown" (default) or "json".')
         ] = "markdown",
@@ -389,8 +401,9 @@ def build_server(tools: "CtxTools") -> "MCPServer":
             bool, Field(description="Include node field values (status, owner, dates, ...).")
         ] = True,
         encoding: Annotated[
-            str, Field(description="tiktoken encoding the budget is counted in.")
-        ] = "cl100k_base",
+            str | None,
+            Field(description="tiktoken encoding the budget is counted in (default cl100k_base).")
+        ] = None,
         explain: Annotated[
             bool,
             Field(description="Also return, as a second text block, the table of every candidate "

@@ -1,7 +1,8 @@
 """Where ctx keeps things: the graph database and user/project lens folders.
 
-Resolution order for the database: ``--db`` > ``$CTX_DB`` > the nearest ``.ctx/graph.db`` in the
-current folder or a parent > ``$CTX_HOME/graph.db`` (default ``$XDG_DATA_HOME/ctx``, i.e.
+Resolution order for the database: ``--db`` > ``$CTX_DB`` > ``graph:`` in the project's
+``.ctx/config.yaml`` > the nearest ``.ctx/graph.db`` in the current folder or a parent > ``graph:``
+in the user's config file > ``$CTX_HOME/graph.db`` (default ``$XDG_DATA_HOME/ctx``, i.e.
 ``~/.local/share/ctx``). A user never has to think about it, and a project can pin its own graph.
 """
 
@@ -39,11 +40,18 @@ def find_project_dir(start: Path | None = None) -> Path | None:
 
 
 def default_db_path() -> Path:
+    from ctx.config import load_settings
+
     if os.environ.get("CTX_DB"):
         return Path(os.environ["CTX_DB"]).expanduser()
+    settings = load_settings()
+    if settings.graph is not None and settings.graph_in_project:
+        return settings.graph
     project = find_project_dir()
     if project is not None and (project / DB_FILE_NAME).exists():
         return project / DB_FILE_NAME
+    if settings.graph is not None:
+        return settings.graph
     return user_data_dir() / DB_FILE_NAME
 
 

@@ -39,17 +39,26 @@ def build_command(
         list[str],
         typer.Argument(help="Node ids, exact titles or aliases, or search words; several blend into one context.", show_default=False),
     ],
-    lens: Annotated[str, typer.Option("--lens", "-l", help="Lens name or path to a lens .yaml file.")] = "general",
+    lens: Annotated[
+        str | None,
+        typer.Option("--lens", "-l", help="Lens name or path to a lens .yaml file. Default: build.lens in the config file, else general.", show_default=False),
+    ] = None,
     depth: Annotated[
         int | None,
         typer.Option("--depth", "-d", min=0, help="Hops to walk from the topic (default: the lens's, 2; max 5).", show_default=False),
     ] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", "-t", min=50, help="Token budget for the whole output.")] = 4000,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", "-t", min=50, help="Token budget for the whole output. Default: build.max_tokens in the config file, else 4000.", show_default=False),
+    ] = None,
     format: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = "markdown",
     include_fields: Annotated[
         bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
     ] = True,
-    encoding: Annotated[str, typer.Option("--encoding", help="tiktoken encoding the budget is counted in.")] = "cl100k_base",
+    encoding: Annotated[
+        str | None,
+        typer.Option("--encoding", help="tiktoken encoding the budget is counted in. Default: build.encoding in the config file, else cl100k_base.", show_default=False),
+    ] = None,
     explain: Annotated[
         bool, typer.Option("--explain", help="Print every candidate's score parts and fate to stderr.")
     ] = False,
@@ -61,8 +70,14 @@ def build_command(
 ) -> None:
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
     from ctx.assemble import BuildRequest, build_context
+    from ctx.config import build_defaults
+    from ctx.freshness import refresh_if_enabled
     from ctx.store import open_graph
 
+    lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
+    conn = open_graph(resolve_db_path(db))
+    for line in refresh_if_enabled(conn):
+        warn(line)
     request = BuildRequest(
         topics=tuple(topics),
         lens=lens,
@@ -74,7 +89,7 @@ def build_command(
         explain=explain,
         include_private=include_private,
     )
-    result = build_context(open_graph(resolve_db_path(db)), request)
+    result = build_context(conn, request)
     _print(result.text, format)
     for line in result.warnings:
         warn(line)

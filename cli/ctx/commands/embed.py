@@ -48,7 +48,7 @@ def embed_command(
     db_path = resolve_db_path(db)
     conn = open_graph(db_path)
     ref = resolve_model(model)
-    with ProgressBar("embedding", "nodes", enabled=not quiet and sys.stderr.isatty()) as progress:
+    with ProgressBar(enabled=not quiet and sys.stderr.isatty()) as progress:
         report = embed_graph(conn, ref, batch_size=batch_size, progress=progress)
     if output == "json":
         print_json(report.as_dict() | {"db": str(db_path)})

@@ -50,9 +50,7 @@ def import_command(
 
     db_path = resolve_db_path(db)
     conn = connect(db_path, create=True)
-    with ProgressBar(
-        "parsing", "files", enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD
-    ) as progress:
+    with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
         report = import_path(conn, path, format=format, progress=progress)
     if not quiet:
         for line in report.notes:

@@ -25,7 +25,12 @@ from ctx.files import FileRefused, check_regular, read_regular
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.privacy import privacy_config_changed, refresh_private_flags
 
-ProgressFn = Callable[[int, int], None]  # (files done, files to parse)
+# (phase, done, total). The phases, in order: "reading files" (parse the changed ones), "counting
+# tokens" (the stored token count of every new node: the longest step of a first import), then
+# "saving" (links, privacy, commit: one step whose length is not known beforehand).
+ProgressFn = Callable[[str, int, int], None]
+READING, COUNTING, SAVING = "reading files", "counting tokens", "saving"
+TOKEN_CHUNK = 256
 
 
 @dataclass
@@ -160,7 +165,7 @@ def import_path(
             # Unreadable now: keep what the graph already has for it.
             vanished = [v for v in vanished if v != rel]
         if progress is not None:
-            progress(done, len(candidates))
+            progress(READING, done, len(candidates))
 
     privacy = load_privacy_config()
     if not changes and not vanished:
@@ -177,7 +182,7 @@ def import_path(
         report.seconds = time.perf_counter() - started
         return report
 
-    _apply(conn, importer, source_id, root, changes, vanished, report, privacy)
+    _apply(conn, importer, source_id, root, changes, vanished, report, privacy, progress)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -262,9 +267,9 @@ def _apply(
     vanished: list[str],
     report: ImportReport,
     privacy: PrivacyConfig,
+    progress: ProgressFn | None = None,
 ) -> None:
-    from ctx.tokens import count_many
-
+    count_many = _token_counter(progress)
     replaced = [c for c in changes if c.parsed is not None]
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -308,6 +313,8 @@ def _apply(
             count_many,
             report,
         )
+        if progress is not None:
+            progress(SAVING, 0, 1)
         _insert_tag_nodes(conn, source_id)
         resolve_edges(conn, source_id)
         refresh_private_flags(conn, privacy)
@@ -328,6 +335,25 @@ def _apply(
             conn.execute("ROLLBACK")
         raise
     report.changed = True
+    if progress is not None:
+        progress(SAVING, 1, 1)
+
+
+def _token_counter(progress: ProgressFn | None) -> Callable[[list[str]], list[int]]:
+    """``count_many``, reporting its progress a chunk at a time when someone is watching."""
+    from ctx.tokens import count_many
+
+    if progress is None:
+        return count_many
+
+    def count(texts: list[str]) -> list[int]:
+        counts: list[int] = []
+        for start in range(0, len(texts), TOKEN_CHUNK):
+            counts.extend(count_many(texts[start : start + TOKEN_CHUNK]))
+            progress(COUNTING, len(counts), len(texts))
+        return counts
+
+    return count
 
 
 def _delete_file_records(conn: sqlite3.Connection, source_id: int, rel: str) -> None:

@@ -12,12 +12,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from ctx.semantic import store
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import node_text
 
-# Progress callback: (nodes done, nodes to do).
-Progress = Callable[[int, int], None]
+# Progress callback: (phase, done, total). "loading model" (seconds, one step), then "embedding"
+# (nodes done, nodes to do), moved after every batch.
+Progress = Callable[[str, int, int], None]
+LOADING, EMBEDDING = "loading model", "embedding"
 
 
 @dataclass
@@ -72,22 +76,31 @@ def embed_graph(
             from ctx.semantic.encoder import DocumentEncoder
 
             encoder_factory = DocumentEncoder
+        if progress:
+            progress(LOADING, 0, 1)
         encoder = encoder_factory(model)
         dim = int(getattr(encoder, "dim", 0))
         if progress:
-            progress(0, len(pending))
-        # Several batches per call: the encoder sorts a call's texts by length, so less padding;
-        # and one commit per call keeps an interrupted run's work.
+            progress(EMBEDDING, 0, len(pending))
+        # One commit per chunk of several batches keeps an interrupted run's work; within a chunk
+        # texts go longest first, so each batch holds texts of about one length (little padding,
+        # as the encoder's own sort would give) and the progress moves after every batch.
         for rows in store.iter_node_texts(conn, pending, chunk=batch_size * 8):
             texts = [node_text(title, body) for _, title, body, _ in rows]
-            vectors = encoder.encode(texts, batch_size=batch_size)  # type: ignore[attr-defined]
-            dim = int(vectors.shape[1])
+            order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+            vectors: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                encoded = encoder.encode([texts[i] for i in batch], batch_size=batch_size)  # type: ignore[attr-defined]
+                dim = int(encoded.shape[1])
+                for i, vector in zip(batch, encoded, strict=True):
+                    vectors[i] = vector
+                embedded += len(batch)
+                if progress:
+                    progress(EMBEDDING, embedded, len(pending))
             store.write_vectors(
                 conn, model.name, [(r[0], r[3], v) for r, v in zip(rows, vectors, strict=True)]
             )
-            embedded += len(rows)
-            if progress:
-                progress(embedded, len(pending))
     if not dim:
         row = conn.execute("SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model.name,)).fetchone()
         dim = int(row[0]) if row else 0

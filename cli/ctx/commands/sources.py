@@ -1,0 +1,202 @@
+"""`ctx sources`, `ctx sources remove PATH`, `ctx sync`: the graph's registered sources."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ctx.commands.common import DbOption, handle_errors, print_json, warn, write_stdout
+from ctx.commands.progress import ProgressBar
+from ctx.errors import EXIT_RUNTIME
+from ctx.paths import resolve_db_path
+
+if TYPE_CHECKING:
+    from ctx.sync import SyncReport
+
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+OutputOption = Annotated[str, typer.Option("--output", "-o", help="Summary as text or json.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")]
+
+sources_app = typer.Typer(
+    name="sources",
+    help="The folders and files this graph was imported from.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(
+        sources_app,
+        epilog=(
+            "Examples:\n\n  ctx sources\n\n  ctx sources --format json | jq '.sources[].root'\n\n"
+            "  ctx sources remove ~/old-vault"
+        ),
+    )
+    app.command(
+        "sync",
+        epilog=(
+            "Examples:\n\n  ctx sync\n\n  ctx sync --output json\n\n"
+            "Every source is re-imported in the format it was imported with (only changed files are\n"
+            "read); when the graph has vectors, nodes whose text changed are embedded again."
+        ),
+    )(sync_command)
+    app.command(
+        "watch",
+        epilog=(
+            "Examples:\n\n  ctx watch\n\n  ctx watch --debounce 2000 --no-embed\n\n"
+            "Syncs once, then after every burst of changes to a registered source. Ctrl-C stops it\n"
+            "(exit 0); an import it interrupts is rolled back and redone by the next sync.\n"
+            "Needs the optional extra: pip install 'ctx-graph[watch]'."
+        ),
+    )(watch_command)
+
+
+@sources_app.callback()
+@handle_errors
+def sources_command(context: typer.Context, db: DbOption = None, format: FormatOption = "text") -> None:
+    """List the registered sources: path, format, nodes, last import, vectors."""
+    if context.invoked_subcommand is not None:
+        context.obj = db
+        return
+    from ctx.inspection import sources_report
+    from ctx.store import open_graph
+
+    report = sources_report(open_graph(resolve_db_path(db)), fmt=format)
+    if report.data is not None:
+        print_json(report.data)
+    else:
+        write_stdout(report.text)
+
+
+@sources_app.command("remove", epilog="Example:\n\n  ctx sources remove ~/old-vault")
+@handle_errors
+def remove_command(
+    context: typer.Context,
+    path: Annotated[str, typer.Argument(help="The source's path as `ctx sources` lists it (or its id).")],
+    db: DbOption = None,
+    output: OutputOption = "text",
+) -> None:
+    """Remove a source: its nodes, edges and vectors leave the graph, in one transaction."""
+    from ctx.errors import UsageError
+    from ctx.store import open_graph
+    from ctx.sync import remove
+
+    if output not in ("text", "json"):
+        raise UsageError(f"--output must be text or json, not {output!r}")
+    db_path = resolve_db_path(db or context.obj)
+    removed = remove(open_graph(db_path), path)
+    if output == "json":
+        print_json(
+            {
+                "removed": removed.root,
+                "nodes": removed.nodes,
+                "edges": removed.edges,
+                "files": removed.files,
+                "vectors": removed.vectors,
+                "db": str(db_path),
+            }
+        )
+        return
+    sys.stderr.write(
+        f"removed: {removed.root} from {db_path}: {removed.nodes} nodes, {removed.edges} edges,"
+        f" {removed.files} files, {removed.vectors} vectors\n"
+    )
+
+
+@handle_errors
+def sync_command(
+    db: DbOption = None,
+    embed: Annotated[
+        bool, typer.Option("--embed/--no-embed", help="Embed changed nodes when the graph has vectors.")
+    ] = True,
+    output: OutputOption = "text",
+    quiet: QuietOption = False,
+) -> None:
+    """Re-import every registered source, then embed what changed (when the graph has vectors)."""
+    from ctx.errors import UsageError
+    from ctx.store import open_graph
+    from ctx.sync import sync
+
+    if output not in ("text", "json"):
+        raise UsageError(f"--output must be text or json, not {output!r}")
+    db_path = resolve_db_path(db)
+    conn = open_graph(db_path)
+    with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
+        report = sync(conn, embed=embed, progress=progress)
+    if output == "json":
+        print_json(report.as_dict() | {"db": str(db_path)})
+    elif not quiet:
+        print_sync_summary(report, str(db_path))
+    if report.failed:
+        raise typer.Exit(code=EXIT_RUNTIME)
+
+
+def print_sync_summary(report: "SyncReport", db: str) -> None:
+    """What a sync did, on stderr: one line overall, then one per source that needs a word."""
+    if not report.sources:
+        warn("no sources yet; add one with `ctx import PATH`")
+        return
+    for source in report.sources:
+        if source.report is not None:
+            for line in source.report.warnings:
+                warn(f"{source.root}: {line}")
+        if source.status == "missing":
+            warn(f"{source.root}: no longer exists; `ctx sources remove {source.root}` drops its nodes")
+        elif source.status == "failed":
+            sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
+    if report.embed_skipped:
+        warn(report.embed_skipped)
+    counts = {status: sum(s.status == status for s in report.sources) for status in ("changed", "unchanged", "missing", "failed")}
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    embedded = f"; {report.embedded} nodes embedded ({report.embed_model})" if report.embedded else ""
+    sys.stderr.write(f"synced: {len(report.sources)} sources -> {db}: {summary}{embedded}; {report.seconds:.2f}s\n")
+    for source in report.sources:
+        if source.status == "changed" and source.report is not None:
+            r = source.report
+            sys.stderr.write(
+                f"  {source.root} ({source.format}): {r.files_parsed} parsed, {r.files_deleted} deleted;"
+                f" {r.nodes_written} nodes, {r.edges_written} edges written\n"
+            )
+
+
+@handle_errors
+def watch_command(
+    db: DbOption = None,
+    debounce: Annotated[
+        int, typer.Option("--debounce", min=50, help="Milliseconds of quiet that end a batch of changes.")
+    ] = 400,
+    embed: Annotated[
+        bool, typer.Option("--embed/--no-embed", help="Embed changed nodes when the graph has vectors.")
+    ] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and warnings.")] = False,
+) -> None:
+    """Keep the graph fresh: re-import a source whenever its files change, until Ctrl-C."""
+    import datetime as dt
+
+    from ctx.watch import watch
+
+    db_path = resolve_db_path(db)
+
+    def on_sync(report: "SyncReport") -> None:
+        if quiet:
+            for source in report.failed:
+                sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
+            return
+        if report.changed or report.failed or report.embed_skipped:
+            stamp = dt.datetime.now().strftime("%H:%M:%S")
+            sys.stderr.write(f"[{stamp}] ")
+            print_sync_summary(report, str(db_path))
+
+    if not quiet:
+        sys.stderr.write(f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n")
+    try:
+        with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
+            watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress)
+    except KeyboardInterrupt:
+        pass
+    if not quiet:
+        sys.stderr.write("ctx: stopped watching\n")

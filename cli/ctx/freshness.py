@@ -1,0 +1,115 @@
+"""Has anything changed in the registered sources since they were imported? Stat only.
+
+Opt-in (``sync: before_build: true`` in the config file): `ctx build` and the MCP server call
+``refresh`` before answering, so an agent never reads a graph older than the notes. The check
+lists each source's files and compares size and modification time with what the last import
+recorded; no file is opened. Only a source that changed is re-imported (incrementally). Checks are
+rate-limited graph-wide through the graph's ``meta`` table (``sources_checked_at``), so a burst of
+builds or tool calls pays for one check per interval. Vectors are not refreshed here: that needs
+the embedding model (seconds to load); `ctx sync` and `ctx watch` do it, and builds say when
+vectors are stale.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctx.store.sources import Source, list_sources
+
+CHECKED_KEY = "sources_checked_at"
+
+
+@dataclass
+class Refresh:
+    checked: bool  # False: the last check is recent enough
+    stale: list[str] = field(default_factory=list)  # roots found changed and re-imported
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
+    """Whether any file of ``source`` was added, deleted or modified since its last import."""
+    from ctx.importers import get_importer
+
+    root = Path(source.root)
+    if not root.exists():
+        return False  # nothing to import; `ctx sources` shows it as missing
+    importer = get_importer(source.format)
+    base = importer.base_dir(root)
+    known = {
+        r[0]: (r[1], r[2])
+        for r in conn.execute("SELECT path, mtime_ns, size FROM files WHERE source_id = ?", (source.id,))
+    }
+    seen = 0
+    # Plain strings, not Path objects: at 13k files, building paths cost more than the stats.
+    prefix = os.path.join(str(base), "")
+    lstat, is_regular = os.lstat, stat.S_ISREG
+    for rel in importer.list_files(root):
+        try:
+            st = lstat(prefix + rel)
+        except OSError:
+            continue
+        if not is_regular(st.st_mode):
+            continue  # the importer skips what is not a regular file; so does the check
+        seen += 1
+        if known.get(rel) != (st.st_mtime_ns, st.st_size):
+            return True
+    return seen != len(known)
+
+
+def stale_sources(conn: sqlite3.Connection) -> list[Source]:
+    return [source for source in list_sources(conn) if source_changed(conn, source)]
+
+
+def _last_check(conn: sqlite3.Connection) -> float | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CHECKED_KEY,)).fetchone()
+    try:
+        return float(row[0]) if row else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _mark_checked(conn: sqlite3.Connection, when: float) -> None:
+    try:
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (CHECKED_KEY, repr(when)))
+    except sqlite3.OperationalError:
+        pass  # a read-only or busy graph: the next call checks again, which is only slower
+
+
+def refresh(conn: sqlite3.Connection, *, interval: float, now: float | None = None) -> Refresh:
+    """Re-import the sources that changed, unless the last check was under ``interval`` s ago."""
+    from ctx.sync import import_source
+
+    started = time.perf_counter()
+    now = time.time() if now is None else now
+    last = _last_check(conn)
+    # A clock set back makes `now - last` negative; that must not freeze the checks.
+    if last is not None and 0 <= now - last < interval:
+        return Refresh(checked=False)
+    result = Refresh(checked=True)
+    for source in stale_sources(conn):
+        outcome = import_source(conn, source)
+        result.stale.append(source.root)
+        if outcome.status == "failed":
+            result.warnings.append(f"{source.root}: not refreshed: {outcome.error}")
+        elif outcome.report is not None:
+            result.warnings.extend(f"{source.root}: {w}" for w in outcome.report.warnings)
+    _mark_checked(conn, now)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def refresh_if_enabled(conn: sqlite3.Connection) -> list[str]:
+    """The opt-in check before a build or an MCP call (config ``sync.before_build``); returns
+    warnings for stderr."""
+    from ctx.config import load_settings
+
+    settings = load_settings()
+    if not settings.sync_before_build:
+        return []
+    return refresh(conn, interval=settings.sync_interval).warnings

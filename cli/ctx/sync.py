@@ -1,0 +1,162 @@
+"""Keeping a graph in step with its sources: re-import them all, embed what changed, remove one.
+
+``sync`` is what ``ctx sync`` runs and what ``ctx watch`` and the freshness check build on: every
+registered source is re-imported in the format it was read in (incrementally: only changed files
+are read, each source in one transaction), and when the graph has vectors, the nodes whose content
+changed are embedded again so similarity never lags behind the text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctx.errors import CtxError, UsageError
+from ctx.importers.engine import ImportReport, import_path
+from ctx.store.sources import Removed, Source, list_sources, remove_source
+
+# (phase, done, total): "importing <name>", "embedding", ...
+PhaseProgress = Callable[[str, int, int], None]
+EMBED_HINT = "pip install 'ctx-graph[embed]'"
+
+
+@dataclass
+class SourceResult:
+    root: str
+    format: str
+    status: str  # changed | unchanged | missing | failed
+    report: ImportReport | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "root": self.root,
+            "format": self.format,
+            "status": self.status,
+            "error": self.error,
+            "import": self.report.as_dict() if self.report else None,
+        }
+
+
+@dataclass
+class SyncReport:
+    sources: list[SourceResult] = field(default_factory=list)
+    embedded: int = 0
+    embed_model: str | None = None
+    embed_skipped: str | None = None  # why vectors were not brought up to date
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return any(s.status == "changed" for s in self.sources)
+
+    @property
+    def failed(self) -> list[SourceResult]:
+        return [s for s in self.sources if s.status == "failed"]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "sources": [s.as_dict() for s in self.sources],
+            "changed": self.changed,
+            "embedded": self.embedded,
+            "embed_model": self.embed_model,
+            "embed_skipped": self.embed_skipped,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def import_source(
+    conn: sqlite3.Connection, source: Source, progress: PhaseProgress | None = None
+) -> SourceResult:
+    """Re-import one registered source; a problem with it is reported, not raised."""
+    root = Path(source.root)
+    if not root.exists():
+        return SourceResult(source.root, source.format, "missing", error=f"{root} no longer exists")
+    step = None if progress is None else (lambda done, total: progress(f"importing {source.name}", done, total))
+    try:
+        report = import_path(conn, root, format=source.format, progress=step)
+    except CtxError as exc:
+        return SourceResult(source.root, source.format, "failed", error=str(exc).splitlines()[0])
+    return SourceResult(source.root, source.format, "changed" if report.changed else "unchanged", report)
+
+
+def sync(
+    conn: sqlite3.Connection,
+    *,
+    embed: bool = True,
+    only: list[Source] | None = None,
+    progress: PhaseProgress | None = None,
+    encoder_factory: Callable | None = None,
+) -> SyncReport:
+    """Re-import every registered source (or ``only`` these) and, if the graph has vectors,
+    embed every node whose vector is missing or stale."""
+    started = time.perf_counter()
+    report = SyncReport()
+    for source in only if only is not None else list_sources(conn):
+        report.sources.append(import_source(conn, source, progress))
+    if embed:
+        _embed_pending(conn, report, progress, encoder_factory)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _embed_pending(
+    conn: sqlite3.Connection,
+    report: SyncReport,
+    progress: PhaseProgress | None,
+    encoder_factory: Callable | None,
+) -> None:
+    from ctx.semantic import store as vectors
+
+    model_name = vectors.active_model(conn)
+    if model_name is None:
+        return  # never embedded: similarity is not in use, and embedding is the user's choice
+    report.embed_model = model_name
+    if vectors.status(conn, model_name).missing == 0:
+        vectors.prune_orphans(conn)
+        return
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.encoder import EmbedExtraMissing
+    from ctx.semantic.models import resolve_model
+
+    step = None if progress is None else (lambda done, total: progress("embedding", done, total))
+    try:
+        embedded = embed_graph(conn, resolve_model(model_name), progress=step, encoder_factory=encoder_factory)
+    except EmbedExtraMissing:
+        report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
+        return
+    report.embedded = embedded.embedded
+
+
+def find_source(conn: sqlite3.Connection, path: str | Path) -> Source:
+    """The registered source at ``path`` (or with that id); a usage error lists the others."""
+    sources = list_sources(conn)
+    wanted = str(Path(path).expanduser().resolve())
+    for source in sources:
+        if source.root == wanted:
+            return source
+    text = str(path)
+    if text.isdigit() and not Path(text).exists():
+        for source in sources:
+            if source.id == int(text):
+                return source
+    listed = "; ".join(f"[{s.id}] {s.root}" for s in sources) or "none"
+    raise UsageError(f"no source is registered at {wanted} (registered: {listed})")
+
+
+def remove(conn: sqlite3.Connection, path: str | Path) -> Removed:
+    """Remove a registered source and everything it brought, in one transaction."""
+    from ctx.config import load_privacy_config
+    from ctx.privacy import refresh_private_flags
+    from ctx.store.transaction import transaction
+
+    source = find_source(conn, path)
+    privacy = load_privacy_config()
+    with transaction(conn):
+        removed = remove_source(conn, source.id)
+        # A node below a removed private one is no longer hidden by it (and vice versa).
+        refresh_private_flags(conn, privacy)
+    return removed

@@ -1,0 +1,354 @@
+"""Registered sources: `ctx sources`, `ctx sources remove`, `ctx sync`, `ctx watch` and the opt-in
+freshness check before builds and MCP calls. Real files, real SQLite, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+from ctx.importers.engine import import_path
+from ctx.semantic import store as vectors
+from ctx.semantic.embedding import embed_graph
+from ctx.semantic.models import ModelRef
+from ctx.store import connect
+
+CLAIMS = FIXTURES / "claims.jsonl"
+FAKE_MODEL = ModelRef("fake-hash-model", None)
+
+
+class HashEncoder:
+    """A deterministic stand-in for a sentence model: a text's vector depends on its words only.
+
+    It lets these tests check which nodes get vectors without loading torch; the real model's
+    behaviour is tested in test_semantic_embed.py.
+    """
+
+    calls: list[str] = []
+
+    def __init__(self, model: ModelRef) -> None:
+        self.dim = 16
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        HashEncoder.calls.extend(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, sum(map(ord, word)) % self.dim] += 1.0
+            out[row, 0] += 1e-3
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    copy = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", copy)
+    return copy
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _source_counts(db: Path) -> dict[str, tuple[int, int, int]]:
+    """root -> (nodes, edges, files), counted straight from the tables."""
+    conn = sqlite3.connect(db)
+    out = {}
+    for sid, root in conn.execute("SELECT id, root FROM sources"):
+        out[root] = tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {table} WHERE source_id = ?", (sid,)).fetchone()[0]
+            for table in ("nodes", "edges", "files")
+        )
+    return out
+
+
+# -- ctx sources ---------------------------------------------------------------------------------
+
+
+def test_sources_lists_every_source_with_its_counts(vault, run_cli, db_path):
+    assert run_cli("import", str(vault)).exit_code == 0
+    assert run_cli("import", str(CLAIMS)).exit_code == 0
+    listed = _json(run_cli("sources", "--format", "json"))
+    counts = _source_counts(db_path)
+    assert [s["root"] for s in listed["sources"]] == [str(vault.resolve()), str(CLAIMS.resolve())]
+    for source in listed["sources"]:
+        assert (source["nodes"], source["files"]) == (counts[source["root"]][0], counts[source["root"]][2])
+        assert source["exists"] is True and source["embeddings"] is None
+    assert [s["format"] for s in listed["sources"]] == ["obsidian", "json"]
+    assert listed["sources"][1]["files"] == 1
+    assert listed["sources"][0]["files"] == len(list(vault.rglob("*.md")))
+    text = run_cli("sources").stdout
+    assert text.splitlines()[0].split() == ["id", "format", "nodes", "files", "last", "import", "vectors", "path"]
+    assert str(vault.resolve()) in text and "vectors: none" in text
+
+
+def test_sources_shows_vectors_per_source_and_a_missing_folder(vault, run_cli, db_path):
+    run_cli("import", str(vault))
+    run_cli("import", str(CLAIMS))
+    conn = connect(db_path)
+    embed_graph(conn, FAKE_MODEL, encoder_factory=HashEncoder)
+    (vault / "Home.md").write_text("# Home\n\nRewritten.\n", encoding="utf-8")
+    import_path(conn, vault)  # one node changed since it was embedded
+    listed = _json(run_cli("sources", "--format", "json"))
+    first, second = listed["sources"]
+    assert listed["embedding_model"] == FAKE_MODEL.name
+    assert first["embeddings"] == {"model": FAKE_MODEL.name, "fresh": first["nodes"] - 1, "stale_or_missing": 1}
+    assert second["embeddings"]["stale_or_missing"] == 0
+    shutil.rmtree(vault)
+    assert _json(run_cli("sources", "--format", "json"))["sources"][0]["exists"] is False
+    assert "(missing)" in run_cli("sources").stdout
+
+
+def test_remove_takes_a_sources_nodes_edges_files_and_vectors(vault, run_cli, db_path):
+    run_cli("import", str(vault))  # first: the tag nodes both use are the vault's
+    run_cli("import", str(CLAIMS))
+    conn = connect(db_path)
+    embed_graph(conn, FAKE_MODEL, encoder_factory=HashEncoder)
+    before = _source_counts(db_path)
+    vault_nodes = {r[0] for r in conn.execute("SELECT n.id FROM nodes n JOIN sources s ON s.id = n.source_id WHERE s.root = ?", (str(vault.resolve()),))}
+    removed = _json(run_cli("sources", "remove", str(vault), "--output", "json"))
+    # Tag nodes the vault created that claims' notes also carry stay, handed over to claims.
+    kept = vault_nodes & {
+        r[0]
+        for r in sqlite3.connect(db_path).execute(
+            "SELECT id FROM nodes WHERE type = 'tag' AND source_id = (SELECT id FROM sources WHERE root = ?)",
+            (str(CLAIMS.resolve()),),
+        )
+    }
+    assert kept, "the demo vault and the claims fixture share a tag; the hand-over is under test"
+    assert removed["nodes"] == before[str(vault.resolve())][0] - len(kept)
+    assert removed["edges"] == before[str(vault.resolve())][1]
+    assert removed["files"] == before[str(vault.resolve())][2]
+    assert removed["vectors"] == removed["nodes"]
+    after = _source_counts(db_path)
+    assert list(after) == [str(CLAIMS.resolve())]
+    assert after[str(CLAIMS.resolve())][1:] == before[str(CLAIMS.resolve())][1:]
+    conn = connect(db_path)
+    assert conn.execute("SELECT COUNT(*) FROM nodes_fts WHERE nodes_fts MATCH 'Apollo'").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM edges WHERE dst IS NOT NULL AND dst NOT IN (SELECT id FROM nodes)").fetchone()[0] == 0
+    # Every claims tag edge still reaches its tag node.
+    assert conn.execute("SELECT COUNT(*) FROM edges WHERE type = 'tag' AND dst IS NULL").fetchone()[0] == 0
+    assert run_cli("build", "Project Apollo").exit_code == 3
+
+
+def test_remove_is_one_transaction(vault, run_cli, db_path):
+    run_cli("import", str(vault))
+    before = _source_counts(db_path)
+    conn = sqlite3.connect(db_path)
+    # The last statement of the removal fails: everything before it must be undone.
+    conn.execute("CREATE TRIGGER no_source_delete BEFORE DELETE ON sources BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    conn.commit()
+    conn.close()
+    result = run_cli("sources", "remove", str(vault))
+    assert result.exit_code == 1 and "refused" in result.stderr
+    assert _source_counts(db_path) == before
+
+
+def test_remove_an_unknown_path_lists_the_registered_ones(vault, run_cli, tmp_path):
+    run_cli("import", str(vault))
+    result = run_cli("sources", "remove", str(tmp_path / "elsewhere"))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"ctx: error: no source is registered at {tmp_path / 'elsewhere'} (registered: [1] {vault.resolve()})\n"
+    )
+    # By id, as `ctx sources` numbers them.
+    assert run_cli("sources", "remove", "1").exit_code == 0
+    assert _json(run_cli("sources", "--format", "json"))["sources"] == []
+
+
+# -- ctx sync ------------------------------------------------------------------------------------
+
+
+def _edit_delete_add(vault: Path) -> None:
+    plan = vault / "Projects" / "Project Hermes.md"
+    plan.write_text(plan.read_text(encoding="utf-8") + "\nHermes now ships a zeppelin courier.\n", encoding="utf-8")
+    (vault / "Writing" / "Launch Blog Post Draft.md").unlink()
+    (vault / "Reference" / "Courier Zeppelins.md").write_text(
+        "# Courier Zeppelins\n\nSlow, quiet and cheap. See [[Project Hermes]].\n", encoding="utf-8"
+    )
+
+
+def test_sync_after_an_edit_a_delete_and_a_new_file_updates_graph_and_vectors(vault, db_path):
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    import_path(conn, CLAIMS)
+    embed_graph(conn, FAKE_MODEL, encoder_factory=HashEncoder)
+    hermes_before = conn.execute("SELECT content_hash FROM nodes WHERE id = 'Projects/Project Hermes'").fetchone()[0]
+    _edit_delete_add(vault)
+    HashEncoder.calls = []
+    from ctx.sync import sync
+
+    report = sync(conn, encoder_factory=HashEncoder)
+    assert [s.status for s in report.sources] == ["changed", "unchanged"]
+    changed = report.sources[0].report
+    assert (changed.files_parsed, changed.files_deleted) == (2, 1)
+    assert conn.execute("SELECT COUNT(*) FROM nodes WHERE id = 'Writing/Launch Blog Post Draft'").fetchone()[0] == 0
+    assert conn.execute("SELECT content_hash FROM nodes WHERE id = 'Projects/Project Hermes'").fetchone()[0] != hermes_before
+    link = conn.execute("SELECT dst FROM edges WHERE src = 'Reference/Courier Zeppelins' AND type = 'link'").fetchone()
+    assert link[0] == "Projects/Project Hermes"
+    # Exactly the edited and the new note were embedded; every node's vector is fresh again.
+    assert report.embedded == 2 and len(HashEncoder.calls) == 2
+    assert any("zeppelin courier" in text for text in HashEncoder.calls)
+    state = vectors.status(conn)
+    assert state.fresh == state.nodes
+    assert conn.execute("SELECT COUNT(*) FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").fetchone()[0] == 0
+    # Nothing changed since: nothing is read or embedded.
+    again = sync(conn, encoder_factory=HashEncoder)
+    assert [s.status for s in again.sources] == ["unchanged", "unchanged"] and again.embedded == 0
+
+
+def test_sync_command_reports_changes_and_a_missing_source(vault, tmp_path, run_cli):
+    elsewhere = tmp_path / "other"
+    shutil.copytree(vault / "People", elsewhere)
+    run_cli("import", str(vault))
+    run_cli("import", str(elsewhere))
+    _edit_delete_add(vault)
+    shutil.rmtree(elsewhere)
+    result = run_cli("sync", "--output", "json")
+    report = _json(result)
+    assert [s["status"] for s in report["sources"]] == ["changed", "missing"]
+    assert report["sources"][0]["import"]["files_parsed"] == 2
+    assert report["embed_model"] is None and report["embedded"] == 0
+    text = run_cli("sync")
+    assert text.exit_code == 0
+    assert f"ctx: warning: {elsewhere}: no longer exists" in text.stderr
+    assert "synced: 2 sources" in text.stderr and "1 unchanged, 1 missing" in text.stderr
+    shown = _json(run_cli("show", "Courier Zeppelins", "--format", "json"))
+    assert shown["edges"][0]["id"] == "Projects/Project Hermes"
+
+
+def test_sync_with_no_sources_says_how_to_add_one(run_cli, db_path):
+    connect(db_path, create=True).close()
+    result = run_cli("sync")
+    assert result.exit_code == 0 and "no sources yet" in result.stderr
+
+
+# -- ctx watch -----------------------------------------------------------------------------------
+
+
+def test_watch_picks_up_an_edit_within_a_bounded_wait(vault, db_path):
+    pytest.importorskip("watchfiles", reason="ctx watch needs the watch extra")
+    from ctx.watch import watch
+
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    conn.close()
+    reports = []
+    synced = threading.Condition()
+    stop = threading.Event()
+
+    def on_sync(report):
+        with synced:
+            reports.append(report)
+            synced.notify_all()
+
+    thread = threading.Thread(target=watch, args=(db_path,), kwargs={"on_sync": on_sync, "stop_event": stop, "debounce_ms": 100})
+    thread.start()
+    try:
+        with synced:
+            assert synced.wait_for(lambda: len(reports) >= 1, timeout=20), "the first sync never came"
+        assert not reports[0].changed
+        # inotify needs its watches in place before the edit; a second edit covers a slow start.
+        time.sleep(0.5)
+        note = vault / "Tasks" / "Security review.md"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            note.write_text("# Security review\n\nPen test booked with Northwind.\n", encoding="utf-8")
+            with synced:
+                if synced.wait_for(lambda: any(r.changed for r in reports), timeout=3):
+                    break
+        assert any(r.changed for r in reports), "no change was synced within 20 s"
+    finally:
+        stop.set()
+        thread.join(timeout=20)
+    assert not thread.is_alive()
+    body = connect(db_path).execute("SELECT body FROM nodes WHERE id = 'Tasks/Security review'").fetchone()[0]
+    assert "Pen test booked" in body
+
+
+def test_watch_without_sources_is_an_error(run_cli, db_path):
+    pytest.importorskip("watchfiles", reason="ctx watch needs the watch extra")
+    connect(db_path, create=True).close()
+    result = run_cli("watch")
+    assert result.exit_code == 1 and "no sources to watch" in result.stderr
+
+
+# -- freshness before builds and MCP calls -------------------------------------------------------
+
+
+@pytest.fixture
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "ctx-home"
+    home.mkdir()
+    monkeypatch.setenv("CTX_HOME", str(home))
+    return home
+
+
+def test_builds_read_fresh_notes_only_when_the_setting_is_on(vault, run_cli, config_home):
+    run_cli("import", str(vault))
+    note = vault / "Projects" / "Project Hermes.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nHermes gained a zeppelin courier.\n", encoding="utf-8")
+    stale = run_cli("build", "Project Hermes", "--depth", "0")
+    assert stale.exit_code == 0 and "zeppelin" not in stale.stdout
+    (config_home / "config.yaml").write_text("sync:\n  before_build: true\n  interval: 0\n", encoding="utf-8")
+    fresh = run_cli("build", "Project Hermes", "--depth", "0")
+    assert fresh.exit_code == 0 and "zeppelin courier" in fresh.stdout
+
+
+def test_the_check_is_rate_limited_graph_wide(vault, db_path):
+    from ctx.freshness import refresh
+
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    first = refresh(conn, interval=60, now=1000.0)
+    assert first.checked and first.stale == []
+    (vault / "Home.md").write_text("# Home\n\nMoved.\n", encoding="utf-8")
+    assert not refresh(conn, interval=60, now=1030.0).checked  # within the interval: no stat at all
+    later = refresh(conn, interval=60, now=1061.0)
+    assert later.checked and later.stale == [str(vault.resolve())]
+    assert "Moved." in conn.execute("SELECT body FROM nodes WHERE id = 'Home'").fetchone()[0]
+    assert refresh(conn, interval=60, now=2000.0).stale == []  # imported: nothing left to do
+
+
+def test_stat_only_check_sees_edits_deletions_and_new_files(vault, db_path):
+    from ctx.freshness import stale_sources
+    from ctx.store.sources import list_sources
+
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    import_path(conn, CLAIMS)
+    assert stale_sources(conn) == []
+    for change in (
+        lambda: (vault / "New.md").write_text("new\n", encoding="utf-8"),
+        lambda: (vault / "New.md").unlink(),
+        lambda: (vault / "Home.md").write_text("edited\n", encoding="utf-8"),
+    ):
+        change()
+        assert [s.root for s in stale_sources(conn)] == [str(vault.resolve())]
+        import_path(conn, vault)
+        assert stale_sources(conn) == []
+    assert [s.format for s in list_sources(conn)] == ["obsidian", "json"]
+
+
+def test_mcp_tools_see_fresh_notes_with_the_setting_on(vault, db_path, config_home):
+    from ctx.mcp_server import CtxTools
+
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    conn.close()
+    (config_home / "config.yaml").write_text("sync:\n  before_build: true\n  interval: 0\n", encoding="utf-8")
+    tools = CtxTools(db_path)
+    assert "zeppelin" not in tools.context("Project Hermes", depth=0).text
+    note = vault / "Projects" / "Project Hermes.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nHermes gained a zeppelin courier.\n", encoding="utf-8")
+    assert "zeppelin courier" in tools.context("Project Hermes", depth=0).text
+    assert "zeppelin" in tools.search("zeppelin").text
