@@ -352,3 +352,18 @@ def test_mcp_tools_see_fresh_notes_with_the_setting_on(vault, db_path, config_ho
     note.write_text(note.read_text(encoding="utf-8") + "\nHermes gained a zeppelin courier.\n", encoding="utf-8")
     assert "zeppelin courier" in tools.context("Project Hermes", depth=0).text
     assert "zeppelin" in tools.search("zeppelin").text
+
+
+def test_the_check_treats_symlinks_as_the_importer_does(vault, tmp_path, db_path):
+    from ctx.freshness import stale_sources
+
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n", encoding="utf-8")
+    (vault / "Inside link.md").symlink_to(vault / "Home.md")  # followed: inside the vault
+    (vault / "Leak.md").symlink_to(outside)  # refused by the importer: never counts
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    assert conn.execute("SELECT COUNT(*) FROM files WHERE path = 'Inside link.md'").fetchone()[0] == 1
+    assert stale_sources(conn) == []
+    (vault / "Home.md").write_text("# Home\n\nEdited through its link too.\n", encoding="utf-8")
+    assert len(stale_sources(conn)) == 1

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ctx.files import FileRefused, check_regular
 from ctx.store.sources import Source, list_sources
 
 CHECKED_KEY = "sources_checked_at"
@@ -55,7 +56,14 @@ def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
         except OSError:
             continue
         if not is_regular(st.st_mode):
-            continue  # the importer skips what is not a regular file; so does the check
+            # The importer reads a symlink only when it leads to a regular file inside the
+            # source; the same rule here (rare, so its cost does not matter).
+            if not stat.S_ISLNK(st.st_mode):
+                continue
+            try:
+                st = check_regular(prefix + rel, root)
+            except (FileRefused, OSError):
+                continue
         seen += 1
         if known.get(rel) != (st.st_mtime_ns, st.st_size):
             return True
