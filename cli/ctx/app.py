@@ -6,6 +6,7 @@ import typer
 
 from ctx import __version__
 from ctx.commands import build, embed, importing, inspect, lens, mcp, sources
+from ctx.commands.common import DbOption, PlainOption, set_plain
 
 app = typer.Typer(
     name="ctx",
@@ -15,7 +16,7 @@ app = typer.Typer(
         "  ctx build \"Project Apollo\" --lens planning --max-tokens 4000 | llm -s 'What blocks the launch?'"
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -33,8 +34,11 @@ def root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
+    db: DbOption = None,
+    plain: PlainOption = False,
 ) -> None:
     """Build the best possible LLM context from a local knowledge graph."""
+    set_plain(plain)
 
 
 importing.register(app)

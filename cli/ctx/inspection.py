@@ -149,6 +149,7 @@ def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = 
 
     check_format(fmt)
     data = stats(conn, include_private=include_private)
+    data["embeddings"] = embedding_coverage(conn)
     lines = [f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:
@@ -166,7 +167,33 @@ def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = 
         for s in data["sources"]
     ]
     lines.append(f"last import: {_when(data['last_import'])}")
+    lines.append(_coverage_line(data["embeddings"]))
     return _report(fmt, data, "\n".join(lines) + "\n")
+
+
+def embedding_coverage(conn: sqlite3.Connection) -> dict[str, Any]:
+    """How many nodes have a vector from the graph's model: fresh (from the node's current text),
+    stale (from older text or another model) and missing."""
+    from ctx.semantic.store import active_model
+
+    model = active_model(conn)
+    nodes, fresh, stale = conn.execute(
+        "SELECT COUNT(*),"
+        " COALESCE(SUM(e.node_id IS NOT NULL AND e.model = :m AND e.content_hash = n.content_hash), 0),"
+        " COALESCE(SUM(e.node_id IS NOT NULL AND NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
+        " FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id",
+        {"m": model or ""},
+    ).fetchone()
+    return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
+
+
+def _coverage_line(coverage: dict[str, Any]) -> str:
+    if coverage["model"] is None:
+        return "embeddings: none (`ctx embed` adds similarity scoring and semantic search)"
+    line = f"embeddings: {coverage['fresh']}/{coverage['nodes']} nodes fresh ({coverage['model']})"
+    if coverage["stale"] or coverage["missing"]:
+        line += f"; {coverage['stale']} stale, {coverage['missing']} missing (`ctx embed` or `ctx sync` updates them)"
+    return line
 
 
 def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:

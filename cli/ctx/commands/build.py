@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, stdout_is_terminal, warn, write_stdout
+from ctx.commands.common import DbOption, PlainOption, handle_errors, set_plain, stdout_is_terminal, warn, write_stdout
 from ctx.errors import EXIT_NOT_FOUND
 from ctx.paths import resolve_db_path
 
@@ -67,10 +67,14 @@ def build_command(
         typer.Option("--include-private", help="Also use nodes marked private (withheld by default)."),
     ] = False,
     db: DbOption = None,
+    plain: PlainOption = False,
 ) -> None:
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
     from ctx.assemble import BuildRequest, build_context
     from ctx.config import build_defaults
+
+    if plain:
+        set_plain(True)
     from ctx.freshness import refresh_if_enabled
     from ctx.store import open_graph
 

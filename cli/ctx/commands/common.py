@@ -13,14 +13,53 @@ import typer
 
 from ctx.errors import EXIT_RUNTIME, CtxError
 
+def _given(context: typer.Context, name: str) -> bool:
+    source = context.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _db_before_the_subcommand(context: typer.Context, value: Path | None) -> Path | None:
+    """``ctx --db g.db stats`` means ``ctx stats --db g.db``: a --db given on the command line
+    to a parent (the root, or `ctx sources`) counts when the subcommand's own was not given.
+    Flags win over $CTX_DB wherever they stand."""
+    if _given(context, "db"):
+        return value
+    parent = context.parent
+    while parent is not None:
+        if "db" in parent.params and _given(parent, "db"):
+            return parent.params["db"]
+        parent = parent.parent
+    return value
+
+
 DbOption = Annotated[
     Path | None,
     typer.Option(
         "--db",
         envvar="CTX_DB",
-        help="Graph database file. Default: nearest .ctx/graph.db, else ~/.local/share/ctx/graph.db.",
+        callback=_db_before_the_subcommand,
+        help=(
+            "Graph database file; also accepted before the subcommand. Default: $CTX_DB, else"
+            " graph: in the config file, else the nearest .ctx/graph.db, else"
+            " ~/.local/share/ctx/graph.db."
+        ),
         show_default=False,
     ),
+]
+
+# `--plain`: print exactly what a pipe would get (no markdown rendering, no JSON colours), even on
+# a terminal. Set by the root callback (`ctx --plain ...`) or a command's own flag.
+_plain = False
+
+
+def set_plain(value: bool) -> None:
+    global _plain
+    _plain = value
+
+
+PlainOption = Annotated[
+    bool,
+    typer.Option("--plain", help="Print exactly the text a pipe gets, even on a terminal (no rendering)."),
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,7 +115,8 @@ def handle_errors(func: F) -> F:
 
 
 def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
+    """Whether to render for a person: a terminal, unless --plain asked for the piped text."""
+    return sys.stdout.isatty() and not _plain
 
 
 def write_stdout(text: str) -> None:

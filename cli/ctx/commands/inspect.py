@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json, warn, write_stdout
+from ctx.commands.common import DbOption, PlainOption, handle_errors, print_json, set_plain, warn, write_stdout
 from ctx.paths import resolve_db_path
 
 if TYPE_CHECKING:
@@ -39,7 +39,9 @@ def register(app: typer.Typer) -> None:
     )(search_command)
 
 
-def _emit(report: "Report") -> None:
+def _emit(report: "Report", plain: bool = False) -> None:
+    if plain:
+        set_plain(True)
     for line in report.warnings:
         warn(line)
     if report.data is not None:
@@ -50,13 +52,16 @@ def _emit(report: "Report") -> None:
 
 @handle_errors
 def stats_command(
-    db: DbOption = None, format: FormatOption = "text", include_private: IncludePrivateOption = False
+    db: DbOption = None,
+    format: FormatOption = "text",
+    include_private: IncludePrivateOption = False,
+    plain: PlainOption = False,
 ) -> None:
     """Counts of nodes and edges by type, unresolved links, sources and the last import."""
     from ctx.inspection import stats_report
     from ctx.store import open_graph
 
-    _emit(stats_report(open_graph(resolve_db_path(db)), fmt=format, include_private=include_private))
+    _emit(stats_report(open_graph(resolve_db_path(db)), fmt=format, include_private=include_private), plain)
 
 
 @handle_errors
@@ -65,13 +70,14 @@ def show_command(
     db: DbOption = None,
     format: FormatOption = "text",
     include_private: IncludePrivateOption = False,
+    plain: PlainOption = False,
 ) -> None:
     """One node: its text, fields and edges."""
     from ctx.inspection import show_report
     from ctx.store import open_graph
 
     conn = open_graph(resolve_db_path(db))
-    _emit(show_report(conn, node, fmt=format, include_private=include_private))
+    _emit(show_report(conn, node, fmt=format, include_private=include_private), plain)
 
 
 @handle_errors
@@ -81,10 +87,11 @@ def search_command(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most hits to show.")] = 20,
     format: FormatOption = "text",
     include_private: IncludePrivateOption = False,
+    plain: PlainOption = False,
 ) -> None:
     """Full-text search (BM25) over titles, aliases and bodies."""
     from ctx.inspection import search_report
     from ctx.store import open_graph
 
     conn = open_graph(resolve_db_path(db))
-    _emit(search_report(conn, query, limit=limit, fmt=format, include_private=include_private))
+    _emit(search_report(conn, query, limit=limit, fmt=format, include_private=include_private), plain)

@@ -60,8 +60,7 @@ def register(app: typer.Typer) -> None:
 def sources_command(context: typer.Context, db: DbOption = None, format: FormatOption = "text") -> None:
     """List the registered sources: path, format, nodes, last import, vectors."""
     if context.invoked_subcommand is not None:
-        context.obj = db
-        return
+        return  # `ctx sources --db g.db remove PATH`: remove reads that --db itself
     from ctx.inspection import sources_report
     from ctx.store import open_graph
 
@@ -75,7 +74,6 @@ def sources_command(context: typer.Context, db: DbOption = None, format: FormatO
 @sources_app.command("remove", epilog="Example:\n\n  ctx sources remove ~/old-vault")
 @handle_errors
 def remove_command(
-    context: typer.Context,
     path: Annotated[str, typer.Argument(help="The source's path as `ctx sources` lists it (or its id).")],
     db: DbOption = None,
     output: OutputOption = "text",
@@ -87,7 +85,7 @@ def remove_command(
 
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not {output!r}")
-    db_path = resolve_db_path(db or context.obj)
+    db_path = resolve_db_path(db)
     removed = remove(open_graph(db_path), path)
     if output == "json":
         print_json(
