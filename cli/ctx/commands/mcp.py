@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors
+from ctx.commands.common import DbOption, handle_errors, print_json, write_stdout
 from ctx.errors import CtxError
 from ctx.paths import resolve_db_path
 
@@ -15,8 +15,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "mcp",
         epilog=(
-            "Register it with an MCP client, e.g. in its JSON config:\n\n"
-            '  {"mcpServers": {"ctx": {"command": "ctx", "args": ["mcp", "--db", "/path/graph.db"]}}}\n\n'
+            "Register it with an agent: `ctx mcp --print-config` prints the JSON for an MCP client's\n"
+            "config file and the `claude mcp add` line, with absolute paths.\n\n"
             "Tools: context (= ctx build), search, show, lenses. The server reads the graph on every\n"
             "call, so imports made while it runs are seen at once."
         ),
@@ -33,13 +33,39 @@ def mcp_command(
             help="Let the tools use and show nodes marked private (withheld by default).",
         ),
     ] = False,
+    print_config: Annotated[
+        bool,
+        typer.Option(
+            "--print-config",
+            help="Print the client config (JSON) and the `claude mcp add` line for this graph, then exit.",
+        ),
+    ] = False,
+    format: Annotated[
+        str, typer.Option("--format", "-f", help="With --print-config: text (both) or json (the JSON only).")
+    ] = "text",
 ) -> None:
     """Serve the graph as MCP tools over stdin/stdout (for Claude Desktop, Claude Code, ...)."""
+    db_path = resolve_db_path(db).absolute()
+    if print_config:
+        from ctx.agent_setup import client_config, setup_text
+        from ctx.errors import UsageError
+
+        if format == "json":
+            print_json(client_config(db_path, include_private=include_private))
+        elif format == "text":
+            write_stdout(setup_text(db_path, include_private=include_private))
+        else:
+            raise UsageError(f"--format must be text or json, not {format!r}")
+        return
     try:
-        from ctx.mcp_server import run_stdio
-    except ImportError as exc:  # the SDK is an optional extra
-        if not (exc.name or "").startswith("mcp"):
-            raise
-        raise CtxError("the MCP SDK is not installed; pip install 'ctx-graph[mcp]'") from None
+        import mcp.server.mcpserver  # noqa: F401 - the SDK is an optional extra: fail before serving
+    except ImportError as exc:
+        missing = (exc.name or "mcp").split(".")[0]
+        raise CtxError(
+            f"ctx mcp needs the MCP SDK ({missing} is not installed); install it with:"
+            " pip install 'ctx-graph[mcp]'"
+        ) from None
+    from ctx.mcp_server import run_stdio
+
     # A graph that does not exist yet is not fatal: tools say so until an import creates it.
-    run_stdio(resolve_db_path(db), include_private=include_private)
+    run_stdio(db_path, include_private=include_private)
