@@ -96,3 +96,30 @@ def test_packing_orders():
     assert [c.id for c in packing_order(members, "greedy")] == ["s", "a2", "a3", "b1", "b2"]
     assert [c.id for c in packing_order(members, "interleaved")] == ["s", "b1", "a2", "b2", "a3"]
     assert [c.id for c in packing_order(members, "density")] == ["s", "b2", "a3", "a2", "b1"]
+
+
+def test_tree_relation_lines_name_every_edge_kind_from_the_far_end(tmp_path, db_path):
+    # c blocks b blocks a (a custom edge type); d names a as its owner (a field edge).
+    conn = import_into(db_path, write_jsonl(tmp_path / "g.jsonl", [
+        {"id": "a", "title": "Alpha", "body": "Alpha is blocked."},
+        {"id": "b", "title": "Beta", "body": "Beta blocks alpha."},
+        {"id": "c", "title": "Gamma", "body": "Gamma blocks beta."},
+        {"id": "d", "title": "Delta", "body": "Delta owns alpha."},
+        {"source": "b", "target": "a", "type": "blocks"},
+        {"source": "c", "target": "b", "type": "blocks"},
+        {"source": "d", "target": "a", "type": "field:owner"},
+    ]))
+    lens = lens_file(tmp_path, """
+        edges: {blocks: {direction: both}, "field:*": {direction: both}}
+        sections:
+          - {name: Topic, select: seed}
+          - {name: Chain, select: rest, layout: tree}
+    """)
+    upward = build_context(conn, BuildRequest(("a",), lens=lens)).text
+    # b was reached by walking `blocks` backwards (blocks_of): from b's side, b blocks a.
+    assert "distance: 1 (blocks_of)" in upward and "relation: blocks → a" in upward
+    assert "relation: blocks → b" in upward
+    assert "distance: 1 (field:owner^-1)" in upward and "relation: field:owner → a" in upward
+    assert "^-1 →" not in upward and "of^-1" not in upward
+    downward = build_context(conn, BuildRequest(("c",), lens=lens)).text
+    assert "distance: 1 (blocks)" in downward and "relation: blocks of → c" in downward

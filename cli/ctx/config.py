@@ -189,20 +189,17 @@ def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Se
     )
 
 
-BUILTIN_LENS = "general"
-BUILTIN_MAX_TOKENS = 4000
-BUILTIN_ENCODING = "cl100k_base"
-
-
 def build_defaults(
     lens: str | None = None, max_tokens: int | None = None, encoding: str | None = None
 ) -> tuple[str, int, str]:
     """(lens, max_tokens, encoding) for a build: what was asked, else the config file's, else
     the built-in default. The CLI and the MCP server both resolve them here."""
+    from ctx.assemble import DEFAULT_LENS, BuildRequest
+
     settings = load_settings()
     return (
-        lens if lens is not None else settings.lens or BUILTIN_LENS,
-        max_tokens if max_tokens is not None else settings.max_tokens or BUILTIN_MAX_TOKENS,
-        encoding if encoding is not None else settings.encoding or BUILTIN_ENCODING,
+        lens if lens is not None else settings.lens or DEFAULT_LENS,
+        max_tokens if max_tokens is not None else settings.max_tokens or BuildRequest.max_tokens,
+        encoding if encoding is not None else settings.encoding or BuildRequest.encoding,
     )
 

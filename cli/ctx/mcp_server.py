@@ -89,13 +89,12 @@ Examples:
 LENSES_DESCRIPTION = """\
 The lenses `context` can use. A lens tunes context assembly to a kind of task: which edge types to
 follow and in which direction, how far, how to weigh them, which fields to keep and how to order
-the output (built-in: general, writing, coding, planning, meeting-prep; users and projects can add
-their own). Call with no arguments to list them, each with its description, or with `name`
-to read one lens's full definition.
+the output (built-in: {builtins}; users and projects can add their own). Call with no arguments to
+list them, each with its description, or with `name` to read one lens's full definition.
 
 Examples:
-  {}
-  {"name": "planning"}"""
+  {{}}
+  {{"name": "planning"}}"""
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,54 +219,29 @@ class CtxTools:
 
     # -- context -------------------------------------------------------------------------------
 
-    def context(
-        self,
-        topic: str | list[str],
-        lens: str | None = None,
-        depth: int | None = None,
-        max_tokens: int | None = None,
-        format: str = "markdown",
-        include_fields: bool = True,
-        encoding: str | None = None,
-        explain: bool = False,
-    ) -> ToolReply:
-        return self._guarded(
-            self._context, topic, lens, depth, max_tokens, format, include_fields, encoding, explain
-        )
+    def context(self, topic: str | list[str], **options: Any) -> ToolReply:
+        """``ctx build``: ``options`` are BuildRequest's fields (lens, depth, max_tokens, ...);
+        lens, max_tokens and encoding left out (or None) come from the user's configuration."""
+        return self._guarded(self._context, topic, options)
 
-    def _context(
-        self,
-        topic: str | list[str],
-        lens: str | None,
-        depth: int | None,
-        max_tokens: int | None,
-        format: str,
-        include_fields: bool,
-        encoding: str | None,
-        explain: bool,
-    ) -> ToolReply:
+    def _context(self, topic: str | list[str], options: dict[str, Any]) -> ToolReply:
         from ctx.assemble import BuildRequest, build_context
         from ctx.config import build_defaults
         from ctx.lenses import load_named_lens
 
+        if "include_private" in options:
+            raise CtxError("include_private is the server's setting (ctx mcp --include-private), not a tool argument")
+        lens = options.pop("lens", None)
         # A lens the agent names comes from the lens folders, never a path: no argument may make
         # the server read a file of the agent's choosing. The user's configured default may be
         # any lens the CLI accepts.
         chosen = load_named_lens(lens) if lens is not None else build_defaults()[0]
-        _, max_tokens, encoding = build_defaults(None, max_tokens, encoding)
+        _, options["max_tokens"], options["encoding"] = build_defaults(
+            None, options.get("max_tokens"), options.get("encoding")
+        )
         conn, refreshed = self._fresh_connection()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
-        request = BuildRequest(
-            topics=topics,
-            lens=chosen,
-            depth=depth,
-            max_tokens=max_tokens,
-            format=format,
-            include_fields=include_fields,
-            encoding=encoding,
-            explain=explain,
-            include_private=self.include_private,
-        )
+        request = BuildRequest(topics=topics, lens=chosen, include_private=self.include_private, **options)
         result = build_context(conn, request)
         result.warnings[:0] = refreshed
         if not result.found:
@@ -281,7 +255,7 @@ class CtxTools:
                 extra=[cli_error_text(not_found_message(topics))],
             )
         extra: list[str] = []
-        if explain and result.candidates:
+        if request.explain and result.candidates:
             from ctx.assemble.render import explain_text
 
             extra.append(explain_text(result.candidates))
@@ -355,6 +329,8 @@ def build_server(tools: "CtxTools") -> "MCPServer":
     from pydantic import Field
 
     from ctx import __version__
+    from ctx.assemble import DEFAULT_LENS, BuildRequest
+    from ctx.lenses import builtin_lens_names
 
     server = MCPServer(
         name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
@@ -382,37 +358,39 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         lens: Annotated[
             str | None,
             Field(description="Lens name, as listed by the `lenses` tool (file paths are not "
-                  "accepted). Default: the user's configured lens, else general."),
+                  "accepted). Default: the user's configured lens, else " + DEFAULT_LENS + "."),
         ] = None,
         depth: Annotated[
             int | None,
-            Field(description="How many hops to walk from the topic (0-5; 0 = the topic alone). "
-                  "Default: the lens's, usually 2."),
-        ] = None,
+            Field(description="How many hops to walk from the topic (0 = the topic alone). Default: "
+                  "the lens's, usually 2; capped at the lens's max_depth (5 for most lenses, 10 for "
+                  "claims)."),
+        ] = BuildRequest.depth,
         max_tokens: Annotated[
             int | None,
             Field(description="Token budget (at least 50) for the whole context text; never "
-                  "exceeded. Default: the user's configured budget, else 4000."),
+                  "exceeded. Default: the user's configured budget, else " + str(BuildRequest.max_tokens) + "."),
         ] = None,
         format: Annotated[
             str, Field(description='"markdown" (default) or "json".')
-        ] = "markdown",
+        ] = BuildRequest.format,
         include_fields: Annotated[
             bool, Field(description="Include node field values (status, owner, dates, ...).")
-        ] = True,
+        ] = BuildRequest.include_fields,
         encoding: Annotated[
             str | None,
-            Field(description="tiktoken encoding the budget is counted in (default cl100k_base).")
+            Field(description="tiktoken encoding the budget is counted in (default " + BuildRequest.encoding + ").")
         ] = None,
         explain: Annotated[
             bool,
             Field(description="Also return, as a second text block, the table of every candidate "
                   "with its score parts and why it was kept, shortened or dropped."),
-        ] = False,
+        ] = BuildRequest.explain,
     ) -> CallToolResult:
-        return as_result(
-            tools.context(topic, lens, depth, max_tokens, format, include_fields, encoding, explain)
-        )
+        return as_result(tools.context(
+            topic, lens=lens, depth=depth, max_tokens=max_tokens, format=format,
+            include_fields=include_fields, encoding=encoding, explain=explain,
+        ))
 
     def search(
         query: Annotated[str, Field(description="Words to find; any text is accepted.")],
@@ -438,7 +416,7 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         (context, CONTEXT_DESCRIPTION, "Build context from the knowledge graph"),
         (search, SEARCH_DESCRIPTION, "Search the knowledge graph"),
         (show, SHOW_DESCRIPTION, "Show one node"),
-        (lenses, LENSES_DESCRIPTION, "List or show lenses"),
+        (lenses, LENSES_DESCRIPTION.format(builtins=", ".join(builtin_lens_names())), "List or show lenses"),
     ):
         server.add_tool(
             fn,

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 MIN_TOKENS = 50
 MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
 FORMATS = ("markdown", "json")
+DEFAULT_LENS = "general"
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class BuildRequest:
     topics: tuple[str, ...]
     # A built-in, user or project lens name, or a path to a .yaml; or a Lens already loaded (the
     # MCP server resolves names itself so that an agent can never name a file).
-    lens: "str | Lens" = "general"
+    lens: "str | Lens" = DEFAULT_LENS
     depth: int | None = None  # None -> the lens's default
     max_tokens: int = 4000
     format: str = "markdown"  # "markdown" | "json"

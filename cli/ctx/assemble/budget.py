@@ -66,11 +66,6 @@ class TokenCounter:
 # Packing order inside a section (lens ``packing.strategy``).
 
 
-def _document_key(c: Candidate) -> str:
-    # An outline block's document is its page: in Roam or Tana every node shares one source file.
-    return c.page or c.source_path or c.parent_id or c.id
-
-
 def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
     """``score``: best first. ``greedy``: whole documents at a time, best document first.
     ``interleaved``: round-robin across documents, best document first. ``density``: value per
@@ -85,7 +80,7 @@ def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
         return sorted(members, key=per_token)
     groups: dict[str, list[Candidate]] = {}
     for c in members:  # members arrive best first, so each group is best first too
-        groups.setdefault(_document_key(c), []).append(c)
+        groups.setdefault(c.document, []).append(c)
     ordered = sorted(groups.values(), key=lambda g: g[0].rank)
     if strategy == "greedy":
         return [c for g in ordered for c in g]

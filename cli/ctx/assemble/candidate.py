@@ -50,3 +50,10 @@ class Candidate:
     @property
     def path_names(self) -> list[str]:
         return [h.edge for h in self.path]
+
+    @property
+    def document(self) -> str:
+        """The document this node belongs to, for grouping, ordering and citing: an outline
+        block's page (in Roam or Tana every node shares one file), else its file, else its
+        outline parent, else itself."""
+        return self.page or self.source_path or self.parent_id or self.id

@@ -14,12 +14,6 @@ from typing import Any
 from ctx.assemble.candidate import Candidate
 
 
-def document_key(c: Candidate) -> str:
-    """What counts as one source document: an outline block's page (in Roam or Tana every node
-    shares one file), else its file, else its outline parent, else itself."""
-    return c.page or c.source_path or c.parent_id or c.id
-
-
 @dataclass
 class Citation:
     number: int
@@ -40,7 +34,7 @@ def number_sources(shown: Iterable[Candidate]) -> dict[str, Citation]:
     """document key -> Citation, numbered in order of first appearance in ``shown``."""
     out: dict[str, Citation] = {}
     for c in shown:
-        key = document_key(c)
+        key = c.document
         cite = out.get(key)
         if cite is None:
             out[key] = Citation(len(out) + 1, c.id, c.title, c.source_path, c.score)

@@ -67,7 +67,7 @@ def add_siblings(
                 continue
             offsets[node_id] = min(offsets.get(node_id, abs(i - here)), abs(i - here))
             if node_id not in walked.reached:
-                path = (Hop("parent", seed, parent), Hop("child", parent, node_id))
+                path = (Hop("child", "in", seed, parent), Hop("child", "out", parent, node_id))
                 walked.reached[node_id] = Reached(node_id, 2, 2.0, path, False)
     return offsets
 

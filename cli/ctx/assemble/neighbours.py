@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ctx.lenses import INVERSE_EDGE_NAMES
+from ctx.store.edge_names import canonical_and_direction
 
 _CHUNK = 500
 
@@ -21,8 +21,8 @@ def neighbour_ids(
     out: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
     hidden = "" if include_private else " AND n.private = 0"
     for name in names:
-        canonical, inbound = (INVERSE_EDGE_NAMES[name], True) if name in INVERSE_EDGE_NAMES else (name, False)
-        near, far = ("dst", "src") if inbound else ("src", "dst")
+        canonical, direction = canonical_and_direction(name)
+        near, far = ("dst", "src") if direction == "in" else ("src", "dst")
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))

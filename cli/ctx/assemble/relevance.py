@@ -15,7 +15,6 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ctx.store.reads import search as fts_search
 from ctx.stopwords import STOPWORDS, content_words
 
 if TYPE_CHECKING:
@@ -23,8 +22,6 @@ if TYPE_CHECKING:
     from ctx.lenses import Lens
     from ctx.semantic.topic import TopicVector
 
-# How deep each ranking goes before fusion (as in ctx.semantic.hybrid).
-POOL = 50
 _HEADING = re.compile(r"\A#[^\n]*\n")
 _NAME = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*", re.UNICODE)
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -62,21 +59,15 @@ def fused_relevance(
     seeds: list[str],
     topic: "TopicVector | None",
 ) -> dict[str, float] | None:
-    """Each visible node in either ranking's top ``POOL`` -> fused score / best; None without vectors."""
-    from ctx.semantic.fusion import reciprocal_rank_fusion
-    from ctx.semantic.search import load_index
-    from ctx.semantic.topic import visible_ids
+    """Each visible node in either ranking's top ``hybrid.POOL`` -> fused score / best; None without vectors."""
+    from ctx.semantic.hybrid import fused_ranking
 
     if topic is None or topic.vector is None or topic.model is None:
         return None
-    dense = [i for i, _ in load_index(conn, topic.model).nearest(topic.vector, POOL)]
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(conn, text, seeds, lens.semantic.feedback)
-    bm25 = [h.id for h in fts_search(conn, query, limit=POOL, mode="or", include_private=request.include_private)]
-    allowed = visible_ids(conn, dense, request.include_private)
-    rankings = [r for r in ([i for i in dense if i in allowed], bm25) if r]
-    fused = reciprocal_rank_fusion(rankings, k=lens.semantic.rrf_k)
+    fused = fused_ranking(conn, query, topic, k=lens.semantic.rrf_k, include_private=request.include_private)
     if not fused:
         return {}
-    best = fused[0][1]
-    return {node_id: round(score / best, 6) for node_id, score in fused}
+    best = fused[0].score
+    return {hit.id: round(hit.score / best, 6) for hit in fused}

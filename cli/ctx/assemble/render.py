@@ -111,7 +111,7 @@ def _order_items(items: list[Item], order: str) -> list[Item]:
         "depth": lambda i: (i.cand.hops, i.cand.rank),
         "chronological": lambda i: (i.cand.updated is None, i.cand.updated or 0.0, i.cand.id),
         "reverse-chronological": lambda i: (i.cand.updated is None, -(i.cand.updated or 0.0), i.cand.id),
-        "document": lambda i: (i.cand.page or i.cand.source_path or i.cand.id, i.cand.position or 0, i.cand.id),
+        "document": lambda i: (i.cand.document, i.cand.position or 0, i.cand.id),
         "title": lambda i: (i.cand.title.lower(), i.cand.id),
     }
     return sorted(items, key=keys.get(order, keys["rank"]))
@@ -121,7 +121,7 @@ def _group_label(item: Item, group_by: str) -> str | None:
     if group_by == "depth":
         return "Seed" if item.cand.seed else f"Depth {item.cand.hops}"
     if group_by == "document":
-        return item.cand.page or item.cand.source_path or item.cand.id
+        return item.cand.document
     return None
 
 

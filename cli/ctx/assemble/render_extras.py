@@ -9,22 +9,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.citations import Citation, document_key, number_sources
-from ctx.lenses import CANONICAL_INVERSE, INVERSE_EDGE_NAMES
+from ctx.assemble.citations import Citation, number_sources
 
 
 class _Section(Protocol):
     name: str
     items: list[Any]
-
-
-def reverse_edge(name: str) -> str:
-    """How the far end sees a walked edge: walking ``supported_by`` to X means X ``supports`` us."""
-    if name in INVERSE_EDGE_NAMES:
-        return INVERSE_EDGE_NAMES[name]
-    if name in CANONICAL_INVERSE:
-        return CANONICAL_INVERSE[name]
-    return f"{name}^-1"
 
 
 def tree_prefix(c: Candidate) -> str:
@@ -39,7 +29,7 @@ def relation_line(c: Candidate) -> str | None:
     if not c.path:
         return None
     last = c.path[-1]
-    return f"relation: {reverse_edge(last.edge).replace('_', ' ')} → {last.src}"
+    return f"relation: {last.reversed_edge.replace('_', ' ')} → {last.src}"
 
 
 def neighbour_lines(c: Candidate) -> list[str]:
@@ -56,7 +46,7 @@ def citations_for(shown_in_order: Iterable[Candidate]) -> dict[str, Citation]:
 
 def citation_number(cites: dict[str, Citation], c: Candidate) -> int:
     """The node's source number; a node not placed yet gets the next free number (for costing)."""
-    found = cites.get(document_key(c))
+    found = cites.get(c.document)
     return found.number if found is not None else len(cites) + 1
 
 
@@ -96,10 +86,10 @@ def grouped_by_document(items: Sequence[Any]) -> list[Any]:
     """Order ``grouped``: whole documents, best document first; inside one, reading order."""
     best: dict[str, int] = {}
     for item in items:
-        key = document_key(item.cand)
+        key = item.cand.document
         best[key] = min(best.get(key, item.cand.rank), item.cand.rank)
     return sorted(
         items,
-        key=lambda i: (best[document_key(i.cand)], document_key(i.cand), i.cand.position is None,
+        key=lambda i: (best[i.cand.document], i.cand.document, i.cand.position is None,
                        i.cand.position or 0, i.cand.rank),
     )

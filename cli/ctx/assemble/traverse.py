@@ -13,14 +13,26 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ctx.lenses import Lens, edge_display_name
+from ctx.lenses import Lens
+from ctx.store.edge_names import reversed_name, walked_name
 
 
 @dataclass(frozen=True)
 class Hop:
-    edge: str  # the name as walked: link, backlink, child, parent, field:owner, ...
-    src: str
+    canonical: str  # the stored edge type
+    direction: str  # "out": walked as stored; "in": walked backwards
+    src: str  # where the walk came from
     dst: str
+
+    @property
+    def edge(self) -> str:
+        """The name as walked: link, backlink, child, parent, field:owner, ..."""
+        return walked_name(self.canonical, self.direction)
+
+    @property
+    def reversed_edge(self) -> str:
+        """The name of this hop seen from ``dst``: walking ``supported_by`` to X means X ``supports`` us."""
+        return reversed_name(self.canonical, self.direction)
 
 
 @dataclass
@@ -95,8 +107,8 @@ def walk(
     for hop in range(1, depth + 1):
         if not frontier:
             break
-        # neighbour candidates per expanded node: other id -> (cost step, edge name, weight)
-        offers: dict[str, dict[str, tuple[float, str, float]]] = {u: {} for u in frontier}
+        # neighbour candidates per expanded node: other id -> (cost step, edge name, weight, type, direction)
+        offers: dict[str, dict[str, tuple[float, str, float, str, str]]] = {u: {} for u in frontier}
         frontier_set = set(frontier)
         scans = []
         if wants_out:
@@ -112,7 +124,7 @@ def walk(
                 if rule is None:
                     continue
                 step = 1.0 / rule.weight
-                name = edge_display_name(etype, direction)
+                name = walked_name(etype, direction)
                 # Lens ``paths: pure``: a path never changes edge (a claims chain upward never
                 # turns down into a sibling's conclusions).
                 if lens.paths == "pure" and reached[u].path and name != reached[u].path[0].edge:
@@ -120,7 +132,7 @@ def walk(
                 prior = offers[u].get(v)
                 # The cheapest edge between two nodes wins; ties go to the alphabetically first name.
                 if prior is None or (step, name) < (prior[0], prior[1]):
-                    offers[u][v] = (step, name, rule.weight)
+                    offers[u][v] = (step, name, rule.weight, etype, direction)
         next_frontier: set[str] = set()
         for u in frontier:
             options = offers[u]
@@ -139,9 +151,9 @@ def walk(
                 result.capped.append(FanOutCap(u, lens.fan_out, len(fresh) - lens.fan_out))
                 fresh = {v: o for v, o in fresh.items() if v in keep}
             for v in sorted(fresh):
-                step, name, _weight = fresh[v]
+                step, _name, _weight, etype, direction = fresh[v]
                 cost = base + step
-                path = reached[u].path + (Hop(name, u, v),)
+                path = reached[u].path + (Hop(etype, direction, u, v),)
                 current = reached.get(v)
                 if current is None:
                     reached[v] = Reached(v, hop, cost, path, False)

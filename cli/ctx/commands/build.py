@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ctx.assemble import DEFAULT_LENS, MIN_TOKENS, BuildRequest
 from ctx.commands.common import DbOption, PlainOption, handle_errors, set_plain, stdout_is_terminal, warn, write_stdout
 from ctx.errors import EXIT_NOT_FOUND
 from ctx.paths import resolve_db_path
@@ -23,14 +24,17 @@ EPILOG = """Examples:
 
   ctx build "parser rewrite" --lens ./my-lens.yaml
 
-Lenses: general (default), writing, coding, planning, meeting-prep; `ctx lens list` shows all,
-including your own in ~/.config/ctx/lenses and .ctx/lenses. --max-tokens bounds the whole stdout,
-counted with tiktoken. Exit codes: 0 ok, 1 error, 2 usage error or invalid lens, 3 topic not found.
+Built-in lenses: {lenses}; `ctx lens list` shows all, including your own in
+~/.config/ctx/lenses and .ctx/lenses. --max-tokens bounds the whole stdout, counted with tiktoken.
+Exit codes: 0 ok, 1 error, 2 usage error or invalid lens, 3 topic not found.
 """
 
 
 def register(app: typer.Typer) -> None:
-    app.command("build", epilog=EPILOG)(build_command)
+    from ctx.lenses import builtin_lens_names
+
+    names = [f"{n} (default)" if n == DEFAULT_LENS else n for n in builtin_lens_names()]
+    app.command("build", epilog=EPILOG.format(lenses=", ".join(names)))(build_command)
 
 
 @handle_errors
@@ -41,36 +45,37 @@ def build_command(
     ],
     lens: Annotated[
         str | None,
-        typer.Option("--lens", "-l", help="Lens name or path to a lens .yaml file. Default: build.lens in the config file, else general.", show_default=False),
+        typer.Option("--lens", "-l", help=f"Lens name or path to a lens .yaml file. Default: build.lens in the config file, else {DEFAULT_LENS}.", show_default=False),
     ] = None,
     depth: Annotated[
         int | None,
-        typer.Option("--depth", "-d", min=0, help="Hops to walk from the topic (default: the lens's, 2; max 5).", show_default=False),
-    ] = None,
+        typer.Option("--depth", "-d", min=0, show_default=False,
+                     help="Hops to walk from the topic (default: the lens's, 2; capped at the lens's max_depth, 5 for most)."),
+    ] = BuildRequest.depth,
     max_tokens: Annotated[
         int | None,
-        typer.Option("--max-tokens", "-t", min=50, help="Token budget for the whole output. Default: build.max_tokens in the config file, else 4000.", show_default=False),
+        typer.Option("--max-tokens", "-t", min=MIN_TOKENS, help=f"Token budget for the whole output. Default: build.max_tokens in the config file, else {BuildRequest.max_tokens}.", show_default=False),
     ] = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = "markdown",
+    format: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = BuildRequest.format,
     include_fields: Annotated[
         bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
-    ] = True,
+    ] = BuildRequest.include_fields,
     encoding: Annotated[
         str | None,
-        typer.Option("--encoding", help="tiktoken encoding the budget is counted in. Default: build.encoding in the config file, else cl100k_base.", show_default=False),
+        typer.Option("--encoding", help=f"tiktoken encoding the budget is counted in. Default: build.encoding in the config file, else {BuildRequest.encoding}.", show_default=False),
     ] = None,
     explain: Annotated[
         bool, typer.Option("--explain", help="Print every candidate's score parts and fate to stderr.")
-    ] = False,
+    ] = BuildRequest.explain,
     include_private: Annotated[
         bool,
         typer.Option("--include-private", help="Also use nodes marked private (withheld by default)."),
-    ] = False,
+    ] = BuildRequest.include_private,
     db: DbOption = None,
     plain: PlainOption = False,
 ) -> None:
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
-    from ctx.assemble import BuildRequest, build_context
+    from ctx.assemble import build_context
     from ctx.config import build_defaults
 
     if plain:

@@ -2,6 +2,9 @@
 
 Words catch names and rare terms; vectors catch a question that shares no word with its answer.
 Neither alone is reliable on real questions, and RRF needs no score calibration between them.
+This is the one place the two rankings are fetched and fused: free-text seeds
+(``ctx.semantic.seeds``) and the fused relevance score term (``ctx.assemble.relevance``) both
+call ``fused_ranking``.
 """
 
 from __future__ import annotations
@@ -9,15 +12,15 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from ctx.semantic.fusion import reciprocal_rank_fusion
-from ctx.semantic.search import VectorIndex, load_index
-from ctx.semantic.topic import TopicVector
-from ctx.stopwords import content_words
+from ctx.semantic.fusion import RRF_K, reciprocal_rank_fusion
+from ctx.semantic.search import load_index
+from ctx.semantic.topic import TopicVector, visible_ids
 from ctx.store.reads import search as fts_search
 
 # How deep each list goes before fusion: deep enough that an item ranked well by one retriever
 # and poorly by the other still surfaces, shallow enough to stay cheap.
 POOL = 50
+MODES = ("hybrid", "fts", "vector")
 
 
 @dataclass
@@ -29,54 +32,37 @@ class HybridHit:
     similarity: float | None = None
 
 
-def vector_search(
-    conn: sqlite3.Connection, topic: TopicVector, k: int, index: VectorIndex | None = None
-) -> list[tuple[str, float]]:
-    if topic.vector is None or topic.model is None:
-        return []
-    index = index if index is not None else load_index(conn, topic.model)
-    return index.nearest(topic.vector, k)
-
-
-def hybrid_search(
+def fused_ranking(
     conn: sqlite3.Connection,
-    text: str,
+    query: str,
     topic: TopicVector,
     *,
-    limit: int = 10,
     pool: int = POOL,
+    k: int = RRF_K,
     mode: str = "hybrid",
     include_private: bool = False,
 ) -> list[HybridHit]:
-    """The best ``limit`` nodes for ``text``: ``hybrid`` (RRF of both), ``fts`` or ``vector`` only.
+    """Every node in the top ``pool`` of either ranking, fused (``hybrid``), or one ranking alone.
 
-    Full-text search matches any word (OR): a question's words rarely all occur in one note.
-    Vector hits are not filtered for privacy here (the index holds every node): callers do it.
+    ``query`` goes to full-text search as it is, any word matching (OR): a question's words rarely
+    all occur in one note. Private nodes leave the vector ranking before fusion (the index holds
+    every node), as full-text search already leaves them out, so they never move a visible node.
     """
     bm25 = (
-        [
-            h.id
-            for h in fts_search(
-                conn, content_words(text), limit=pool, mode="or", include_private=include_private
-            )
-        ]
-        if mode != "vector"
-        else []
+        [h.id for h in fts_search(conn, query, limit=pool, mode="or", include_private=include_private)]
+        if mode != "vector" else []
     )
-    dense = vector_search(conn, topic, pool) if mode != "fts" else []
-    sims = dict(dense)
+    dense: list[tuple[str, float]] = []
+    if mode != "fts" and topic.vector is not None and topic.model is not None:
+        nearest = load_index(conn, topic.model).nearest(topic.vector, pool)
+        allowed = visible_ids(conn, [i for i, _ in nearest], include_private)
+        dense = [(i, s) for i, s in nearest if i in allowed]
     dense_ids = [node_id for node_id, _ in dense]
-    rankings = [r for r in (bm25, dense_ids) if r]
-    fused = reciprocal_rank_fusion(rankings)[:limit]
+    fused = reciprocal_rank_fusion([r for r in (bm25, dense_ids) if r], k=k)
     bm25_rank = {node_id: i for i, node_id in enumerate(bm25, start=1)}
     vector_rank = {node_id: i for i, node_id in enumerate(dense_ids, start=1)}
+    sims = dict(dense)
     return [
-        HybridHit(
-            node_id,
-            score,
-            bm25_rank.get(node_id),
-            vector_rank.get(node_id),
-            sims.get(node_id),
-        )
+        HybridHit(node_id, score, bm25_rank.get(node_id), vector_rank.get(node_id), sims.get(node_id))
         for node_id, score in fused
     ]

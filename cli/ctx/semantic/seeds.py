@@ -35,19 +35,19 @@ def search_seeds(
     """
     if method not in ("hybrid", "vector") or not has_vectors(conn):
         return None
-    from ctx.semantic.hybrid import hybrid_search
-    from ctx.semantic.topic import from_text, visible_ids
+    from ctx.semantic.hybrid import fused_ranking
+    from ctx.semantic.topic import from_text
+    from ctx.stopwords import content_words
 
     topic = from_text(conn, [text])
     if topic.vector is None:
         return None
     pool = max(50, max_seeds * 5)
-    hits = hybrid_search(conn, text, topic, limit=pool, pool=pool, mode=method, include_private=include_private)
-    allowed = visible_ids(conn, [h.id for h in hits], include_private)
+    hits = fused_ranking(conn, content_words(text), topic, pool=pool, mode=method, include_private=include_private)
     if method == "vector":
-        ranked = [(h.id, h.similarity or 0.0) for h in hits if h.id in allowed]
+        ranked = [(h.id, h.similarity or 0.0) for h in hits]
     else:
-        ranked = [(h.id, h.score) for h in hits if h.id in allowed]
+        ranked = [(h.id, h.score) for h in hits]
     if not ranked:
         return (), ()
     best = ranked[0][1]

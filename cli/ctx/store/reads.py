@@ -8,23 +8,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-# Canonical edge types stored in the table, and the names of walking them backwards.
-INVERSE_NAMES: dict[str, str] = {
-    "child": "parent",
-    "link": "backlink",
-    "embed": "embedded_by",
-    "tag": "tagged",
-    "supports": "supported_by",
-    "ref": "referenced_by",
-}
-
-
-def inverse_name(edge_type: str) -> str:
-    if edge_type in INVERSE_NAMES:
-        return INVERSE_NAMES[edge_type]
-    if edge_type.startswith("field:"):
-        return f"{edge_type}^-1"
-    return f"{edge_type}_of"
+from ctx.store.edge_names import walked_name
 
 
 @dataclass
@@ -279,7 +263,7 @@ def edges_of(
         f" WHERE e.dst = ? AND {_visible(include_private, 'n.')} ORDER BY e.type, e.src, e.id",
         (node_id,),
     ):
-        out.append(EdgeView(inverse_name(r["type"]), "in", r["src"], r["title"], None, r["label"]))
+        out.append(EdgeView(walked_name(r["type"], "in"), "in", r["src"], r["title"], None, r["label"]))
     return out
 
 
