@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from build_graphs import chain_graph, hub_graph, import_into, write_jsonl
+from json_contract import smallest_build_json
 from ctx.assemble import BuildRequest, build_context
 from ctx.errors import EXIT_NOT_FOUND, EXIT_USAGE, UsageError
 from ctx.tokens import count_tokens
@@ -243,7 +244,10 @@ def test_seed_is_shortened_not_dropped(tmp_path, db_path):
         for fmt in ("markdown", "json"):
             result, _ = build(conn, "big", max_tokens=budget, format=fmt)
             assert count_tokens(result.text) <= budget
-            assert "Big note" in result.text
+            # In JSON every node carries the schema's keys: where even those do not fit, no node.
+            fits = fmt == "markdown" or count_tokens(smallest_build_json(conn, "big", "general", budget)) <= budget
+            assert "Big note" in result.text if fits else '"nodes":[]' in result.text
+    assert count_tokens(smallest_build_json(conn, "big", "general", 50)) > 50  # the case is under test
     result, doc = build(conn, "big", max_tokens=1500, format="json")
     seed = nodes_by_id(doc)["big"]
     assert seed["truncated"] is True

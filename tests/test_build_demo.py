@@ -10,6 +10,7 @@ import pytest
 from ctx.assemble import BuildRequest, build_context
 from ctx.store import connect, open_graph
 from ctx.tokens import count_tokens
+from json_contract import assert_valid_build, smallest_build_json
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,12 @@ def test_output_never_exceeds_the_budget(run_cli, demo_db, budget, fmt):
     assert result.exit_code == 0
     assert count_tokens(result.stdout) <= budget
     if fmt == "json":
-        json.loads(result.stdout)
+        assert_valid_build(json.loads(result.stdout))
+        if budget < 70:
+            # The keys every JSON node carries do not fit 50 tokens for this topic: no node then.
+            assert count_tokens(smallest_build_json(connect(demo_db), "Projects/Project Apollo", "general", budget)) > budget
+            assert json.loads(result.stdout)["nodes"] == []
+            return
     assert "Project Apollo" in result.stdout  # the seed is never dropped
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctx.errors import NotFoundError, UsageError
+from ctx.schema import SCHEMA_VERSION
 
 FORMATS = ("text", "json")
 
@@ -56,6 +57,7 @@ def search_report(
     hits = search(conn, query, limit=limit, include_private=include_private)
     withheld = 0 if include_private else count_private_matches(conn, query)
     data = {
+        "schema": SCHEMA_VERSION,
         "query": query,
         "count": len(hits),
         "withheld_private": withheld,
@@ -99,6 +101,7 @@ def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_privat
         raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
     edges = edges_of(conn, found.id, include_private=include_private)
     data = {
+        "schema": SCHEMA_VERSION,
         "id": found.id,
         "title": found.title,
         "type": found.type,
@@ -148,7 +151,7 @@ def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = 
     from ctx.store.reads import stats
 
     check_format(fmt)
-    data = stats(conn, include_private=include_private)
+    data = {"schema": SCHEMA_VERSION, **stats(conn, include_private=include_private)}
     data["embeddings"] = embedding_coverage(conn)
     lines = [f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]

@@ -414,7 +414,9 @@ class Packer:
             doc.empty_sections = False  # "nothing here" notices are the first thing to give up
             return True
         if self.placed:
-            self.unplace(sorted(self.placed.values(), key=lambda i: i.cand.rank)[-1].cand)
+            dropped = sorted(self.placed.values(), key=lambda i: i.cand.rank)[-1].cand
+            self.unplace(dropped)
+            dropped.reason = dropped.reason or "no room left, even for its id and title"
             return True
         if len(doc.label) > 12:
             doc.label = doc.label[:12]

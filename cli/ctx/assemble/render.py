@@ -14,6 +14,7 @@ from ctx.assemble import outline_view
 from ctx.assemble import render_extras as extras
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.citations import citation_map
+from ctx.schema import SCHEMA_VERSION
 
 FULL, SHORTENED, SUMMARY = "full", "shortened", "summarized"
 ELLIPSIS = " …"
@@ -170,7 +171,8 @@ def markdown_block(
     c: Candidate, variant: str, text: str, show_scores: bool = True, compact: int = 0,
     layout: str = "list", cite: int | None = None, metadata: bool = True, outline_n: int = 0,
 ) -> str:
-    title = c.title if cite is None else extras.cited_heading(c, cite)
+    # A cited heading names the source file too; at the tiniest budgets its number and title must do.
+    title = c.title if cite is None else f"[{cite}] {c.title}" if compact >= 2 else extras.cited_heading(c, cite)
     heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
     if compact >= 2 or not metadata:
         lines = [heading]
@@ -274,11 +276,20 @@ def dumps(value: Any) -> str:
 
 def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0) -> dict[str, Any]:
     if compact:
-        # Tiny budgets: what identifies the node and its text; nothing else fits next to it.
-        node: dict[str, Any] = {"id": c.id} if compact >= 2 else {"id": c.id, "title": c.title}
-        if text:
-            node["content"] = text
-        return node
+        # Tiny budgets: the keys every node carries (docs/context.schema.json), nothing more; at
+        # the tiniest the title's value goes too (after the content): a script reading the JSON
+        # finds the same keys at every budget.
+        return {
+            "id": c.id,
+            "title": c.title if compact < 2 else "",
+            "type": c.type,
+            "distance": c.hops,
+            "score": c.score,
+            "tokens": tokens,
+            "truncated": variant == SHORTENED,
+            "source_path": c.source_path,
+            "content": text,
+        }
     return {
         "id": c.id,
         "title": c.title,
@@ -314,7 +325,7 @@ def json_omitted(c: Candidate) -> dict[str, Any]:
 
 def json_document(doc: Document, used: int) -> dict[str, Any]:
     shown = doc.shown()
-    meta: dict[str, Any] = {"topic": list(doc.topics), "lens": doc.lens,
+    meta: dict[str, Any] = {"schema": SCHEMA_VERSION, "topic": list(doc.topics), "lens": doc.lens,
                             "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
     if doc.header_level == 0:
         meta["counts"] = {
@@ -327,10 +338,9 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         meta.update(doc.meta)
     elif doc.header_level == 1 and doc.meta.get("withheld_private"):
         meta["withheld_private"] = doc.meta["withheld_private"]
-    elif doc.header_level == 2:
-        meta = {"lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
-    elif doc.header_level >= 3:
-        meta = {"tokens": {"used": used, "budget": doc.budget}}
+    elif doc.header_level >= 2:
+        # Smaller headers drop what a script can do without, never the keys the schema requires.
+        meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
     nodes = []
     for section in doc.sections:
         for item in order_items(section.items, section.order):
