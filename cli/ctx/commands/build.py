@@ -77,12 +77,11 @@ def build_command(
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
     from ctx.assemble import build_context
     from ctx.config import build_defaults
-
-    if plain:
-        set_plain(True)
     from ctx.freshness import refresh_if_enabled
     from ctx.store import open_graph
 
+    if plain:
+        set_plain(True)
     lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
     conn = open_graph(resolve_db_path(db))
     for line in refresh_if_enabled(conn):
