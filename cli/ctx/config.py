@@ -97,6 +97,10 @@ SETTINGS: dict[str, dict[str, tuple[type, str]]] = {
         "before_build": (bool, "re-import changed sources before ctx build and MCP calls"),
         "interval": (float, "seconds between two such checks"),
     },
+    "import": {
+        "max_note_chars": (int, "a note's text is cut to this many characters at import"),
+        "max_title_chars": (int, "a title is cut to this many characters at import"),
+    },
 }
 DEFAULT_SYNC_INTERVAL = 5.0
 
@@ -110,6 +114,8 @@ class Settings:
     encoding: str | None = None
     sync_before_build: bool = False
     sync_interval: float = DEFAULT_SYNC_INTERVAL
+    max_note_chars: int | None = None
+    max_title_chars: int | None = None
 
 
 def config_files() -> list[Path]:
@@ -186,6 +192,8 @@ def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Se
         encoding=merged.get("build.encoding"),
         sync_before_build=merged.get("sync.before_build", False),
         sync_interval=merged.get("sync.interval", DEFAULT_SYNC_INTERVAL),
+        max_note_chars=merged.get("import.max_note_chars"),
+        max_title_chars=merged.get("import.max_title_chars"),
     )
 
 
@@ -203,3 +211,22 @@ def build_defaults(
         encoding if encoding is not None else settings.encoding or BuildRequest.encoding,
     )
 
+
+
+@dataclass(frozen=True)
+class ImportLimits:
+    # A note or title past these sizes is cut at import (with a warning): one 50 MB note or
+    # 10 MB title would otherwise be tokenized, scored and shortened in every build that
+    # reaches it, however unrelated. A million characters is ~250k tokens, far past any budget.
+    max_note_chars: int = 1_000_000
+    max_title_chars: int = 1_000
+
+
+def load_import_limits() -> ImportLimits:
+    """``import: {max_note_chars: N, max_title_chars: N}`` from the config files, else defaults."""
+    settings = load_settings()
+    limits = ImportLimits(
+        max_note_chars=settings.max_note_chars or ImportLimits.max_note_chars,
+        max_title_chars=settings.max_title_chars or ImportLimits.max_title_chars,
+    )
+    return limits

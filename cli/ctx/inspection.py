@@ -7,7 +7,6 @@ the same bytes for the same question and DB state.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +30,9 @@ def check_format(fmt: str) -> None:
 
 
 def json_document(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    from ctx.jsonout import dumps
+
+    return dumps(data, indent=2, sort_keys=False) + "\n"
 
 
 def _when(epoch: float | None) -> str:

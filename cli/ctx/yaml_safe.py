@@ -34,10 +34,35 @@ class YamlRefused(ValueError):
         super().__init__(f"{self.where}: {problem}")
 
 
-def _loader() -> Any:
-    import yaml
+_lenient_loader: Any = None
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _loader() -> Any:
+    """The safe loader (C-accelerated when libyaml is there), except that a timestamp the
+    calendar does not have (``2021-02-30``, year 0) stays the string it was written as instead of
+    failing the whole document with a ValueError."""
+    global _lenient_loader
+    if _lenient_loader is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class LenientLoader(base):  # type: ignore[misc, valid-type]
+            pass
+
+        def timestamp(loader: Any, node: Any) -> Any:
+            try:
+                return base.construct_yaml_timestamp(loader, node)
+            except (ValueError, OverflowError):
+                return loader.construct_scalar(node)
+
+        LenientLoader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+        _lenient_loader = LenientLoader
+    return _lenient_loader
+
+
+def loader_class() -> Any:
+    return _loader()
 
 
 def check_events(text: str, *, max_depth: int = MAX_DEPTH) -> None:

@@ -6,7 +6,6 @@ byte-identical text. Rendering is deterministic: no clock, no dict-order surpris
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,7 +270,9 @@ def render_markdown(doc: Document, used: int) -> str:
 
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    from ctx.jsonout import dumps as strict_dumps
+
+    return strict_dumps(value, separators=(",", ":"))
 
 
 def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0) -> dict[str, Any]:

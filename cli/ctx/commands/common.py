@@ -120,16 +120,28 @@ def stdout_is_terminal() -> bool:
 
 
 def write_stdout(text: str) -> None:
-    """Write exactly ``text`` to stdout: what a budget counted is what the reader gets."""
-    sys.stdout.write(text)
+    """Write exactly ``text`` to stdout: what a budget counted is what the reader gets.
+
+    Where stdout's encoding cannot hold the text (PYTHONIOENCODING=ascii and the header's "·",
+    a note in Greek), the text goes out as UTF-8 bytes rather than failing or being changed:
+    replacing characters would change what the budget counted.
+    """
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:
+            raise
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8"))
     sys.stdout.flush()
 
 
 def print_json(data: Any) -> None:
     """One JSON document on stdout; highlighted on a terminal, plain when piped."""
-    import json
+    from ctx.jsonout import dumps
 
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    text = dumps(data, indent=2, sort_keys=False)
     if stdout_is_terminal():
         from rich.console import Console
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -13,6 +14,8 @@ def parse_date(value: object) -> float | None:
     """Epoch seconds for an ISO 8601 string, a date, or an epoch number (s or ms); else None.
 
     Times without a zone are taken as UTC so that the same file imports the same everywhere.
+    Never raises; a number comes back as it is (even ``inf`` or 1e22): the engine checks every
+    record's dates with ``date_problem`` and drops those it cannot store, with a warning.
     """
     if value is None or isinstance(value, bool):
         return None
@@ -22,7 +25,10 @@ def parse_date(value: object) -> float | None:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc).timestamp()
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float: out of range, as inf is
+            number = float("inf") if value > 0 else float("-inf")
         # Epoch milliseconds (Dendron, Roam, Tana) are 1000x larger than any plausible seconds.
         return number / 1000.0 if number > 1e11 else number
     if isinstance(value, str):
@@ -37,9 +43,24 @@ def parse_date(value: object) -> float | None:
         text = text.replace(" ", "T", 1) if "T" not in text and " " in text else text
         try:
             stamp = dt.datetime.fromisoformat(text)
-        except ValueError:
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=dt.timezone.utc)
+            return stamp.timestamp()
+        except (ValueError, OverflowError):
             return None
-        if stamp.tzinfo is None:
-            stamp = stamp.replace(tzinfo=dt.timezone.utc)
-        return stamp.timestamp()
+    return None
+
+
+# The dates every reader can print: ``datetime`` covers years 1 to 9999, and a day of margin on
+# each side keeps any time zone's rendering inside it.
+EPOCH_MIN = -62135510400.0  # 0001-01-02T00:00:00Z
+EPOCH_MAX = 253402214400.0  # 9999-12-30T00:00:00Z
+
+
+def date_problem(stamp: float) -> str | None:
+    """Why an epoch cannot be stored as a date (not finite, or outside years 1..9999), else None."""
+    if not math.isfinite(stamp):
+        return "not a finite number"
+    if not EPOCH_MIN <= stamp <= EPOCH_MAX:
+        return "outside the years 1 to 9999"
     return None

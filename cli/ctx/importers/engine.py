@@ -19,10 +19,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctx.config import PrivacyConfig, load_privacy_config
+from ctx.config import ImportLimits, PrivacyConfig, load_import_limits, load_privacy_config
 from ctx.errors import ImportFormatError, UsageError
 from ctx.files import FileRefused, check_regular, read_regular
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.importers.dates import date_problem
+from ctx.importers.sanitize import check_parsed
 from ctx.privacy import privacy_config_changed, refresh_private_flags
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed ones), "counting
@@ -44,6 +46,7 @@ class ImportReport:
     nodes_written: int = 0
     edges_written: int = 0
     warnings: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # files that could not be parsed at all
     changed: bool = False
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)  # how the format or folder was chosen
@@ -156,9 +159,10 @@ def import_path(
         candidates.append((rel, abspath, st))
 
     vanished = sorted(set(known) - (set(relpaths) - refused))
+    limits = load_import_limits()
     changes: list[_Change] = []
     for done, (rel, abspath, st) in enumerate(candidates, start=1):
-        change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report)
+        change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report, limits)
         if change is not None:
             changes.append(change)
         elif rel in known:
@@ -167,6 +171,11 @@ def import_path(
         if progress is not None:
             progress(READING, done, len(candidates))
 
+    if report.failed and not changes and not vanished:
+        # An import that read nothing but failures (its one export file is truncated, say) is an
+        # error, not "unchanged" with a warning. Nothing was written: the graph keeps what it had
+        # and a first import leaves no source behind.
+        raise ImportFormatError("\n".join(report.failed[:20]))
     privacy = load_privacy_config()
     if not changes and not vanished:
         if privacy_config_changed(conn, privacy):
@@ -193,16 +202,12 @@ def _source_row(conn: sqlite3.Connection, root: Path) -> sqlite3.Row | None:
 
 def _load_source(
     conn: sqlite3.Connection, root: Path, fmt: str
-) -> tuple[int, dict[str, tuple[int, int, str]]]:
+) -> tuple[int | None, dict[str, tuple[int, int, str]]]:
+    """(source id, what each known file was) -- (None, {}) for a source never imported: its row
+    is written in the import's own transaction, so a failed or killed first import leaves none."""
     row = _source_row(conn, root)
     if row is None:
-        conn.execute("BEGIN IMMEDIATE")
-        cursor = conn.execute(
-            "INSERT INTO sources (root, name, format) VALUES (?, ?, ?)",
-            (str(root), root.stem if root.is_file() else root.name, fmt),
-        )
-        conn.execute("COMMIT")
-        return int(cursor.lastrowid or 0), {}
+        return None, {}
     source_id = int(row["id"])
     known = {
         r["path"]: (int(r["mtime_ns"]), int(r["size"]), str(r["hash"]))
@@ -223,6 +228,7 @@ def _read_and_parse(
     st: os.stat_result,
     previous: tuple[int, int, str] | None,
     report: ImportReport,
+    limits: ImportLimits,
 ) -> _Change | None:
     try:
         data = read_regular(abspath, checked=st)
@@ -250,18 +256,49 @@ def _read_and_parse(
         # Notes saved on Windows (CRLF) or old Macs (CR) would otherwise carry "\r" into every
         # stored body and so into the context (and its token count); parsers all expect "\n".
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        parsed = importer.parse(info, text)
+        parsed = _parse_one(importer, info, text, report)
     else:
-        parsed = importer.parse(info, data)  # type: ignore[arg-type]
+        parsed = _parse_one(importer, info, data, report)
+    if parsed is None:
+        return None
+    check_parsed(parsed, rel, limits)
     report.warnings.extend(parsed.warnings)
     report.files_parsed += 1
     return _Change(info, st.st_size, st.st_mtime_ns, digest, parsed)
 
 
+PROBLEM_MAX_CHARS = 300
+
+
+def _parse_one(importer: Importer, info: FileInfo, content: str | bytes, report: ImportReport) -> ParsedFile | None:
+    """The file's records, or None with a warning naming it: one bad file never costs the import.
+
+    A file that cannot be parsed at all keeps whatever the graph had for it (it is not recorded
+    as read, so the next import tries it again).
+    """
+    try:
+        return importer.parse(info, content)  # type: ignore[arg-type]
+    except ImportFormatError as exc:
+        problem = str(exc)
+        if not problem.startswith(info.relpath):
+            problem = f"{info.relpath}: {problem}"
+    except RecursionError:
+        problem = f"{info.relpath}: nested too deeply to parse"
+    except Exception as exc:  # noqa: BLE001 - any parser failure is this file's, not the import's
+        if os.environ.get("CTX_DEBUG"):
+            raise
+        problem = f"{info.relpath}: cannot be parsed ({exc.__class__.__name__}: {exc})"
+    if len(problem) > PROBLEM_MAX_CHARS:
+        problem = problem[: PROBLEM_MAX_CHARS - 1] + "…"
+    report.warnings.append(f"{problem}; file skipped")
+    report.failed.append(problem)
+    return None
+
+
 def _apply(
     conn: sqlite3.Connection,
     importer: Importer,
-    source_id: int,
+    source_id: int | None,
     root: Path,
     changes: list[_Change],
     vanished: list[str],
@@ -273,6 +310,11 @@ def _apply(
     replaced = [c for c in changes if c.parsed is not None]
     conn.execute("BEGIN IMMEDIATE")
     try:
+        if source_id is None:
+            # Another import of the same folder may have committed while this one parsed; then
+            # its rows are replaced like any re-import's (every file here was parsed afresh).
+            row = _source_row(conn, root)
+            source_id = int(row["id"]) if row is not None else _insert_source(conn, root, importer.format)
         # A first import has nothing to delete; skipping 3 queries per file matters at 1,000s.
         if conn.execute("SELECT 1 FROM files WHERE source_id = ? LIMIT 1", (source_id,)).fetchone():
             for rel in [c.info.relpath for c in replaced] + vanished:
@@ -287,7 +329,8 @@ def _apply(
             assert change.parsed is not None
             rows.extend((change.info.relpath, n) for n in change.parsed.nodes)
             edges.extend((change.info.relpath, e) for e in change.parsed.edges)
-            mtime = change.info.mtime
+            # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
+            mtime = change.info.mtime if date_problem(change.info.mtime) is None else None
             for node in change.parsed.nodes:
                 if node.created is None:
                     node.created = mtime
@@ -303,6 +346,7 @@ def _apply(
         _delete_file_records(conn, source_id, "")
         _insert(conn, importer, source_id, rows, edges, count_many, report)
         derived = importer.finalize(conn, source_id)
+        check_parsed(derived, "derived", load_import_limits())
         report.warnings.extend(derived.warnings)
         _insert(
             conn,
@@ -356,6 +400,14 @@ def _token_counter(progress: ProgressFn | None) -> Callable[[list[str]], list[in
     return count
 
 
+def _insert_source(conn: sqlite3.Connection, root: Path, fmt: str) -> int:
+    cursor = conn.execute(
+        "INSERT INTO sources (root, name, format) VALUES (?, ?, ?)",
+        (str(root), root.stem if root.is_file() else root.name, fmt),
+    )
+    return int(cursor.lastrowid or 0)
+
+
 def _delete_file_records(conn: sqlite3.Connection, source_id: int, rel: str) -> None:
     conn.execute(
         "DELETE FROM node_keys WHERE node_id IN"
@@ -381,11 +433,12 @@ def _insert(
     # another source) is renamed and reported rather than silently overwriting the other node.
     renamed: dict[str, str] = {}
     seen: set[str] = set()
+    tried: dict[str, int] = {}
     ids = [n.id for _, n in nodes]
     taken = _existing_ids(conn, ids)
     for rel, node in nodes:
         if node.id in seen or node.id in taken:
-            new_id = _unique_id(conn, f"{node.id}~{rel or 'derived'}", seen)
+            new_id = _unique_id(conn, f"{node.id}~{rel or 'derived'}", seen, tried)
             report.warnings.append(f"{rel or 'derived'}: duplicate node id {node.id!r}; stored as {new_id!r}")
             renamed[node.id] = new_id
             node.id = new_id
@@ -547,11 +600,15 @@ def _existing_ids(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
     return found
 
 
-def _unique_id(conn: sqlite3.Connection, wanted: str, seen: set[str]) -> str:
-    candidate, n = wanted, 1
+def _unique_id(conn: sqlite3.Connection, wanted: str, seen: set[str], tried: dict[str, int]) -> str:
+    # ``tried`` remembers how far each name was counted: 10,000 blocks sharing one id would
+    # otherwise count 1, 2, 3, ... again for each (quadratic).
+    n = tried.get(wanted, 1)
+    candidate = wanted if n == 1 else f"{wanted}~{n}"
     while candidate in seen or conn.execute("SELECT 1 FROM nodes WHERE id = ?", (candidate,)).fetchone():
         n += 1
         candidate = f"{wanted}~{n}"
+    tried[wanted] = n
     return candidate
 
 

@@ -24,6 +24,7 @@ from ctx.errors import ImportFormatError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 from ctx.importers.json_exports import read_head
+from ctx.importers.sanitize import short
 
 NODE_KEYS = {
     "id", "title", "name", "body", "content", "text", "type", "kind", "tags", "aliases", "fields",
@@ -87,55 +88,88 @@ class JsonGraphImporter(Importer):
         return text.strip().lower()
 
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
-        records = list(_records(info.relpath, text))
         out = ParsedFile()
+        records = _records(info.relpath, text, out.warnings)
         seen_edges: set[tuple[str, str, str]] = set()
-
-        def add_edge(src: str, kind: str, dst: str, where: str, position: int | None = None) -> None:
-            if (src, kind, dst) in seen_edges:
-                return  # the same relation stated from both ends (supports + supported_by)
-            seen_edges.add((src, kind, dst))
-            out.edges.append(EdgeRecord(src=src, type=kind, target=dst, by_id=True, position=position))
-
         ids: set[str] = set()
         for where, record in records:
-            if not isinstance(record, dict):
-                raise ImportFormatError(f"{where}: expected an object, got {type(record).__name__}")
-            if any(k in record for k in EDGE_SOURCE_KEYS) and any(k in record for k in EDGE_TARGET_KEYS):
-                src = _require_str(record, EDGE_SOURCE_KEYS, where)
-                dst = _require_str(record, EDGE_TARGET_KEYS, where)
-                kind = str(record.get("type") or "link")
-                add_edge(src, kind, dst, where, record.get("position"))
+            # One bad record is a warning naming it; the rest of the file imports.
+            try:
+                node, edges = _record(record, where, info.relpath)
+            except ImportFormatError as exc:
+                out.warnings.append(f"{exc}; record skipped")
                 continue
-            node = _node(record, where, info.relpath)
-            if node.id in ids:
-                raise ImportFormatError(f"{where}: duplicate id {node.id!r}")
-            ids.add(node.id)
-            out.nodes.append(node)
-            parent = record.get("parent")
-            if parent:
-                node.parent_id = str(parent)
-                add_edge(str(parent), "child", node.id, where, node.position)
-            for i, child in enumerate(_id_list(record.get("children"), "children", where)):
-                add_edge(node.id, "child", child, where, i)
-            for i, dst in enumerate(_id_list(record.get("links"), "links", where)):
-                add_edge(node.id, "link", dst, where, i)
-            for dst in _id_list(record.get("supports"), "supports", where):
-                add_edge(node.id, "supports", dst, where)
-            for src in _id_list(record.get("supported_by"), "supported_by", where):
-                add_edge(src, "supports", node.id, where)
+            except RecursionError:
+                out.warnings.append(f"{where}: nested too deeply; record skipped")
+                continue
+            if node is not None:
+                if node.id in ids:
+                    out.warnings.append(f"{where}: duplicate id {short(node.id)}; record skipped")
+                    continue
+                ids.add(node.id)
+                out.nodes.append(node)
+            for edge in edges:
+                identity = (edge.src, edge.type, edge.target)
+                if identity not in seen_edges:  # the same relation stated from both ends
+                    seen_edges.add(identity)
+                    out.edges.append(edge)
         # Edges may name nodes that are not in the file; they stay as unresolved references.
         # Their src must exist, though, or the edge could never be walked from anywhere.
         dangling = [e for e in out.edges if e.src not in ids]
-        for edge in dangling:
+        for edge in dangling[:DANGLING_LISTED]:
             out.warnings.append(
-                f"{info.relpath}: edge {edge.type} from unknown node {edge.src!r} ignored"
+                f"{info.relpath}: edge {short(edge.type)} from unknown node {short(edge.src)} ignored"
+            )
+        if len(dangling) > DANGLING_LISTED:
+            out.warnings.append(
+                f"{info.relpath}: {len(dangling) - DANGLING_LISTED} more edges from unknown nodes ignored"
             )
         out.edges = [e for e in out.edges if e.src in ids]
         return out
 
 
-def _records(relpath: str, text: str) -> list[tuple[str, Any]]:
+DANGLING_LISTED = 20
+
+
+def _record(record: Any, where: str, relpath: str) -> tuple[NodeRecord | None, list[EdgeRecord]]:
+    """The node (or None, for an edge record) and the edges one record states."""
+    if not isinstance(record, dict):
+        raise ImportFormatError(f"{where}: expected an object, got {type(record).__name__}")
+    if any(k in record for k in EDGE_SOURCE_KEYS) and any(k in record for k in EDGE_TARGET_KEYS):
+        src = _require_str(record, EDGE_SOURCE_KEYS, where)
+        dst = _require_str(record, EDGE_TARGET_KEYS, where)
+        kind = record.get("type") or "link"
+        if not isinstance(kind, str):
+            raise ImportFormatError(f"{where}: 'type' must be a string")
+        return None, [EdgeRecord(src, kind, dst, by_id=True, position=_position(record))]
+    node = _node(record, where, relpath)
+    edges: list[EdgeRecord] = []
+    parent = record.get("parent")
+    if parent:
+        if not isinstance(parent, (str, int)) or isinstance(parent, bool):
+            raise ImportFormatError(f"{where}: 'parent' must be an id")
+        node.parent_id = str(parent)
+        edges.append(EdgeRecord(str(parent), "child", node.id, by_id=True, position=node.position))
+    for i, child in enumerate(_id_list(record.get("children"), "children", where)):
+        edges.append(EdgeRecord(node.id, "child", child, by_id=True, position=i))
+    for i, dst in enumerate(_id_list(record.get("links"), "links", where)):
+        edges.append(EdgeRecord(node.id, "link", dst, by_id=True, position=i))
+    for dst in _id_list(record.get("supports"), "supports", where):
+        edges.append(EdgeRecord(node.id, "supports", dst, by_id=True))
+    for src in _id_list(record.get("supported_by"), "supported_by", where):
+        edges.append(EdgeRecord(src, "supports", node.id, by_id=True))
+    return node, edges
+
+
+def _position(record: dict[str, Any]) -> int | None:
+    """An ordering position SQLite can store; anything else (10^30, "3", 1.5) is no position."""
+    value = record.get("position")
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
+
+
+def _records(relpath: str, text: str, warnings: list[str]) -> list[tuple[str, Any]]:
     if relpath.lower().endswith(".jsonl"):
         records = []
         for lineno, line in enumerate(text.splitlines(), start=1):
@@ -144,7 +178,10 @@ def _records(relpath: str, text: str) -> list[tuple[str, Any]]:
             try:
                 records.append((f"{relpath}:{lineno}", json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise ImportFormatError(f"{relpath}:{lineno}: invalid JSON: {exc.msg}") from None
+                warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg}; line skipped")
+            except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+                warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
         return records
     try:
         document = json.loads(text)
@@ -152,6 +189,8 @@ def _records(relpath: str, text: str) -> list[tuple[str, Any]]:
         raise ImportFormatError(
             f"{relpath}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
         ) from None
+    except ValueError:
+        raise ImportFormatError(f"{relpath}: invalid JSON: a number too long") from None
     if isinstance(document, list):
         return _located(relpath, text, "", document)
     if isinstance(document, dict) and ("nodes" in document or "edges" in document):
@@ -186,13 +225,18 @@ def _element_lines(text: str, key: str, count: int) -> list[int]:
     if start < 0:
         return []
     pos, lines = start + 1, []
+    # Lines are counted from the previous element on, not from the start each time: counting
+    # from 0 made a file of 50,000 records cost 50,000 scans of the whole file.
+    line, counted = text.count("\n", 0, pos) + 1, pos
     try:
         for _ in range(count):
             while text[pos] in " \t\r\n,":
                 pos += 1
-            lines.append(text.count("\n", 0, pos) + 1)
+            line += text.count("\n", counted, pos)
+            counted = pos
+            lines.append(line)
             _, pos = decoder.raw_decode(text, pos)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return []
     return lines
 
@@ -200,7 +244,7 @@ def _element_lines(text: str, key: str, count: int) -> list[int]:
 def _require_str(record: dict[str, Any], keys: tuple[str, ...], where: str) -> str:
     for key in keys:
         value = record.get(key)
-        if isinstance(value, (str, int)) and str(value).strip():
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
             return str(value)
     raise ImportFormatError(f"{where}: '{keys[0]}' must be a non-empty string")
 
@@ -210,7 +254,7 @@ def _id_list(value: Any, key: str, where: str) -> list[str]:
         return []
     if isinstance(value, (str, int)):
         return [str(value)]
-    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+    if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
         return [str(v) for v in value]
     raise ImportFormatError(f"{where}: '{key}' must be an id or a list of ids")
 
@@ -220,17 +264,22 @@ def _strings(value: Any, key: str, where: str) -> list[str]:
         return []
     if isinstance(value, str):
         return [value]
-    if isinstance(value, list):
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) or v is None for v in value):
         return [str(v) for v in value if v is not None]
     raise ImportFormatError(f"{where}: '{key}' must be a string or a list of strings")
 
 
 def _field_values(value: Any) -> list[str]:
     if isinstance(value, list):
-        return [v if isinstance(v, str) else json.dumps(v) for v in value]
+        return [v if isinstance(v, str) else _json_text(v) for v in value]
     if isinstance(value, str):
         return [value]
-    return [json.dumps(value)]
+    return [_json_text(value)]
+
+
+def _json_text(value: Any) -> str:
+    # Python's json reads NaN and Infinity; a field value is text, so they stay text.
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _node(record: dict[str, Any], where: str, relpath: str) -> NodeRecord:
@@ -248,7 +297,6 @@ def _node(record: dict[str, Any], where: str, relpath: str) -> NodeRecord:
     for key, value in record.items():
         if key not in NODE_KEYS and value is not None:
             fields[key] = _field_values(value)
-    position = record.get("position")
     return NodeRecord(
         id=node_id,
         title=title.strip(),
@@ -257,8 +305,8 @@ def _node(record: dict[str, Any], where: str, relpath: str) -> NodeRecord:
         tags=[t.lstrip("#") for t in _strings(record.get("tags"), "tags", where)],
         fields=fields,
         aliases=_strings(record.get("aliases"), "aliases", where),
-        source_path=record.get("source_path") or relpath,
-        position=position if isinstance(position, int) else None,
+        source_path=record["source_path"] if isinstance(record.get("source_path"), str) and record["source_path"] else relpath,
+        position=_position(record),
         created=parse_date(record.get("created", record.get("created_at"))),
         updated=parse_date(record.get("updated", record.get("updated_at"))),
     )

@@ -93,17 +93,22 @@ class LogseqImporter(Importer):
         front, text = _split_front_matter(text)
         page_properties, blocks = _outline(text)
         properties = front + page_properties
-        page = self._page(info, dict((k.lower(), v) for k, v in properties))
+        page = self._page(info, dict((k.lower(), v) for k, v in properties), out)
         out.nodes.append(page)
         self._apply_properties(page, properties, out)
         page.tags = _unique_tags(page.tags)
         self._add_blocks(info.relpath, page, page.id, "", blocks, out)
         return out
 
-    def _page(self, info: FileInfo, properties: dict[str, str]) -> NodeRecord:
+    def _page(self, info: FileInfo, properties: dict[str, str], out: ParsedFile) -> NodeRecord:
         stem = Path(info.relpath).stem
         journal = _JOURNAL_NAME.match(stem) if info.relpath.startswith("journals/") else None
-        day = dt.date(*(int(g) for g in journal.groups())) if journal else None
+        day = None
+        if journal:
+            try:
+                day = dt.date(*(int(g) for g in journal.groups()))
+            except ValueError:  # 2021_02_30.md: no such day; still a page, just not dated
+                out.warnings.append(f"{info.relpath}: journal file names no calendar day; imported as a page")
         name = unquote(stem.replace("___", "/"))
         if day is not None:
             name = _journal_title(day)
@@ -152,15 +157,23 @@ class LogseqImporter(Importer):
         blocks: list[_Block],
         out: ParsedFile,
     ) -> None:
-        for position, block in enumerate(blocks):
-            block_path = f"{path}.{position}" if path else str(position)
+        # A stack, not recursion: an outline nested a thousand levels deep is a valid page, and
+        # would otherwise end the import at Python's recursion limit. Nodes come out in the same
+        # order as a depth-first recursion (the first child before its siblings).
+        pending: list[tuple[NodeRecord, str, int, _Block]] = [
+            (parent, path, position, block) for position, block in reversed(list(enumerate(blocks)))
+        ]
+        while pending:
+            owner, owner_path, position, block = pending.pop()
+            block_path = f"{owner_path}.{position}" if owner_path else str(position)
             text = "\n".join(block.lines).strip()
             shown = text or "\n".join(f"{k}:: {v}" for k, v in block.properties if k.lower() != "id")
             block_id = next((v.strip().lower() for k, v in block.properties if k.lower() == "id"), "")
-            node = add_block(out, parent.id, block_id or f"{page_id}#{block_path}", shown, relpath, position)
+            node_id = block_id or f"{page_id}#{_short_path(block_path)}"
+            node = add_block(out, owner.id, node_id, shown, relpath, position)
             self._apply_properties(node, block.properties, out)
             self._add_refs(node, text, out)
-            self._add_blocks(relpath, node, page_id, block_path, block.children, out)
+            pending.extend((node, block_path, i, child) for i, child in reversed(list(enumerate(block.children))))
 
     def _add_refs(self, node: NodeRecord, text: str, out: ParsedFile) -> None:
         refs = scan_refs(text)
@@ -206,6 +219,20 @@ class LogseqImporter(Importer):
                     break
                 title, child_id = parent_title, parent_id
         return out
+
+
+PATH_ID_MAX_CHARS = 200
+
+
+def _short_path(block_path: str) -> str:
+    """A block's outline path (``0.3.1``) as its id suffix; a path from an outline nested hundreds
+    deep is shortened to its hash so ids stay small (every level's id would otherwise repeat
+    all the levels above it: quadratic in the depth)."""
+    if len(block_path) <= PATH_ID_MAX_CHARS:
+        return block_path
+    import hashlib
+
+    return "~" + hashlib.blake2b(block_path.encode(), digest_size=8).hexdigest()
 
 
 def _stub_title(title: str, child_id: str) -> str:

@@ -53,13 +53,19 @@ NON_FIELD_KEYS = frozenset({"title", "tags", "tag", "aliases", "alias", *UPDATED
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _FENCED_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
-_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1")
+_BACKTICK_RUN = re.compile(r"`+")
 # Both link patterns start at their bracket, not at an optional '!': a pattern that begins with a
 # literal lets the regex engine jump between candidates instead of trying every position. Whether
 # it is an embed is the character before the match (never part of an earlier match, which ends in
 # ']' or ')').
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
-_MD_LINK = re.compile(r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]+>|[^()\s]+)(?:\s+[\"'(][^\n]*?)?\s*\)")
+# The optional title is a quoted or parenthesised string (CommonMark), each scanned only to its
+# closing mark, and an <angle> destination holds no "<": "anything up to the line's end" made
+# `[a](b "` or `[a](<b` repeated quadratic.
+_MD_LINK = re.compile(
+    r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^()\s]+)"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?\s*\)"
+)
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]+)\]:[ \t]*(<[^>\n]+>|\S+)(?:[ \t]+[\"'(].*)?[ \t]*$")
 _URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 WEB_ADDRESS = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -78,7 +84,49 @@ def strip_code(text: str) -> str:
         return text
     if "```" in text or "~~~" in text:  # a fence needs three; most notes only have inline code
         text = _FENCED_CODE.sub("\n", text)
-    return _INLINE_CODE.sub(" ", text) if "`" in text else text
+    return _blank_inline_code(text) if "`" in text else text
+
+
+def _blank_inline_code(text: str) -> str:
+    """Every code span (a run of backticks up to the next run of the same length on its line)
+    replaced by one space.
+
+    A scan over the backtick runs rather than a regex: ``(`+).+?\1`` retries every position of a
+    long backtick run and every unclosed opener scans to the end of its line, which made a line
+    of backticks quadratic (minutes for 200 KB). Each run here is looked at once.
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        if "`" not in line:
+            out.append(line)
+            continue
+        runs = [(m.start(), m.end()) for m in _BACKTICK_RUN.finditer(line)]
+        by_length: dict[int, list[int]] = {}
+        for index, (start, end) in enumerate(runs):
+            by_length.setdefault(end - start, []).append(index)
+        next_of_length = dict.fromkeys(by_length, 0)  # per length, the first candidate not yet passed
+        pieces: list[str] = []
+        kept_from = 0
+        index = 0
+        while index < len(runs):
+            start, end = runs[index]
+            length = end - start
+            same = by_length[length]
+            cursor = next_of_length[length]
+            while cursor < len(same) and same[cursor] <= index:
+                cursor += 1
+            next_of_length[length] = cursor
+            if cursor == len(same):
+                index += 1  # no closer: the backticks are literal text
+                continue
+            closer = same[cursor]
+            pieces.append(line[kept_from:start])
+            pieces.append(" ")
+            kept_from = runs[closer][1]
+            index = closer + 1
+        pieces.append(line[kept_from:])
+        out.append("".join(pieces))
+    return "\n".join(out)
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -433,10 +481,10 @@ def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
 
 
 def _yaml_loader() -> Any:
-    """Safe YAML, C-accelerated when libyaml is there."""
-    import yaml
+    """Safe YAML, C-accelerated when libyaml is there, where an impossible date stays a string."""
+    from ctx import yaml_safe
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml_safe.loader_class()
 
 
 # The fast path reads frontmatter made only of lines ``key: value`` and ``key:`` followed by

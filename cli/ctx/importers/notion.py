@@ -25,9 +25,14 @@ from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, Parse
 # Not \b: "X <hex>_all.csv" has a word character right after the id.
 _HEX_ID = re.compile(r" ?(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 _NAMED_WITH_ID = re.compile(r" [0-9a-f]{32}(?:_all)?(?:\.(?:md|csv))?$")
-_H1 = re.compile(r"^#\s+(.+?)\s*$")
-_PROPERTY = re.compile(r"^([^:#\-*>\[|`\s][^:\n]{0,59}?):\s+(.+?)\s*$")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+# Greedy to the line's end, stripped after: a lazy "(.+?)\s*$" re-scanned a run of spaces at
+# every step (quadratic on one long line).
+_H1 = re.compile(r"^#\s+(.+)$")
+_PROPERTY = re.compile(r"^([^:#\-*>\[|`\s][^:\n]{0,59}?):\s+(.+)$")
+# The label stops at a newline or the next "[", the target at the next "(": a "[" with no "]"
+# scanned to the end of the text once per "[" (quadratic across lines), and "[a](" repeated
+# scanned to the end of the line once per "](".
+_MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(([^()\s]+)\)")
 _RELATION = re.compile(r"\(([^()]+?\.(?:md|csv))\)")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 DETECT_SAMPLE = 200
@@ -97,7 +102,7 @@ class NotionImporter(Importer):
         while index < len(lines) and not lines[index].strip():
             index += 1
         heading = _H1.match(lines[index]) if index < len(lines) else None
-        title = heading.group(1) if heading else Path(strip_ids(info.relpath)).stem
+        title = heading.group(1).rstrip() if heading else Path(strip_ids(info.relpath)).stem
         if heading:
             index += 1
         while index < len(lines) and not lines[index].strip():
@@ -113,7 +118,7 @@ class NotionImporter(Importer):
             match = _PROPERTY.match(lines[index])
             if match is None:
                 break
-            name, value = match.group(1).strip(), match.group(2)
+            name, value = match.group(1).strip(), match.group(2).rstrip() or " "
             node.fields.setdefault(name, []).append(_RELATION.sub("", value).strip() or value)
             for target in _RELATION.findall(value):
                 out.edges.append(
@@ -132,7 +137,7 @@ class NotionImporter(Importer):
 
     def _database(self, info: FileInfo, text: str) -> ParsedFile:
         out = ParsedFile()
-        rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+        rows = _csv_rows(info.relpath, text.lstrip("\ufeff"), out.warnings)
         stripped = strip_ids(info.relpath).replace("_all.csv", ".csv")
         header = [column.strip() for column in rows[0]] if rows else []
         database = NodeRecord(
@@ -194,6 +199,40 @@ class NotionImporter(Importer):
             if parent is not None and parent != node_id:
                 out.edges.append(EdgeRecord(parent, "child", node_id, by_id=True))
         return out
+
+
+# A cell may hold a whole page of text (a 200 KB description); csv's default limit of 128 KB
+# failed the file. Past this, a cell is refused with the row (the node text limit cuts long
+# ones anyway).
+CSV_FIELD_LIMIT = 64 * 1024 * 1024
+CSV_ERRORS_LISTED = 20
+
+
+def _csv_rows(relpath: str, text: str, warnings: list[str]) -> list[list[str]]:
+    """The rows of a CSV file; a row csv cannot read (a NUL byte, an oversized cell) is a warning
+    naming its line, and reading goes on with the next line."""
+    previous_limit = csv.field_size_limit(CSV_FIELD_LIMIT)
+    try:
+        reader = csv.reader(io.StringIO(text))
+        rows: list[list[str]] = []
+        errors = 0
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                errors += 1
+                if errors <= CSV_ERRORS_LISTED:
+                    warnings.append(f"{relpath}:{reader.line_num}: unreadable CSV row ({exc}); skipped")
+                rows.append([])  # keeps the line numbers of later rows' warnings true
+                continue
+            rows.append(row)
+        if errors > CSV_ERRORS_LISTED:
+            warnings.append(f"{relpath}: {errors - CSV_ERRORS_LISTED} more unreadable CSV rows skipped")
+        return rows
+    finally:
+        csv.field_size_limit(previous_limit)
 
 
 def _link_key(relpath: str, target: str) -> str:

@@ -17,7 +17,11 @@ TITLE_MAX_CHARS = 80
 
 # Code spans and fences are examples, not references: `[[A]]` in backticks links nowhere.
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
-_EMBED = re.compile(r"\{\{\s*(?:\[\[)?embed(?:-path)?(?:\]\])?\s*:?\s*(.*?)\}\}", re.IGNORECASE)
+# The embed's argument stops at "}}" or at the next "{": ".*?" let every unclosed "{{embed [[a"
+# scan to the end of the line, quadratic when repeated.
+_EMBED = re.compile(
+    r"\{\{\s*(?:\[\[)?embed(?:-path)?(?:\]\])?\s*:?\s*((?:[^{}\n]|\}(?!\}))*)\}\}", re.IGNORECASE
+)
 _PAGE_LINK = re.compile(r"(?<!#)\[\[([^\[\]]+?)\]\]")
 _TAG_BRACKETED = re.compile(r"(?<![\w#])#\[\[([^\[\]]+?)\]\]")
 # "#10594" in a changelog is an issue number, not a tag, so all-digit words are left out.

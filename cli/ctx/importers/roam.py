@@ -73,15 +73,28 @@ class RoamImporter(Importer):
             raise ImportFormatError(f"{info.relpath}: a Roam export is a list of pages")
         out = ParsedFile()
         for index, page in enumerate(pages):
-            if not isinstance(page, dict) or not str(page.get("title") or "").strip():
+            if not isinstance(page, dict) or not isinstance(page.get("title"), (str, int, float)) \
+                    or not str(page.get("title")).strip():
                 out.warnings.append(f"{info.relpath}: page [{index}] has no title; skipped")
                 continue
-            self._add_page(info.relpath, page, out)
+            # One malformed page is a warning naming it; the rest of the export imports.
+            page_out = ParsedFile()
+            try:
+                self._add_page(info.relpath, page, page_out)
+            except Exception as exc:  # noqa: BLE001 - any shape the export may take
+                out.warnings.append(
+                    f"{info.relpath}: page [{index}] cannot be read ({exc.__class__.__name__}); skipped"
+                )
+                continue
+            out.nodes += page_out.nodes
+            out.edges += page_out.edges
+            out.warnings += page_out.warnings
         return out
 
     def _add_page(self, relpath: str, page: dict[str, Any], out: ParsedFile) -> None:
         title = str(page["title"]).strip()
-        uid = str(page.get("uid") or "")
+        uid = page.get("uid")
+        uid = str(uid) if isinstance(uid, (str, int)) else ""
         node = NodeRecord(
             id=uid or title,
             title=title,
@@ -94,16 +107,25 @@ class RoamImporter(Importer):
         self._add_children(relpath, node, page.get("children"), out)
 
     def _add_children(self, relpath: str, parent: NodeRecord, children: Any, out: ParsedFile) -> None:
-        if not isinstance(children, list):
-            return
-        for position, block in enumerate(children):
+        # A stack, not recursion: a block tree 500 levels deep is valid JSON and would otherwise
+        # end the import at Python's recursion limit. Same order as a depth-first recursion.
+        pending: list[tuple[NodeRecord, int, Any]] = []
+
+        def push(owner: NodeRecord, blocks: Any) -> None:
+            if isinstance(blocks, list):
+                pending.extend((owner, i, b) for i, b in reversed(list(enumerate(blocks))))
+
+        push(parent, children)
+        while pending:
+            owner, position, block = pending.pop()
             if not isinstance(block, dict):
                 continue
-            text = str(block.get("string") or "")
+            text = _string(block.get("string"))
+            uid = block.get("uid")
             node = add_block(
                 out,
-                parent.id,
-                str(block.get("uid") or f"{parent.id}#{position}"),
+                owner.id,
+                str(uid) if isinstance(uid, (str, int)) and str(uid) else f"{owner.id}#{position}",
                 text,
                 relpath,
                 position,
@@ -112,10 +134,10 @@ class RoamImporter(Importer):
             )
             attribute = parse_attribute(text.split("\n", 1)[0])
             if attribute is not None:
-                self._add_attribute(parent, attribute, block.get("children"), out)
+                self._add_attribute(owner, attribute, block.get("children"), out)
             else:
                 self._add_refs(node, text, out)
-            self._add_children(relpath, node, block.get("children"), out)
+            push(node, block.get("children"))
 
     def _add_attribute(
         self, owner: NodeRecord, attribute: tuple[str, str], children: Any, out: ParsedFile
@@ -125,8 +147,8 @@ class RoamImporter(Importer):
         if not values and isinstance(children, list):
             # "Themes::" with the values as child blocks.
             for child in children:
-                if isinstance(child, dict) and str(child.get("string") or "").strip():
-                    values.extend(attribute_values(str(child["string"]).strip()))
+                if isinstance(child, dict) and _string(child.get("string")).strip():
+                    values.extend(attribute_values(_string(child["string"]).strip()))
         if not values:
             return
         owner.fields.setdefault(name, []).extend(values)
@@ -136,3 +158,12 @@ class RoamImporter(Importer):
         refs = scan_refs(text)
         node.tags = refs.tags
         out.edges.extend(reference_edges(node.id, refs, self.normalize_key))
+
+
+def _string(value: Any) -> str:
+    """A block's text: a string, a number written as text, or nothing (a list or object is no text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""

@@ -28,6 +28,7 @@ from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, Parse
 from ctx.importers.dates import parse_date
 from ctx.importers.json_exports import detect_export, export_files
 from ctx.importers.outline_text import title_from
+from ctx.importers.sanitize import short
 
 CONTENT_DOC_TYPES = frozenset({None, "home", "journal", "journalPart", "codeblock", "url"})
 # Docs whose descendants are not content either: field values, templates, deleted nodes.
@@ -37,7 +38,7 @@ SUPERTAG_FIELD = "SYS_A13"
 _CONTAINER = re.compile(r"_[A-Z][A-Z_]{3,}$")
 _INLINE_NODE = re.compile(r'<span data-inlineref-node="([^"]+)"\s*>\s*</span>')
 _INLINE_DATE = re.compile(r'<span data-inlineref-date="([^"]*)"\s*>\s*</span>')
-_TAG = re.compile(r"<[^>]+>")
+_TAG = re.compile(r"<[^<>]+>")  # not "[^>]+": each "<" without ">" scanned to the end (quadratic)
 TYPE_BY_DOC_TYPE = {"home": "page", "journal": "journal", "journalPart": "journal"}
 
 
@@ -80,15 +81,67 @@ class TanaImporter(Importer):
         return _Workspace(info.relpath, docs).records()
 
 
+# Inline references inside inline references are followed this deep; a longer chain (or a
+# crafted one thousands long) shows the ids beyond it instead of recursing without bound.
+INLINE_DEPTH = 16
+# props whose values steer the import, and the types each may have; anything else is dropped
+# with a warning, so a list where a string belongs cannot reach a set lookup or a regex.
+PROP_TYPES: dict[str, tuple[type, ...]] = {
+    "_docType": (str,),
+    "_ownerId": (str,),
+    "_metaNodeId": (str,),
+    "name": (str, int, float),
+    "description": (str,),
+    "created": (int, float, str),
+}
+
+
+def _clean_doc(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """(doc, props) with every value the import reads of the type it expects; and whether
+    anything had to be dropped (a ``props`` that is a list, a child id that is an object)."""
+    changed = False
+    props = doc.get("props")
+    if props is None:
+        props = {}
+    elif not isinstance(props, dict):
+        props, changed = {}, True
+    clean_props: dict[str, Any] = {}
+    for key, value in props.items():
+        wanted = PROP_TYPES.get(key)
+        if wanted is None:
+            continue
+        if value is None or isinstance(value, bool) or not isinstance(value, wanted):
+            changed = changed or value is not None
+            continue
+        clean_props[key] = str(value) if key == "name" else value
+    children = doc.get("children") or []
+    if not isinstance(children, list):
+        children, changed = [], True
+    clean_children = [c for c in children if isinstance(c, str)]
+    changed = changed or len(clean_children) != len(children)
+    stamps = doc.get("modifiedTs") or []
+    if not isinstance(stamps, list):
+        stamps, changed = [], True
+    clean_stamps = [t for t in stamps if isinstance(t, (int, float)) and not isinstance(t, bool)]
+    changed = changed or len(clean_stamps) != len(stamps)
+    return {"id": doc["id"], "children": clean_children, "modifiedTs": clean_stamps}, clean_props, changed
+
+
 class _Workspace:
     def __init__(self, relpath: str, docs: list[Any]) -> None:
         self.relpath = relpath
         self.docs: dict[str, dict[str, Any]] = {}
         self.props: dict[str, dict[str, Any]] = {}
-        for doc in docs:
-            if isinstance(doc, dict) and isinstance(doc.get("id"), str):
-                self.docs[doc["id"]] = doc
-                self.props[doc["id"]] = doc.get("props") or {}
+        self.malformed: list[str] = []  # docs with values of the wrong type (dropped or all of it)
+        for index, doc in enumerate(docs):
+            if not isinstance(doc, dict) or not isinstance(doc.get("id"), str) or not doc["id"]:
+                self.malformed.append(f"docs[{index}]")
+                continue
+            clean, props, changed = _clean_doc(doc)
+            if changed:
+                self.malformed.append(f"docs[{index}] (id {short(doc['id'])})")
+            self.docs[doc["id"]] = clean
+            self.props[doc["id"]] = props
         self._kind: dict[str, str] = {}  # id -> "content" | "system" | "trash"
         self._text: dict[str, str] = {}
 
@@ -132,15 +185,18 @@ class _Workspace:
             self._kind[visited] = verdict
         return verdict
 
-    def text(self, node_id: str) -> str:
-        """A doc's name as plain text, with inline references replaced by the names they point at."""
+    def text(self, node_id: str, depth: int = 0) -> str:
+        """A doc's name as plain text, with inline references replaced by the names they point at
+        (to INLINE_DEPTH levels; deeper references show their ids)."""
         cached = self._text.get(node_id)
         if cached is not None:
             return cached
-        self._text[node_id] = ""  # guards against references that cycle back
         name = str(self.props.get(node_id, {}).get("name") or "")
+        if depth >= INLINE_DEPTH:
+            return name if "<" not in name else html.unescape(_TAG.sub("", name))
+        self._text[node_id] = ""  # guards against references that cycle back
         if "<" in name or "&" in name:
-            name = _INLINE_NODE.sub(lambda m: self.text(m.group(1)) or m.group(1), name)
+            name = _INLINE_NODE.sub(lambda m: self.text(m.group(1), depth + 1) or m.group(1), name)
             name = _INLINE_DATE.sub(_inline_date, name)
             name = html.unescape(_TAG.sub("", name))
         self._text[node_id] = name
@@ -159,6 +215,11 @@ class _Workspace:
 
     def records(self) -> ParsedFile:
         out = ParsedFile()
+        if self.malformed:
+            out.warnings.append(
+                f"{self.relpath}: {len(self.malformed)} docs with values of the wrong type, dropped or"
+                f" read in part: {', '.join(self.malformed[:5])}{', ...' if len(self.malformed) > 5 else ''}"
+            )
         skipped = {"system": 0, "trash": 0}
         missing: set[str] = set()
         for node_id, doc in self.docs.items():
@@ -166,7 +227,15 @@ class _Workspace:
             if verdict != "content":
                 skipped[verdict] += 1
                 continue
-            self._add_node(node_id, doc, out, missing)
+            # One node that cannot be read is a warning naming it; the rest imports.
+            node_out = ParsedFile()
+            try:
+                self._add_node(node_id, doc, node_out, missing)
+            except Exception as exc:  # noqa: BLE001 - any shape the export may take
+                out.warnings.append(f"{self.relpath}: node {short(node_id)} cannot be read ({exc.__class__.__name__}); skipped")
+                continue
+            out.nodes += node_out.nodes
+            out.edges += node_out.edges
         if skipped["system"] or skipped["trash"]:
             out.warnings.append(
                 f"{self.relpath}: skipped {skipped['system']} system and {skipped['trash']} trashed nodes"

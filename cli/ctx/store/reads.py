@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -115,6 +116,9 @@ def find_by_name(
 # Longest name looked for inside a topic, in words: titles are short, and every extra length
 # costs one more indexed lookup per start word.
 MENTION_MAX_WORDS = 8
+# Names are looked for among a topic's first this many words (each word costs up to
+# MENTION_MAX_WORDS lookups): a pasted page must not cost thousands of queries.
+MENTION_MAX_TEXT_WORDS = 200
 _MENTION_WORD = re.compile(r"\w+(?:['’.-]\w+)*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s\Z")
 
@@ -131,7 +135,7 @@ def find_mentions(
     from ctx.stopwords import STOPWORDS
 
     lowered = text.lower()
-    words = list(_MENTION_WORD.finditer(lowered))
+    words = list(itertools.islice(_MENTION_WORD.finditer(lowered), MENTION_MAX_TEXT_WORDS))
     seen: dict[str, tuple[int, int]] = {}
     for i, first in enumerate(words):
         for j in range(i, min(len(words), i + MENTION_MAX_WORDS)):
@@ -168,6 +172,9 @@ def resolve_one(
 
 
 _WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
+# FTS5 cost grows with the terms of a query (a 1,500-word query took ~60 s of BM25); past this many
+# distinct words a query is its first ones. A question is a few dozen words.
+MAX_QUERY_TERMS = 64
 
 
 def fts_query(text: str, mode: str = "and") -> str:
@@ -176,14 +183,17 @@ def fts_query(text: str, mode: str = "and") -> str:
     Every word becomes a quoted phrase (so ``AND``, ``-``, ``(``, ``"`` and ``:`` lose their
     query-syntax meaning); a trailing ``*`` stays a prefix search. Words join with AND or OR.
     """
-    terms = []
-    for raw in _WORD.findall(text):
+    terms: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        raw = match.group()
         prefix = raw.endswith("*")
         word = raw.rstrip("*").strip(".'’-")
         if not word:
             continue
         quoted = '"' + word.replace('"', '""') + '"'
-        terms.append(quoted + ("*" if prefix else ""))
+        terms.setdefault(quoted + ("*" if prefix else ""), None)
+        if len(terms) >= MAX_QUERY_TERMS:
+            break  # a pasted page is a query of its first words, not a minute of BM25
     joiner = " AND " if mode == "and" else " OR "
     return joiner.join(terms)
 

@@ -1,0 +1,40 @@
+"""The `ctx` console script's first code: Ctrl-C while the CLI is still loading exits quietly.
+
+Loading Typer, Rich and the commands takes most of the first ~100 ms of a run. A Ctrl-C in that
+window used to print a Python traceback from the middle of an import. The handler below is set
+as soon as the script imports this module (library users importing ``ctx`` never run it) and
+handed back once the CLI is loaded, whose commands handle interrupts themselves (exit 130).
+What comes before this module -- the interpreter's own start-up and ``site`` -- is Python's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# The C module itself: ``signal`` imports enum and functools first (~20 ms on a loaded machine),
+# which is the very window this module is here to close.
+import _signal
+
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    os.write(2, b"ctx: interrupted\n")
+    os._exit(EXIT_INTERRUPTED)  # nothing is open yet: no file, no transaction to close
+
+
+_previous = _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+
+
+def main() -> None:
+    try:
+        from ctx.app import main as run
+    finally:
+        _signal.signal(_signal.SIGINT, _previous)
+    try:
+        run()
+    except KeyboardInterrupt:
+        # Outside any command's own handling (argument parsing, a command without it).
+        sys.stderr.write("ctx: interrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
