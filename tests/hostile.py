@@ -310,8 +310,8 @@ def build_bad_source(folder: Path, fmt: str) -> HostileSource:
                                        for i, t in enumerate(GOOD_NOTES)]))
         for bad in ROAM_BAD:
             write(bad.name, bad.content)
-        return HostileSource(fmt, folder, ["truncated.json", "too-deep.json", "types.json", "not-a-list.json"],
-                             list(GOOD_NOTES))
+        # not-a-list.json does not look like a Roam export, so the folder's import leaves it out.
+        return HostileSource(fmt, folder, ["truncated.json", "too-deep.json", "types.json"], list(GOOD_NOTES))
     if fmt == "tana":
         docs = [{"id": f"g{i}", "props": {"name": t}, "children": []} for i, t in enumerate(GOOD_NOTES)]
         write("good.json", json.dumps({"formatVersion": 1, "docs": docs}))
@@ -329,13 +329,12 @@ def build_bad_source(folder: Path, fmt: str) -> HostileSource:
         lines = [json.dumps(r, allow_nan=True) for r in records] + ['{"id": "trunc', "[1, 2"]
         path = folder / "graph.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        bad_lines = [f"graph.jsonl:{n}" for n in range(len(GOOD_NOTES) + 1, len(lines) + 1)]
-        # records the importer repairs rather than skips (position, source path, dates, deep value)
-        repaired = {"pos", "src", "deep", "dates"}
-        bad_lines = [
-            where for where, record in zip(bad_lines, JSON_BAD_RECORDS + ["", ""], strict=True)
-            if not (isinstance(record, dict) and record.get("id") in repaired and record.get("title") != "Duplicate id")
-        ]
+        # Lines 3-5 are repaired in place (a position beyond SQLite's integers is no position, an
+        # object source path is the file's, a deep value is kept as text); line 6's dates are
+        # dropped with a warning naming the node; every later line is skipped with a warning.
+        first_skipped = len(GOOD_NOTES) + 5
+        bad_lines = [f"graph.jsonl:{n}:" for n in range(first_skipped, len(lines) + 1)]
+        bad_lines.append("graph.jsonl: node 'dates': created date")
         return HostileSource(fmt, path, bad_lines, list(GOOD_NOTES))
     raise ValueError(fmt)
 

@@ -38,7 +38,10 @@ def json_document(data: Any) -> str:
 def _when(epoch: float | None) -> str:
     if epoch is None:
         return "-"
-    return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (ValueError, OverflowError, OSError):  # stored by a ctx that did not check dates yet
+        return "-"
 
 
 def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | None = None) -> Report:

@@ -120,6 +120,10 @@ def cli_error_text(message: str) -> str:
 def error_reply(exc: BaseException) -> ToolReply:
     if isinstance(exc, CtxError):
         return ToolReply(cli_error_text(str(exc)), is_error=True)
+    if isinstance(exc, sqlite3.DatabaseError):
+        from ctx.store.db import storage_error
+
+        return ToolReply(cli_error_text(str(storage_error(exc))), is_error=True)
     # The CLI's last line of defence says the same; the traceback goes to the server's log.
     log.exception("tool call failed")
     return ToolReply(

@@ -29,9 +29,9 @@ class YamlRefused(ValueError):
     """A document refused before construction (an alias, too deep); the message is content-free."""
 
     def __init__(self, line: int, problem: str) -> None:
-        self.where = f"line {line + 1}"
+        self.line = line  # 0-based, as PyYAML's marks
         self.problem = problem
-        super().__init__(f"{self.where}: {problem}")
+        super().__init__(f"line {line + 1}: {problem}")
 
 
 _lenient_loader: Any = None
@@ -92,9 +92,18 @@ def load(text: str, *, max_depth: int = MAX_DEPTH) -> Any:
 def problem_parts(exc: Exception, *, line_offset: int = 0) -> tuple[str, str]:
     """(``line N``, what is wrong) for a YAML error, without any of the document's text."""
     if isinstance(exc, YamlRefused):
-        return exc.where, exc.problem
+        return f"line {exc.line + 1 + line_offset}", exc.problem
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"line {mark.line + 1 + line_offset}" if mark is not None else "(top level)"
     problem = getattr(exc, "problem", None) or "cannot be parsed"
-    problem = " ".join(_QUOTED.sub("", str(problem)).split()) or "cannot be parsed"
+    problem = " ".join(_QUOTED.sub(_punctuation_only, str(problem)).split()) or "cannot be parsed"
     return where, problem
+
+
+def _punctuation_only(match: re.Match[str]) -> str:
+    """A quoted fragment stays when it is YAML syntax (``expected ',' or ']'``); anything with a
+    letter or digit in it (a tag, a character from the document) goes."""
+    inner = match.group().strip()[1:-1]
+    if 0 < len(inner) <= 3 and not any(ch.isalnum() or ch.isspace() for ch in inner):
+        return match.group()
+    return ""

@@ -40,7 +40,10 @@ FAN_OUT_LISTED = 10
 def _day(epoch: float | None) -> str:
     if epoch is None:
         return "none"
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d")
+    try:
+        return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d")
+    except (ValueError, OverflowError, OSError):  # stored by a ctx that did not check dates yet
+        return "none"
 
 
 def _scoring_note(lens: Lens, has_similarity: bool, similarity_note: str, reference: float | None) -> str:

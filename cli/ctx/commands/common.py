@@ -109,6 +109,13 @@ def handle_errors(func: F) -> F:
         except Exception as exc:  # noqa: BLE001 - the last line of defence for a CLI
             if os.environ.get("CTX_DEBUG"):
                 raise
+            import sqlite3
+
+            if isinstance(exc, sqlite3.DatabaseError):
+                # A lock held past the busy timeout, a read-only graph: one line, not "internal".
+                from ctx.store.db import storage_error
+
+                raise fail(str(storage_error(exc)), EXIT_RUNTIME) from None
             raise fail(f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)") from None
 
     return wrapper  # type: ignore[return-value]

@@ -178,7 +178,7 @@ def _records(relpath: str, text: str, warnings: list[str]) -> list[tuple[str, An
             try:
                 records.append((f"{relpath}:{lineno}", json.loads(line)))
             except json.JSONDecodeError as exc:
-                warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg}; line skipped")
+                warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}); line skipped")
             except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
                 reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
                 warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")

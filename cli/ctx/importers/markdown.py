@@ -290,6 +290,7 @@ class MarkdownImporter(Importer):
 
         title = meta.get("title")
         title = _scalar(title).strip() if title not in (None, "") else ""
+        date_problems: list[str] = []
         node = NodeRecord(
             id=node_id,
             title=title or self.default_title(node_id),
@@ -298,8 +299,8 @@ class MarkdownImporter(Importer):
             fields=self.fields_of(meta),
             aliases=_string_list(meta.get("aliases", meta.get("alias"))),
             source_path=info.relpath,
-            created=_first_date(meta, CREATED_KEYS),
-            updated=_first_date(meta, UPDATED_KEYS),
+            created=_first_date(meta, CREATED_KEYS, date_problems),
+            updated=_first_date(meta, UPDATED_KEYS, date_problems),
             keys=self.note_keys(info.relpath, node_id),
         )
         # One frontmatter date stands for both: a file's mtime says when it was checked out or
@@ -312,7 +313,7 @@ class MarkdownImporter(Importer):
             node.type = declared_type.strip().lower()
             node.fields.pop("type", None)
         self.adjust_node(node, meta)
-        out = ParsedFile(nodes=[node], warnings=note.warnings)
+        out = ParsedFile(nodes=[node], warnings=note.warnings + [f"{info.relpath}: {p}" for p in date_problems])
         out.edges.extend(self.link_edges(node_id, links))
         out.edges.extend(self.field_edges(node_id, meta))
         out.edges.extend(self.structure_edges(node))
@@ -471,12 +472,20 @@ def _as_wikilink(value: Any) -> Any:
     return f"[[{value[0][0]}]]" if _is_unquoted_wikilink(value) else value
 
 
-def _first_date(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+# A value that looks like a date (2021-02-30, 0000-01-01, 10000-01-01) but is none: worth a
+# warning, unlike `date: someday` which is just text.
+_DATE_LIKE = re.compile(r"\d{4,}-\d{1,2}-\d{1,2}(?:[ T]|\Z)")
+
+
+def _first_date(meta: dict[str, Any], keys: tuple[str, ...], problems: list[str]) -> float | None:
     for key in keys:
         if key in meta:
-            stamp = parse_date(meta[key])
+            value = meta[key]
+            stamp = parse_date(value)
             if stamp is not None:
                 return stamp
+            if isinstance(value, str) and _DATE_LIKE.match(value.strip()):
+                problems.append(f"{key}: {value.strip()[:40]!r} is not a calendar date; ignored")
     return None
 
 

@@ -68,7 +68,9 @@ class RoamImporter(Importer):
         try:
             pages = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{info.relpath}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+            raise ImportFormatError(
+                f"{info.relpath}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
         if not isinstance(pages, list):
             raise ImportFormatError(f"{info.relpath}: a Roam export is a list of pages")
         out = ParsedFile()

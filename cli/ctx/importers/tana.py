@@ -74,7 +74,9 @@ class TanaImporter(Importer):
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{info.relpath}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+            raise ImportFormatError(
+                f"{info.relpath}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
         docs = document.get("docs") if isinstance(document, dict) else None
         if not isinstance(docs, list):
             raise ImportFormatError(f"{info.relpath}: not a Tana export (no 'docs' list)")

@@ -1,12 +1,36 @@
-"""Opening the graph database: one SQLite file per graph, WAL mode, migrated on open."""
+"""Opening the graph database: one SQLite file per graph, WAL mode, migrated on open.
+
+A graph file is marked as ctx's with ``PRAGMA application_id``. A path that holds anything else
+is refused before a single byte is written: another application's SQLite database is never given
+ctx's tables or switched to WAL, and a read command on an empty file does not turn it into a
+graph. A graph in a read-only file or folder can still be read; a lock held by another process is
+waited for (30 s by default) and then reported in one line, as is a write to a read-only graph.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from ctx.errors import CtxError, NoGraphError
-from ctx.store.migrations import MIGRATIONS, current_version, migrate
+from ctx.store.migrations import APPLICATION_ID, MIGRATIONS, current_version, migrate, readable_as_is
+
+# Long enough for an import or `ctx embed` batch to commit; after it, "locked" is reported.
+# $CTX_BUSY_TIMEOUT_MS changes it (a script that would rather fail fast).
+DEFAULT_BUSY_TIMEOUT_MS = 30_000
+
+
+def busy_timeout_ms() -> int:
+    value = os.environ.get("CTX_BUSY_TIMEOUT_MS", "")
+    return int(value) if value.isdigit() else DEFAULT_BUSY_TIMEOUT_MS
+# Tables every ctx graph has had since migration 1: a file with them and a schema version but no
+# application id was written by a ctx from before the mark (it gets the mark on its next write).
+GRAPH_TABLES = frozenset({"meta", "sources", "files", "nodes", "edges", "node_keys"})
+
+
+class NotAGraphError(CtxError):
+    """The path holds a database that is not a ctx graph; nothing was written to it."""
 
 
 def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
@@ -21,20 +45,85 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout = 5000")
-        if current_version(conn) < len(MIGRATIONS):
-            conn.execute("PRAGMA journal_mode = WAL")
-            migrate(conn)
-        elif current_version(conn) > len(MIGRATIONS):
-            raise CtxError(
-                f"{path} was written by a newer ctx (schema {current_version(conn)}); upgrade ctx"
-            )
+        conn = _open(path, create=create)
+        version = current_version(conn)
+        if version > len(MIGRATIONS):
+            raise CtxError(f"{path} was written by a newer ctx (schema {version}); upgrade ctx")
+        if version < len(MIGRATIONS):
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                migrate(conn)
+            except sqlite3.OperationalError as exc:
+                if create or "readonly" not in str(exc) or not readable_as_is(version):
+                    raise
+                # A read-only graph from an older ctx that lacks only what reading can do
+                # without: read it as it is.
         conn.execute("PRAGMA synchronous = NORMAL")
     except sqlite3.DatabaseError as exc:
-        raise CtxError(f"{path} is not a usable ctx graph: {exc}") from None
+        raise storage_error(exc, path) from None
     return conn
+
+
+def _open(path: Path, *, create: bool) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+    try:
+        _check_ours(conn, path, create=create)
+    except sqlite3.OperationalError as exc:
+        if create or "unable to open" not in str(exc):
+            conn.close()
+            raise
+        # A WAL graph in a read-only folder: SQLite cannot create the shared-memory file readers
+        # normally use. Opened immutable, it is read as the file stands.
+        conn.close()
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        _check_ours(conn, path, create=False)
+    return conn
+
+
+def _check_ours(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
+    """Refuse, before any write, a database that is not a ctx graph (reads the header only)."""
+    application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    if application_id == APPLICATION_ID:
+        return
+    if application_id != 0:
+        raise NotAGraphError(
+            f"{path} is another application's SQLite database (application id {application_id}),"
+            " not a ctx graph; nothing was written to it (give --db a new file)"
+        )
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables and current_version(conn) == 0:
+        if create:
+            return  # a new (or empty) file: the import makes it a graph
+        raise NoGraphError(path)
+    if current_version(conn) >= 1 and GRAPH_TABLES <= tables:
+        return  # a graph from a ctx that did not mark its files yet
+    raise NotAGraphError(
+        f"{path} is a SQLite database that is not a ctx graph; nothing was written to it"
+        " (give --db a new file)"
+    )
+
+
+def storage_error(exc: sqlite3.DatabaseError, path: str | Path | None = None) -> CtxError:
+    """One line for what SQLite refused: a lock held too long, a read-only graph, not a database."""
+    message = str(exc)
+    where = f"{path}" if path is not None else "the graph"
+    if "locked" in message or "busy" in message:
+        return CtxError(
+            f"{where} is locked by another process (an import, sync or embed still running?);"
+            f" waited {busy_timeout_ms() / 1000:g} s. Try again when it has finished"
+        )
+    if "readonly" in message or "read-only" in message:
+        return CtxError(f"{where} is read-only (the file or its folder): it can be read, not changed")
+    if "unable to open" in message:
+        return CtxError(f"cannot open {where} for writing: the file or its folder is read-only, or missing")
+    if "not a database" in message or "malformed" in message:
+        return NotAGraphError(f"{where} is not a usable ctx graph: {message}")
+    return CtxError(f"{where}: {message}")
 
 
 def open_graph(path: str | Path) -> sqlite3.Connection:

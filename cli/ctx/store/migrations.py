@@ -139,11 +139,22 @@ _M003_UPDATED_INDEX = """
 CREATE INDEX nodes_by_updated ON nodes (updated);
 """
 
+# Marks the file as a ctx graph, so that a path holding some other application's database is
+# recognised (and refused) before anything is written to it. "ctxG" in ASCII.
+APPLICATION_ID = 0x63747847
+_M004_APPLICATION_ID = f"""
+PRAGMA application_id = {APPLICATION_ID};
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
     _M003_UPDATED_INDEX,
+    _M004_APPLICATION_ID,
 ]
+# Migrations a reader can do without (an index, a mark): a read-only graph that lacks only these
+# is read as it is instead of refused.
+NOT_NEEDED_FOR_READING = frozenset({3, 4})
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -161,9 +172,24 @@ def migrate(conn: sqlite3.Connection) -> int:
             conn.executescript(
                 f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
             )
+        except sqlite3.OperationalError:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            # Two processes creating the same new graph: both saw version 0, one migrated while
+            # the other waited for the lock, whose script then failed ("table meta already
+            # exists"). Nothing of it was applied; if the other got this far, go on from there.
+            if current_version(conn) >= number:
+                version = current_version(conn)
+                continue
+            raise
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
         version = number
     return version
+
+
+def readable_as_is(version: int) -> bool:
+    """Whether a graph at schema ``version`` can be read without the migrations it lacks."""
+    return all(number in NOT_NEEDED_FOR_READING for number in range(version + 1, len(MIGRATIONS) + 1))

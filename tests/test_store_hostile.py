@@ -1,0 +1,184 @@
+"""Databases that are not ours, or not writable, and imports that race or die.
+
+* Another application's SQLite file (or an empty file) given as --db is refused by every command,
+  byte for byte untouched: no ctx tables, no switch to WAL.
+* A new graph carries PRAGMA application_id; a graph from before the mark still opens.
+* A graph in a read-only folder can be read; writing to it is a one-line error.
+* A lock held past the busy timeout is a one-line error, not an internal error.
+* Two first imports into the same new graph at the same instant both succeed.
+* A killed or failed first import leaves no empty source behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
+READ_COMMANDS = (["stats"], ["search", "apollo"], ["show", "x"], ["build", "apollo"], ["stats", "--format", "json"])
+
+
+def _foreign(path: Path, journal: str = "delete") -> bytes:
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA journal_mode = {journal}")
+    conn.execute("CREATE TABLE contacts (name TEXT, phone TEXT)")
+    conn.execute("INSERT INTO contacts VALUES ('Ada', '555-0100')")
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_another_applications_database_is_refused_and_untouched(tmp_path, run_cli, marked):
+    db = tmp_path / "contacts.db"
+    before = _foreign(db)
+    if marked:
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA application_id = 1234")
+        conn.commit()
+        conn.close()
+        before = db.read_bytes()
+    for argv in [*READ_COMMANDS, ["import", str(FIXTURES / "demo-vault")]]:
+        result = run_cli(*argv, db=db)
+        assert result.exit_code == 1, (argv, result.stderr)
+        assert "not a ctx graph" in result.stderr and "nothing was written" in result.stderr
+        assert result.stderr.count("\n") == 1
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db"]  # no -wal, no -shm
+
+
+def test_an_empty_file_is_no_graph_for_a_read_and_stays_empty(tmp_path, run_cli):
+    db = tmp_path / "empty.db"
+    db.touch()
+    for argv in READ_COMMANDS:
+        result = run_cli(*argv, db=db)
+        assert result.exit_code == 1 and "no graph at" in result.stderr, (argv, result.stderr)
+    assert db.stat().st_size == 0
+    assert run_cli("import", str(FIXTURES / "demo-vault"), db=db).exit_code == 0  # an import may use it
+
+
+def test_a_new_graph_is_marked_and_an_unmarked_old_graph_still_opens(tmp_path, run_cli):
+    from ctx.store.migrations import APPLICATION_ID
+
+    db = tmp_path / "graph.db"
+    assert run_cli("import", str(FIXTURES / "demo-vault"), db=db).exit_code == 0
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    # As a ctx from before the mark left it: no application id, schema version 3.
+    conn.execute("PRAGMA application_id = 0")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    assert run_cli("stats", db=db).exit_code == 0
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    conn.close()
+
+
+def _immutable(path: Path) -> bool:
+    """chattr +i: read-only even for root (tests often run as root, which chmod does not stop)."""
+    return shutil.which("chattr") is not None and subprocess.run(
+        ["chattr", "+i", str(path)], capture_output=True
+    ).returncode == 0
+
+
+def test_a_graph_in_a_read_only_folder_can_be_read(tmp_path, run_cli):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "graph.db"
+    assert run_cli("import", str(FIXTURES / "demo-vault"), db=db).exit_code == 0
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for extra in ("graph.db-wal", "graph.db-shm"):
+        (folder / extra).unlink(missing_ok=True)
+    if os.geteuid() != 0:
+        db.chmod(0o444)
+        folder.chmod(0o555)
+    elif not (_immutable(db) and _immutable(folder)):
+        pytest.skip("cannot make a folder read-only for root here (no chattr +i)")
+    try:
+        for argv in READ_COMMANDS:
+            result = run_cli(*argv, db=db)
+            assert result.exit_code in (0, 3), (argv, result.stderr)
+        built = run_cli("build", "Project Apollo", db=db)
+        assert built.exit_code == 0 and "Project Apollo" in built.stdout
+        write = run_cli("import", str(FIXTURES / "demo-vault" / "Home.md"), "--format", "obsidian", db=db)
+        assert write.exit_code == 1 and "read-only" in write.stderr and "internal error" not in write.stderr
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder), str(db)], capture_output=True)
+        else:
+            folder.chmod(0o755)
+
+
+def test_a_lock_held_too_long_is_one_clear_line(tmp_path, run_cli, monkeypatch):
+    db = tmp_path / "graph.db"
+    assert run_cli("import", str(FIXTURES / "claims.jsonl"), db=db).exit_code == 0
+    monkeypatch.setenv("CTX_BUSY_TIMEOUT_MS", "300")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        result = run_cli("import", str(FIXTURES / "demo-vault"), db=db)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.exit_code == 1
+    assert result.stderr.startswith("ctx: error: ") and "locked by another process" in result.stderr
+    assert "internal error" not in result.stderr and result.stderr.count("\n") == 1
+
+
+def _spawn_import(db: Path, source: Path) -> subprocess.Popen:
+    return subprocess.Popen([CTX, "import", str(source), "--db", str(db), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_two_first_imports_at_the_same_instant_both_succeed(tmp_path):
+    assert CTX
+    for round_ in range(3):
+        db = tmp_path / f"race{round_}.db"
+        first = _spawn_import(db, FIXTURES / "demo-vault")
+        second = _spawn_import(db, FIXTURES / "claims.jsonl")
+        for proc in (first, second):
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()
+        stats = json.loads(subprocess.run([CTX, "stats", "--db", str(db), "--format", "json"],
+                                          capture_output=True, check=True).stdout)
+        assert len(stats["sources"]) == 2 and all(s["nodes"] > 0 for s in stats["sources"])
+
+
+def test_a_killed_first_import_leaves_no_empty_source(tmp_path):
+    assert CTX
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(300):
+        (vault / f"note {i}.md").write_text(f"# Note {i}\n\n" + "Some words about things. " * 200, encoding="utf-8")
+    for delay in (0.2, 0.5, 0.9, 1.4):
+        db = tmp_path / f"killed-{delay}.db"
+        proc = _spawn_import(db, vault)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        if not db.exists():
+            continue
+        conn = sqlite3.connect(db)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "sources" not in tables:
+                continue
+            for (source_id,) in conn.execute("SELECT id FROM sources"):
+                nodes = conn.execute("SELECT COUNT(*) FROM nodes WHERE source_id = ?", (source_id,)).fetchone()[0]
+                assert nodes == 300, f"a source with {nodes} nodes after a kill at {delay}s"
+        finally:
+            conn.close()
