@@ -47,15 +47,50 @@ def check_regular(path: str | os.PathLike[str], root: str | os.PathLike[str] | N
     With ``root`` (a folder or file), a symlink is followed only when its final target stays
     inside ``root`` (both resolved). ``OSError`` (a missing file, no permission) passes through.
     """
-    link = os.lstat(path)
-    # Every path is resolved, not only symlinks: a folder on the way (``pages/`` of a Logseq
-    # graph) may itself be a symlink to somewhere else.
-    if root is not None and not _inside(os.path.realpath(path), os.path.realpath(root)):
-        raise FileRefused(
-            "a symlink to a file outside the imported folder" if stat.S_ISLNK(link.st_mode)
-            else "outside the imported folder (through a symlinked folder)"
-        )
-    st = os.stat(path)
+    if root is None:
+        return _regular(path, os.lstat(path))
+    return Confinement(root).check(path)
+
+
+class Confinement:
+    """``check_regular`` for many files under one root, as one import checks a whole vault.
+
+    Resolving every path component by component cost more than everything else in a no-op
+    re-import (13k notes: 3.4 s of 5.3 s); here the root is resolved once and each folder once
+    per instance, and a file that is not itself a symlink resolves to its folder's real path
+    plus its name. Make one per import (or check): what it caches is the folders as they were
+    when it first saw them.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = os.path.realpath(root)
+        self._folders: dict[str, str] = {}
+
+    def _real_folder(self, folder: str) -> str:
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        return real
+
+    def check(self, path: str | os.PathLike[str]) -> os.stat_result:
+        link = os.lstat(path)
+        if stat.S_ISLNK(link.st_mode):
+            target = os.path.realpath(path)
+        else:
+            # Every path is resolved, not only symlinks: a folder on the way (``pages/`` of a
+            # Logseq graph) may itself be a symlink to somewhere else.
+            folder, name = os.path.split(os.path.abspath(path))
+            target = os.path.join(self._real_folder(folder), name)
+        if not _inside(target, self.root):
+            raise FileRefused(
+                "a symlink to a file outside the imported folder" if stat.S_ISLNK(link.st_mode)
+                else "outside the imported folder (through a symlinked folder)"
+            )
+        return _regular(path, link)
+
+
+def _regular(path: str | os.PathLike[str], link: os.stat_result) -> os.stat_result:
+    st = os.stat(path) if stat.S_ISLNK(link.st_mode) else link
     if not stat.S_ISREG(st.st_mode):
         what = _kind(st.st_mode)
         raise FileRefused(f"a symlink to {what}" if stat.S_ISLNK(link.st_mode) else what)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ctx.config import ImportLimits, PrivacyConfig, load_import_limits, load_privacy_config
 from ctx.errors import ImportFormatError, UsageError
-from ctx.files import FileRefused, check_regular, read_regular
+from ctx.files import Confinement, FileRefused, read_regular
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
@@ -140,10 +140,11 @@ def import_path(
     # note elsewhere) or a FIFO or device is skipped, and counts as gone if it was imported before.
     candidates: list[tuple[str, Path, os.stat_result]] = []
     refused: set[str] = set()
+    confinement = Confinement(root)
     for rel in relpaths:
         abspath = base / rel
         try:
-            st = check_regular(abspath, root)
+            st = confinement.check(abspath)
         except FileRefused as exc:
             report.warnings.append(f"{rel}: {exc}; skipped")
             refused.add(rel)
