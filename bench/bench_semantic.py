@@ -90,7 +90,8 @@ def bench_build(db: Path, runs: int, env: dict[str, str]) -> None:
 def bench_vectors(workdir: Path, n: int, dim: int) -> None:
     import numpy as np
 
-    from ctx.semantic import search, store
+    from ctx.semantic import search
+    from ctx.store import vectors as vector_store
     from ctx.store import connect
 
     db = workdir / f"vectors-{n}.db"
@@ -113,8 +114,8 @@ def bench_vectors(workdir: Path, n: int, dim: int) -> None:
         [(i, i, f"h{i}") for i in ids],
     )
     conn.execute("COMMIT")
-    store.write_vectors(conn, "bench", [(i, f"h{i}", v) for i, v in zip(ids, vectors, strict=True)])
-    store.set_active_model(conn, "bench")
+    vector_store.write_vectors(conn, "bench", [(i, f"h{i}", v) for i, v in zip(ids, vectors, strict=True)])
+    vector_store.set_active_model(conn, "bench")
     conn.close()
 
     query = vectors[12345]

@@ -23,7 +23,7 @@ class InterruptedImporter(ObsidianImporter):
 
     format = "interrupted"
 
-    def finalize(self, conn: sqlite3.Connection, source_id: int):
+    def finalize(self, source):
         raise KeyboardInterrupt
 
 

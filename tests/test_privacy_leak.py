@@ -175,7 +175,7 @@ def test_similarity_never_brings_private_nodes_back(run_cli, leaky_db, tmp_path)
     anything let them through. Fake vectors, no model: id topics use the seeds' stored vectors."""
     import numpy as np
 
-    from ctx.semantic import store
+    from ctx.store import vectors
     from ctx.store import connect
 
     db = tmp_path / "vectors.db"
@@ -194,8 +194,8 @@ def test_similarity_never_brings_private_nodes_back(run_cli, leaky_db, tmp_path)
         if row[0] in private:
             row[2] = topic_vectors["c06"]
     with conn:
-        store.write_vectors(conn, "fake", [tuple(r) for r in rows])
-        store.set_active_model(conn, "fake")
+        vectors.write_vectors(conn, "fake", [tuple(r) for r in rows])
+        vectors.set_active_model(conn, "fake")
     conn.close()
     for lens in ("claims", "workspace", "general"):
         for fmt in ("markdown", "json"):

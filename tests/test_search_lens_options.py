@@ -13,7 +13,7 @@ from ctx.assemble import BuildRequest, build_context
 from ctx.assemble.relevance import feedback_query, names_in
 from ctx.importers.engine import import_path
 from ctx.lenses import LensError, parse_lens
-from ctx.semantic import store
+from ctx.store import vectors
 from ctx.store import connect
 from ctx.store.reads import find_mentions
 from ctx.tokens import get_encoding
@@ -123,8 +123,8 @@ def _fake_vectors(conn) -> None:
             axis, amount = lean[node_id]
             v[axis] = amount
         rows.append((node_id, content_hash, v / np.linalg.norm(v)))
-    store.write_vectors(conn, "fake", rows)
-    store.set_active_model(conn, "fake")
+    vectors.write_vectors(conn, "fake", rows)
+    vectors.set_active_model(conn, "fake")
 
 
 def test_names_feedback_widens_the_full_text_query(graph):

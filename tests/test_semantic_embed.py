@@ -14,7 +14,7 @@ import pytest
 from semantic_vault import write_vault
 
 from ctx.importers.engine import import_path
-from ctx.semantic import store
+from ctx.store import vectors
 from ctx.semantic.embedding import embed_graph
 from ctx.semantic.models import DEFAULT_MODEL, ModelRef, resolve_model
 from ctx.store import connect
@@ -49,7 +49,7 @@ def graph_copy(embedded_db: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Pa
         "INSERT INTO embeddings (node_id, model, dim, content_hash, vector)"
         " SELECT node_id, model, dim, content_hash, vector FROM done.embeddings"
     )
-    store.set_active_model(conn, DEFAULT_MODEL)
+    vectors.set_active_model(conn, DEFAULT_MODEL)
     conn.execute("DETACH DATABASE done")
     conn.close()
     return vault, db
@@ -72,12 +72,12 @@ class CountingEncoder:
 def test_every_node_gets_a_fresh_vector(embedded_db):
     _, db = embedded_db
     conn = connect(db)
-    state = store.status(conn)
+    state = vectors.status(conn)
     assert state.model == DEFAULT_MODEL
     assert state.fresh == state.nodes > 0
     dims = {r[0] for r in conn.execute("SELECT dim FROM embeddings")}
     assert dims == {384}
-    norms = [np.linalg.norm(store.from_blob(r[0])) for r in conn.execute("SELECT vector FROM embeddings")]
+    norms = [np.linalg.norm(vectors.from_blob(r[0])) for r in conn.execute("SELECT vector FROM embeddings")]
     assert np.allclose(norms, 1.0, atol=1e-4)
 
 
@@ -90,7 +90,7 @@ def test_second_run_embeds_nothing_and_loads_no_model(graph_copy):
 
     report = embed_graph(conn, resolve_model(None), encoder_factory=must_not_load)
     assert report.embedded == 0
-    assert report.unchanged == store.status(conn).nodes
+    assert report.unchanged == vectors.status(conn).nodes
 
 
 def test_editing_one_note_embeds_exactly_that_note(graph_copy):
@@ -100,21 +100,21 @@ def test_editing_one_note_embeds_exactly_that_note(graph_copy):
     note.write_text(note.read_text() + "\nA refractor uses lenses instead.\n", encoding="utf-8")
     os.utime(note, (time.time() + 5, time.time() + 5))
     import_path(conn, vault)
-    assert store.pending_node_ids(conn, DEFAULT_MODEL) == ["Telescope"]
+    assert vectors.pending_node_ids(conn, DEFAULT_MODEL) == ["Telescope"]
     report = embed_graph(conn, resolve_model(None))
     assert report.embedded == 1
-    assert store.status(conn).missing == 0
+    assert vectors.status(conn).missing == 0
 
 
 def test_switching_models_re_embeds_everything(graph_copy):
     _, db = graph_copy
     conn = connect(db)
     CountingEncoder.calls = []
-    total = store.status(conn).nodes
+    total = vectors.status(conn).nodes
     report = embed_graph(conn, ModelRef("fake-model", None), encoder_factory=CountingEncoder)
     assert report.embedded == total and report.switched_from == DEFAULT_MODEL
     assert len(CountingEncoder.calls) == total
-    assert store.active_model(conn) == "fake-model"
+    assert vectors.active_model(conn) == "fake-model"
     assert {r[0] for r in conn.execute("SELECT model FROM embeddings")} == {"fake-model"}
 
 

@@ -7,7 +7,8 @@ import pytest
 from semantic_vault import BREAD_QUESTION, write_vault
 
 from ctx.importers.engine import import_path
-from ctx.semantic import search, store
+from ctx.semantic import search
+from ctx.store import vectors as vector_store
 from ctx.semantic.fusion import reciprocal_rank_fusion
 from ctx.semantic.search import VectorIndex, load_index
 from ctx.store import connect
@@ -47,8 +48,8 @@ def fake_vectors_db(tmp_path):
     for node_id, content_hash in conn.execute("SELECT id, content_hash FROM nodes ORDER BY id"):
         v = rng.standard_normal(16).astype(np.float32)
         rows.append((node_id, content_hash, v / np.linalg.norm(v)))
-    store.write_vectors(conn, "fake", rows)
-    store.set_active_model(conn, "fake")
+    vector_store.write_vectors(conn, "fake", rows)
+    vector_store.set_active_model(conn, "fake")
     return conn, db
 
 
@@ -66,7 +67,7 @@ def test_matrix_cache_is_written_reused_and_invalidated(fake_vectors_db, monkeyp
     v = np.zeros(16, dtype=np.float32)
     v[0] = 1.0
     content_hash = conn.execute("SELECT content_hash FROM nodes WHERE id = 'Telescope'").fetchone()[0]
-    store.write_vectors(conn, "fake", [("Telescope", content_hash, v)])
+    vector_store.write_vectors(conn, "fake", [("Telescope", content_hash, v)])
     changed = load_index(conn, "fake")
     assert np.array_equal(changed.matrix[changed.ids.index("Telescope")], v)
     assert sorted(p.name for p in cache_dir.iterdir()) != files
@@ -78,7 +79,7 @@ def test_stale_vectors_are_not_searched(fake_vectors_db):
     conn.execute("UPDATE nodes SET content_hash = 'edited' WHERE id = 'Tomatoes'")
     index = load_index(conn, "fake")
     assert "Tomatoes" not in index.ids
-    assert store.status(conn).missing == 1
+    assert vector_store.status(conn).missing == 1
 
 
 def test_query_vectors_are_cached_in_the_graph(tmp_path):
@@ -91,9 +92,9 @@ def test_query_vectors_are_cached_in_the_graph(tmp_path):
     conn = connect(tmp_path / "g.db", create=True)
     import_path(conn, write_vault(tmp_path / "vault"))
     first_hash = conn.execute("SELECT content_hash FROM nodes LIMIT 1").fetchone()
-    store.write_vectors(conn, "all-MiniLM-L6-v2", [("Kitchen", first_hash[0], np.ones(384, np.float32) / np.sqrt(384))])
+    vector_store.write_vectors(conn, "all-MiniLM-L6-v2", [("Kitchen", first_hash[0], np.ones(384, np.float32) / np.sqrt(384))])
     conn.execute("UPDATE nodes SET content_hash = ? WHERE id = 'Kitchen'", first_hash)
-    store.set_active_model(conn, "all-MiniLM-L6-v2")
+    vector_store.set_active_model(conn, "all-MiniLM-L6-v2")
     first = from_text(conn, [BREAD_QUESTION])
     assert first.method == "numpy"
     second = from_text(conn, ["  How do I make   bread rise?"])

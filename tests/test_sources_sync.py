@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from fake_encoder import FAKE_MODEL, HashEncoder
 
 from ctx.importers.engine import import_path
-from ctx.semantic import store as vectors
+from ctx.store import vectors
 from ctx.semantic.embedding import embed_graph
 from ctx.store import connect
 

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx.files import FileRefused, check_regular
+from ctx.store.db import get_meta, set_meta
 from ctx.store.sources import Source, list_sources
+from ctx.store.writes import file_states
 
 CHECKED_KEY = "sources_checked_at"
 
@@ -42,10 +44,7 @@ def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
         return False  # nothing to import; `ctx sources` shows it as missing
     importer = get_importer(source.format)
     base = importer.base_dir(root)
-    known = {
-        r[0]: (r[1], r[2])
-        for r in conn.execute("SELECT path, mtime_ns, size FROM files WHERE source_id = ?", (source.id,))
-    }
+    known = {rel: (mtime_ns, size) for rel, (mtime_ns, size, _hash) in file_states(conn, source.id).items()}
     seen = 0
     # Plain strings, not Path objects: at 13k files, building paths cost more than the stats.
     prefix = os.path.join(str(base), "")
@@ -75,16 +74,16 @@ def stale_sources(conn: sqlite3.Connection) -> list[Source]:
 
 
 def _last_check(conn: sqlite3.Connection) -> float | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CHECKED_KEY,)).fetchone()
+    value = get_meta(conn, CHECKED_KEY)
     try:
-        return float(row[0]) if row else None
+        return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
 def _mark_checked(conn: sqlite3.Connection, when: float) -> None:
     try:
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (CHECKED_KEY, repr(when)))
+        set_meta(conn, CHECKED_KEY, repr(when))
     except sqlite3.OperationalError:
         pass  # a read-only or busy graph: the next call checks again, which is only slower
 

@@ -181,7 +181,7 @@ def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = 
 def embedding_coverage(conn: sqlite3.Connection) -> dict[str, Any]:
     """How many nodes have a vector from the graph's model: fresh (from the node's current text),
     stale (from older text or another model) and missing."""
-    from ctx.semantic.store import active_model
+    from ctx.store.vectors import active_model
 
     model = active_model(conn)
     nodes, fresh, stale = conn.execute(
@@ -207,7 +207,7 @@ def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
     """`ctx sources`: every registered source with its format, size, last import and vectors."""
     from pathlib import Path
 
-    from ctx.semantic.store import active_model
+    from ctx.store.vectors import active_model
     from ctx.store.sources import list_sources
 
     check_format(fmt)

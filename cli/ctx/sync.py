@@ -109,7 +109,7 @@ def _embed_pending(
     progress: PhaseProgress | None,
     encoder_factory: Callable | None,
 ) -> None:
-    from ctx.semantic import store as vectors
+    from ctx.store import vectors
 
     model_name = vectors.active_model(conn)
     if model_name is None:
@@ -150,7 +150,7 @@ def find_source(conn: sqlite3.Connection, path: str | Path) -> Source:
 def remove(conn: sqlite3.Connection, path: str | Path) -> Removed:
     """Remove a registered source and everything it brought, in one transaction."""
     from ctx.config import load_privacy_config
-    from ctx.privacy import refresh_private_flags
+    from ctx.store.privacy import refresh_private_flags
     from ctx.store.transaction import transaction
 
     source = find_source(conn, path)

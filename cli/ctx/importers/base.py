@@ -1,52 +1,25 @@
-"""What every importer produces: node and edge records, and the interface the engine drives.
+"""The interface every importer implements, and what it produces (``ctx.store.records``).
 
-Importers are pure parsers: they turn one source file's text into records and never touch the
-database. The engine (``ctx.importers.engine``) handles incrementality, transactions, link
-resolution, token counts and hashes, so every format gets the same guarantees.
+Importers are pure parsers: they turn one source file's text into node and edge records and never
+touch the database. The engine (``ctx.importers.engine``) decides what changed and which files to
+read; the store (``ctx.store.writes``) writes the records (ids, names, tags, link resolution,
+token counts, hashes) in one transaction, so every format gets the same guarantees.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ctx.store.records import EdgeRecord, NodeRecord
 
-@dataclass
-class NodeRecord:
-    id: str
-    title: str
-    body: str = ""
-    type: str = "note"
-    tags: list[str] = field(default_factory=list)
-    # name -> values; a single value is still a one-element list, so consumers never branch.
-    fields: dict[str, list[str]] = field(default_factory=dict)
-    aliases: list[str] = field(default_factory=list)
-    source_path: str | None = None
-    parent_id: str | None = None
-    position: int | None = None
-    created: float | None = None  # epoch seconds, UTC; None -> the file's mtime
-    updated: float | None = None
-    # Extra names this node answers to, as (normalized key, kind, priority); lower priority wins
-    # when two nodes share a key. id, title and aliases are added by the engine.
-    keys: list[tuple[str, str, int]] = field(default_factory=list)
-    # Whether ``[[title]]`` links may resolve to this node. Outline blocks say False: their
-    # "title" is just their first line, and a page link must not land on a block that happens
-    # to start with the page's name.
-    title_is_key: bool = True
+if TYPE_CHECKING:
+    from ctx.store.writes import SourceView
 
-
-@dataclass
-class EdgeRecord:
-    src: str
-    type: str  # canonical direction: child, link, embed, tag, field:<name>, supports, ...
-    target: str  # a node id (by_id=True) or a normalized key resolved against node_keys
-    by_id: bool = False
-    label: str | None = None
-    position: int | None = None
+__all__ = ["EdgeRecord", "FileInfo", "Importer", "NodeRecord", "ParsedFile"]
 
 
 @dataclass
@@ -111,7 +84,7 @@ class Importer(ABC):
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
         """Records for one file; problems that spare the rest of the file go in ``warnings``."""
 
-    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+    def finalize(self, source: "SourceView") -> ParsedFile:
         """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after
-        every import that changed something. Reads the source's current nodes from ``conn``."""
+        every import that changed something, from the source's current records."""
         return ParsedFile()

@@ -13,13 +13,12 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
 from ctx.importers.markdown import WEB_ADDRESS, MarkdownImporter, normalize
+from ctx.store.writes import SourceView
 
 DENDRON_URL_PREFIX = "dendron://"
 
@@ -81,12 +80,10 @@ class DendronImporter(MarkdownImporter):
             return []
         return [EdgeRecord(node.parent_id, "child", node.id, by_id=True)]
 
-    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+    def finalize(self, source: SourceView) -> ParsedFile:
         """Stub nodes for missing hierarchy levels, and links from tagged notes to tag notes."""
         out = ParsedFile()
-        rows = conn.execute(
-            "SELECT id, tags FROM nodes WHERE source_id = ? AND file != ''", (source_id,)
-        ).fetchall()
+        rows = source.file_nodes()
         names = {r[0] for r in rows}
         stubs: set[str] = set()
         for name in names:
@@ -103,8 +100,8 @@ class DendronImporter(MarkdownImporter):
             if grandparent is not None:
                 out.edges.append(EdgeRecord(grandparent, "child", stub, by_id=True))
         lowered = {n.lower(): n for n in names}
-        for node_id, tags_json in rows:
-            for tag in json.loads(tags_json):
+        for node_id, tags in rows:
+            for tag in tags:
                 tag_note = lowered.get(f"tags.{tag}".lower())
                 if tag_note is not None and tag_note != node_id:
                     out.edges.append(EdgeRecord(node_id, "link", tag_note, by_id=True, label=f"#{tag}"))

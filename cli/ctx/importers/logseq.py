@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from ctx.importers.outline_text import (
     reference_edges,
     scan_refs,
 )
+from ctx.store.writes import SourceView
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GRAPH_FOLDERS = ("pages", "journals")
@@ -183,7 +183,7 @@ class LogseqImporter(Importer):
         refs.embedded_blocks = [r.lower() for r in refs.embedded_blocks]
         out.edges.extend(reference_edges(node.id, refs, self.normalize_key))
 
-    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+    def finalize(self, source: SourceView) -> ParsedFile:
         """Namespace parents: ``a/b`` is a child page of ``a``, which exists even without a file."""
         out = ParsedFile()
         if self.org_files:
@@ -195,12 +195,7 @@ class LogseqImporter(Importer):
         # A namespace parent may be any page that answers to the name, through an alias too.
         pages: dict[str, str] = {}
         titles: dict[str, str] = {}
-        for key, kind, node_id in conn.execute(
-            "SELECT k.key, k.kind, k.node_id FROM node_keys k JOIN nodes n ON n.id = k.node_id"
-            " WHERE k.source_id = ? AND n.file != '' AND n.type IN ('page', 'journal')"
-            " AND k.kind IN ('title', 'alias', 'name') ORDER BY k.priority, length(k.node_id), k.node_id",
-            (source_id,),
-        ):
+        for key, kind, node_id in source.keys(("title", "alias", "name"), node_types=("page", "journal")):
             pages.setdefault(key, node_id)
             if kind == "title":
                 titles[key] = node_id

@@ -15,12 +15,12 @@ import csv
 import io
 import posixpath
 import re
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
+from ctx.store.writes import SourceView
 
 # Not \b: "X <hex>_all.csv" has a word character right after the id.
 _HEX_ID = re.compile(r" ?(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
@@ -184,15 +184,11 @@ class NotionImporter(Importer):
             )
         return out
 
-    def finalize(self, conn: sqlite3.Connection, source_id: int) -> ParsedFile:
+    def finalize(self, source: SourceView) -> ParsedFile:
         """Sub-pages: a file inside folder ``X`` is a child of the page or database ``X``."""
         out = ParsedFile()
         by_path: dict[str, str] = {}
-        for node_id, key in conn.execute(
-            "SELECT node_id, key FROM node_keys WHERE source_id = ? AND kind = 'path'"
-            " ORDER BY priority, length(node_id), node_id",
-            (source_id,),
-        ):
+        for key, _kind, node_id in source.keys(("path",)):
             by_path.setdefault(key, node_id)
         for key, node_id in sorted(by_path.items()):
             parent = by_path.get(posixpath.dirname(key))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.semantic import store
+from ctx.store import vectors
+from ctx.store.reads import node_count
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import node_text
 
@@ -62,12 +63,12 @@ def embed_graph(
     """Bring every node's vector up to date for ``model``. Commits after each batch, so an
     interrupted run keeps what it finished and the next run resumes from there."""
     started = time.perf_counter()
-    previous = store.active_model(conn)
-    pending = store.pending_node_ids(conn, model.name)
-    total = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
-    pruned = store.prune_orphans(conn)
+    previous = vectors.active_model(conn)
+    pending = vectors.pending_node_ids(conn, model.name)
+    total = node_count(conn)
+    pruned = vectors.prune_orphans(conn)
     if previous != model.name:
-        store.set_active_model(conn, model.name)
+        vectors.set_active_model(conn, model.name)
     dim = 0
     embedded = 0
     if pending:
@@ -85,25 +86,24 @@ def embed_graph(
         # One commit per chunk of several batches keeps an interrupted run's work; within a chunk
         # texts go longest first, so each batch holds texts of about one length (little padding,
         # as the encoder's own sort would give) and the progress moves after every batch.
-        for rows in store.iter_node_texts(conn, pending, chunk=batch_size * 8):
+        for rows in vectors.iter_node_texts(conn, pending, chunk=batch_size * 8):
             texts = [node_text(title, body) for _, title, body, _ in rows]
             order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-            vectors: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
+            row_vectors: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
             for start in range(0, len(order), batch_size):
                 batch = order[start : start + batch_size]
                 encoded = encoder.encode([texts[i] for i in batch], batch_size=batch_size)  # type: ignore[attr-defined]
                 dim = int(encoded.shape[1])
                 for i, vector in zip(batch, encoded, strict=True):
-                    vectors[i] = vector
+                    row_vectors[i] = vector
                 embedded += len(batch)
                 if progress:
                     progress(EMBEDDING, embedded, len(pending))
-            store.write_vectors(
-                conn, model.name, [(r[0], r[3], v) for r, v in zip(rows, vectors, strict=True)]
+            vectors.write_vectors(
+                conn, model.name, [(r[0], r[3], v) for r, v in zip(rows, row_vectors, strict=True)]
             )
     if not dim:
-        row = conn.execute("SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model.name,)).fetchone()
-        dim = int(row[0]) if row else 0
+        dim = vectors.model_dim(conn, model.name)
     return EmbedReport(
         model=model.name,
         dim=dim,

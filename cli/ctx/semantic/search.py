@@ -3,7 +3,7 @@
 Brute force is the right tool at this scale: one (n, d) @ (d,) product is ~5 ms for 100k x 384
 float32, exact, and deterministic. What costs is getting the matrix: reading 100k blobs out of
 SQLite takes ~0.5 s, so past CACHE_MIN_ROWS the matrix is also kept as a memory-mapped .npy beside
-the graph file, named by the vectors' state (see ``store.vectors_state``), which loads in a
+the graph file, named by the vectors' state (see ``vectors.vectors_state``), which loads in a
 millisecond. The cache is disposable: delete ``<graph>.vectors/`` at any time.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx.semantic import store
+from ctx.store import vectors
 
 # Below this, reading from SQLite is a few milliseconds and a cache file is not worth leaving around.
 CACHE_MIN_ROWS = 5000
@@ -69,7 +69,7 @@ def _cache_paths(db_file: Path, model: str, state: str) -> tuple[Path, Path, str
 def load_index(conn: sqlite3.Connection, model: str) -> VectorIndex:
     """All fresh vectors of ``model``, from the .npy cache when it matches the graph state."""
     db_file = _db_file(conn)
-    state = store.vectors_state(conn, model)
+    state = vectors.vectors_state(conn, model)
     if db_file is not None:
         matrix_path, ids_path, _ = _cache_paths(db_file, model, state)
         if matrix_path.exists() and ids_path.exists():
@@ -80,7 +80,7 @@ def load_index(conn: sqlite3.Connection, model: str) -> VectorIndex:
                     return VectorIndex(ids, matrix)
             except (OSError, ValueError):
                 pass  # a torn or foreign file: rebuild below
-    ids, matrix = store.all_fresh_vectors(conn, model)
+    ids, matrix = vectors.all_fresh_vectors(conn, model)
     if db_file is not None and len(ids) >= CACHE_MIN_ROWS:
         _write_cache(db_file, model, state, ids, matrix)
     return VectorIndex(ids, matrix)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.semantic import store
+from ctx.store import vectors
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,10 @@ def _normalised_mean(vectors: list[np.ndarray]) -> np.ndarray:
 
 def graph_model(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
     """The active model if the graph has fresh vectors, else None and the reason why not."""
-    model = store.active_model(conn)
+    model = vectors.active_model(conn)
     if model is None:
         return None, "no embeddings in this graph (run `ctx embed`)"
-    state = store.status(conn, model)
+    state = vectors.status(conn, model)
     if state.fresh == 0:
         return None, "embeddings are all stale (run `ctx embed`)"
     return model, None
@@ -56,7 +56,7 @@ def from_seeds(conn: sqlite3.Connection, seed_ids: list[str]) -> TopicVector:
     model, reason = graph_model(conn)
     if model is None:
         return TopicVector(None, None, "none", reason)
-    found = store.vectors_for(conn, model, seed_ids)
+    found = vectors.vectors_for(conn, model, seed_ids)
     if not found:
         return TopicVector(
             model, None, "none", "the topic's nodes have no up-to-date embedding (run `ctx embed`)"
@@ -72,13 +72,13 @@ def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
     model, reason = graph_model(conn)
     if model is None:
         return TopicVector(None, None, "none", reason)
-    vectors: list[np.ndarray] = []
+    found: list[np.ndarray] = []
     methods: set[str] = set()
     encode = None
     for text in texts:
-        cached = store.cached_query_vector(conn, model, text)
+        cached = vectors.cached_query_vector(conn, model, text)
         if cached is not None:
-            vectors.append(cached)
+            found.append(cached)
             methods.add("query-cache")
             continue
         if encode is None:
@@ -93,10 +93,10 @@ def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
                     f"could not embed the topic with {model} ({exc}); similarity left out",
                 )
         vector = encode(text)
-        store.cache_query_vector(conn, model, text, vector)
-        vectors.append(vector)
+        vectors.cache_query_vector(conn, model, text, vector)
+        found.append(vector)
         methods.add(method)
-    return TopicVector(model, _normalised_mean(vectors), "+".join(sorted(methods)))
+    return TopicVector(model, _normalised_mean(found), "+".join(sorted(methods)))
 
 
 def combine(parts: list[TopicVector]) -> TopicVector:
@@ -134,7 +134,7 @@ def similarities(
     """Cosine similarity (clipped at 0) of each node to the topic, and the nodes without a vector."""
     if topic.vector is None or topic.model is None:
         return {}, list(node_ids)
-    found = store.vectors_for(conn, topic.model, node_ids)
+    found = vectors.vectors_for(conn, topic.model, node_ids)
     values = {
         node_id: max(0.0, float(np.dot(vector, topic.vector))) for node_id, vector in found.items()
     }

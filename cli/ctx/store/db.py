@@ -135,3 +135,13 @@ def graph_version(conn: sqlite3.Connection) -> int:
     """A counter bumped by every import that changed something; keys caches to the graph state."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
     return int(row[0]) if row else 0
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """One graph setting; outside a transaction it commits on its own (autocommit)."""
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))

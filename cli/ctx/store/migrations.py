@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from ctx.store.transaction import transaction
+
 
 _M001_GRAPH = """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -163,31 +165,35 @@ def current_version(conn: sqlite3.Connection) -> int:
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply every migration not yet applied, each in its own transaction. Returns the version."""
-    version = current_version(conn)
     for number, script in enumerate(MIGRATIONS, start=1):
-        if number <= version:
+        if number <= current_version(conn):
             continue
-        # executescript commits any open transaction first, so the script carries its own.
-        try:
-            conn.executescript(
-                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
-            )
-        except sqlite3.OperationalError:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            # Two processes creating the same new graph: both saw version 0, one migrated while
-            # the other waited for the lock, whose script then failed ("table meta already
-            # exists"). Nothing of it was applied; if the other got this far, go on from there.
-            if current_version(conn) >= number:
-                version = current_version(conn)
-                continue
-            raise
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        version = number
-    return version
+        with transaction(conn):
+            # Checked again under the write lock: two processes creating the same new graph both
+            # saw the old version, and the one that waited for the lock finds the work done.
+            if current_version(conn) < number:
+                for statement in statements(script):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")  # transactional: undone with the rest
+    return current_version(conn)
+
+
+def statements(script: str) -> list[str]:
+    """A SQL script as single statements (a trigger's body stays whole), for ``execute``.
+
+    ``executescript`` would commit any open transaction first, so it cannot run inside one.
+    """
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip():
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        out.append(pending.strip())
+    return out
 
 
 def readable_as_is(version: int) -> bool:

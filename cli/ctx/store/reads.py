@@ -294,6 +294,10 @@ def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
         return 0
 
 
+def node_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0])
+
+
 def stats(conn: sqlite3.Connection, *, include_private: bool = False) -> dict[str, Any]:
     """Counts for ``ctx stats``. Types and edge types are named only as far as visible nodes carry
     them: a type or a field name (``field:<name>`` edges) that only private nodes have is itself

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ctx.store.transaction import transaction
+
 _ACTIVE_MODEL_KEY = "embedding_model"
 
 
@@ -63,6 +65,12 @@ def status(conn: sqlite3.Connection, model: str | None = None) -> EmbeddingStatu
     return EmbeddingStatus(model, nodes, fresh)
 
 
+def model_dim(conn: sqlite3.Connection, model: str) -> int:
+    """The dimension of ``model``'s stored vectors (0 when it has none)."""
+    row = conn.execute("SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def pending_node_ids(conn: sqlite3.Connection, model: str) -> list[str]:
     """Nodes to (re-)embed for ``model``: no vector, changed content, or another model's vector."""
     return [
@@ -97,19 +105,13 @@ def write_vectors(
 ) -> int:
     """Store (node_id, content_hash, vector) rows for ``model``, replacing what each node had."""
     data = [(node_id, model, int(v.shape[0]), h, to_blob(v)) for node_id, h, v in rows]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         # REPLACE deletes the old row and inserts a new one, so seq grows: caches see the change.
         conn.executemany(
             "INSERT OR REPLACE INTO embeddings (node_id, model, dim, content_hash, vector)"
             " VALUES (?, ?, ?, ?, ?)",
             data,
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return len(data)
 
 
