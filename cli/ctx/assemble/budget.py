@@ -1,6 +1,8 @@
 """Budget: choose what goes into the output so that its real token count never exceeds the budget.
 
-Plan with counts of each node's rendered block (store-time counts pre-filter what is worth
+The candidates' text arrives ready (``prepare.py``: bodies loaded, title headings stripped,
+duplicates removed) and the header is chosen (``choose_header``); the packer only packs. Plan with
+counts of each node's rendered block (store-time counts pre-filter what is worth
 counting), reserve the header exactly, split the rest by the lens's section shares (unused budget
 flows to the next section), then:
 
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctx.assemble.candidate import Candidate
+from ctx.assemble import outline_view
 from ctx.assemble.render import (
     FULL,
     SHORTENED,
@@ -30,10 +33,7 @@ from ctx.assemble.render import (
     block_text,
     omitted_text,
     render,
-    strip_title_heading,
 )
-from ctx.assemble import outline_view
-from ctx.assemble.dedup import drop_duplicates
 from ctx.assemble.truncate import shorten
 from ctx.lenses import HEADER_LEVELS, Lens
 
@@ -93,20 +93,39 @@ def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
 # ---------------------------------------------------------------------------------------------
 
 
+def choose_header(doc: Document, lens: Lens, counter: TokenCounter) -> int:
+    """Give ``doc`` the richest header the lens allows that leaves room for content; its cost."""
+    for level in range(HEADER_LEVELS.index(lens.output.header), 3):
+        doc.header_level = level
+        cost = counter.count(render(doc, doc.budget))
+        if level == 0 and cost <= doc.budget * 0.2:
+            return cost
+        if level == 1 and cost <= doc.budget * 0.3:
+            return cost
+    return cost
+
+
+def content_room(doc: Document, header_cost: int) -> int:
+    """Tokens left for the sections once the header is paid for."""
+    return doc.budget - header_cost - 2
+
+
 class Packer:
+    """Fills a Document's sections from ranked candidates whose text is ready (``ready``: ids
+    whose ``body`` is loaded and prepared, see ``ctx.assemble.prepare``): it only packs."""
+
     def __init__(
         self,
         doc: Document,
         ranked: list[Candidate],
         lens: Lens,
         counter: TokenCounter,
-        load_bodies: Callable[[list[Candidate]], None],
+        ready: set[str],
     ) -> None:
         self.doc = doc
         self.ranked = ranked
         self.lens = lens
         self.counter = counter
-        self.load_bodies = load_bodies
         self.budget = doc.budget
         self.strategy = lens.truncation.strategy
         self.topic = " ".join(doc.topics)  # what extractive shortening keeps sentences about
@@ -114,7 +133,7 @@ class Packer:
         self.section_of = {s.name: s for s in doc.sections}
         self.placed: dict[str, Item] = {}  # id -> item shown in a section
         self.compact_seeds = 0
-        self.has_body: set[str] = set()
+        self.has_body = ready
         self.body_tokens: dict[str, int] = {}
 
     # -- costs ---------------------------------------------------------------------------------
@@ -201,41 +220,10 @@ class Packer:
 
     # -- the plan ------------------------------------------------------------------------------
 
-    def choose_header(self) -> int:
-        """The richest header the lens allows that leaves room for content; returns its cost."""
-        for level in range(HEADER_LEVELS.index(self.lens.output.header), 3):
-            self.doc.header_level = level
-            cost = self.counter.count(render(self.doc, self.budget))
-            if level == 0 and cost <= self.budget * 0.2:
-                return cost
-            if level == 1 and cost <= self.budget * 0.3:
-                return cost
-        return cost
-
-    def plan(self) -> None:
+    def plan(self, header_cost: int) -> None:
         doc, lens = self.doc, self.lens
-        skeleton = self.choose_header()
-        avail = self.budget - skeleton - 2
+        avail = content_room(doc, header_cost)
         pool = [c for c in self.ranked if c.section is not None]
-        # Bodies only for what could be shown whole or shortened: seeds plus a prefix of the
-        # ranking worth about twice the budget (store-time counts, no re-tokenizing the graph).
-        wanted, running = [], 0
-        for c in pool:
-            if c.seed:
-                wanted.append(c)
-            elif running < 2 * avail + 200:
-                wanted.append(c)
-                # A node can never use more than the whole budget, however long it is.
-                running += min(c.store_tokens, avail)
-        self.load_bodies(wanted)
-        for c in wanted:
-            c.body = strip_title_heading(c.body or "", c.title)
-        # Seed 004: exact and near-duplicate content goes before packing spends budget on it twice.
-        duplicates = drop_duplicates(wanted, lens.dedup.exact, lens.dedup.near, lens.dedup.threshold)
-        if duplicates:
-            wanted = [c for c in wanted if c.id not in duplicates]
-            pool = [c for c in pool if c.id not in duplicates]
-        self.has_body = {c.id for c in wanted}
         doc.summary_only = self.budget < lens.output.summary_below
         if doc.summary_only:
             self.plan_summary_only(pool, avail)
@@ -569,14 +557,14 @@ def pack(
     ranked: list[Candidate],
     lens: Lens,
     counter: TokenCounter,
-    load_bodies: Callable[[list[Candidate]], None],
+    header_cost: int,
+    ready: set[str],
 ) -> tuple[str, int]:
-    """Fill ``doc`` within its budget; returns the final text and its exact token count."""
-    packer = Packer(doc, ranked, lens, counter, load_bodies)
+    """Fill ``doc`` (its header chosen, see ``choose_header``) within its budget from the
+    candidates whose text is ``ready``; returns the final text and its exact token count."""
+    packer = Packer(doc, ranked, lens, counter, ready)
     if doc.found:
-        packer.plan()
-    else:
-        packer.choose_header()
+        packer.plan(header_cost)
     text, used = packer.fit()
     record_decisions(doc, ranked, packer, counter)
     outline_view.record(ranked, packer.placed, FULL)

@@ -1,13 +1,30 @@
-"""The stages of ``build_context`` wired together; each stage is a function of its inputs and the DB."""
+"""The stages of ``build_context``, in the order ``run`` calls them:
+
+    seeds -> collect -> rank -> describe -> prepare -> pack
+
+* **seeds**: the lens and depth; each topic resolved to seed nodes;
+* **collect**: the walk from the seeds, plus what lens options add (siblings, recent edits, fused
+  search hits, similar nodes); private nodes never become candidates; each candidate's metadata;
+* **rank**: scores, diversity, sections, outliner pages folded with their blocks;
+* **describe**: the document around the nodes: header notes, cycles, what was withheld, metadata,
+  and the header that fits the budget;
+* **prepare**: the text of the candidates the budget may show (``prepare.py``);
+* **pack**: the exact-budget packing (``budget.py``) and the audit of what happened to each node.
+
+Each stage is a function of the request, the graph state and what earlier stages put in ``Build``;
+nothing depends on the clock, so the same graph and request give byte-identical output.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from ctx.assemble import BuildRequest, BuildResult
-from ctx.assemble.budget import TokenCounter, explain_rows, pack
+from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
+from ctx.assemble.candidate import Candidate
 from ctx.assemble.collect import (
     add_recent,
     add_siblings,
@@ -19,11 +36,13 @@ from ctx.assemble.collect import (
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
-from ctx.assemble.render import Document, SectionOut, explain_text
+from ctx.assemble.prepare import prepare_text
 from ctx.assemble.relevance import fused_relevance
-from ctx.assemble.resolve import resolve_topics, seed_ids
+from ctx.assemble.render import Document, SectionOut, explain_text
+from ctx.assemble.resolve import ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,
+    Weights,
     assign_sections,
     diversify,
     neighbour_ranker,
@@ -31,10 +50,281 @@ from ctx.assemble.score import (
     weights_for,
 )
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
-from ctx.assemble.traverse import Reached, walk
+from ctx.assemble.traverse import Reached, Walk, walk
 from ctx.lenses import Lens, load_lens
 
 FAN_OUT_LISTED = 10
+
+
+@dataclass
+class Build:
+    """One build as it moves through the stages: each stage reads what earlier ones filled in."""
+
+    request: BuildRequest
+    lens: Lens
+    depth: int
+    topics: tuple[str, ...]
+    doc: Document
+    counter: TokenCounter
+    warnings: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    # seeds
+    resolved: list[ResolvedTopic] = field(default_factory=list)
+    seeds: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # topics that matched nothing
+    # collect
+    reference: float | None = None  # the graph's newest update: what recency is measured from
+    walked: Walk | None = None
+    extras: set[str] = field(default_factory=set)  # found by similarity or search, not the walk
+    recent: set[str] = field(default_factory=set)
+    similarity: dict[str, float] | None = None
+    similarity_note: str = ""
+    candidates: list[Candidate] = field(default_factory=list)  # best first once ranked
+    # rank
+    in_outlines: int = 0  # candidates folded into an outliner page's outline
+    # describe, prepare
+    header_cost: int = 0
+    ready: set[str] = field(default_factory=set)  # ids whose text is prepared for packing
+
+
+def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
+    build = start(request)
+    find_seeds(conn, build)
+    if not build.seeds:
+        return not_found(build)
+    collect(conn, build)
+    rank(conn, build)
+    describe(conn, build)
+    build.ready = prepare_text(conn, build.candidates, build.lens, content_room(build.doc, build.header_cost))
+    return pack_and_report(build)
+
+
+# ---------------------------------------------------------------------------------------------
+# seeds
+
+
+def start(request: BuildRequest) -> Build:
+    """The lens, the depth it allows, and the (empty) document for this request."""
+    lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
+    warnings: list[str] = []
+    depth = lens.depth if request.depth is None else request.depth
+    if depth > lens.max_depth:
+        warnings.append(f"--depth {depth} capped to {lens.max_depth}: the most lens {lens.name!r} allows")
+        depth = lens.max_depth
+    topics = tuple(t.strip() for t in request.topics if t.strip())
+    doc = Document(
+        label=" + ".join(topics),
+        topics=topics,
+        lens=lens.name,
+        budget=request.max_tokens,
+        fmt=request.format,
+        found=False,
+        sections=[SectionOut(s.name, s.order, s.group_by, layout=s.layout) for s in lens.sections],
+        show_scores=lens.output.show_scores,
+        show_metadata=lens.output.metadata,
+        summary=lens.output.summary,
+        citations=lens.output.citations,
+        empty_sections=lens.output.empty_sections,
+    )
+    return Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
+
+
+def find_seeds(conn: sqlite3.Connection, build: Build) -> None:
+    seeds = build.lens.seeds
+    build.resolved = resolve_topics(
+        conn, build.topics, build.request.include_private, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions,
+    )
+    build.seeds = seed_ids(build.resolved)
+    build.missing = [r.topic for r in build.resolved if not r.ids]
+    if build.seeds:
+        # When nothing matched at all, the not-found error says so; a partial miss is a notice.
+        build.warnings += [f"no matching nodes found for {topic!r}" for topic in build.missing]
+    build.doc.found = bool(build.seeds)
+    build.meta.update({
+        "resolved": [{"topic": r.topic, "ids": list(r.ids), "how": r.how} for r in build.resolved],
+        "depth": build.depth,
+        "encoding": build.request.encoding,
+    })
+
+
+def not_found(build: Build) -> BuildResult:
+    """The empty context that says no topic matched, within the budget like any other."""
+    header_cost = choose_header(build.doc, build.lens, build.counter)
+    text, used = pack(build.doc, [], build.lens, build.counter, header_cost, set())
+    build.meta["tokens"] = {"used": used, "budget": build.request.max_tokens}
+    return BuildResult(text, False, build.warnings, [], build.meta)
+
+
+# ---------------------------------------------------------------------------------------------
+# collect
+
+
+def collect(conn: sqlite3.Connection, build: Build) -> None:
+    """Every candidate: walked from the seeds, or added by a lens option; never a private one."""
+    request, lens, seeds = build.request, build.lens, build.seeds
+    build.reference = reference = graph_reference_time(conn)
+
+    def rank_neighbours(options: list[tuple[str, float]]) -> list[str]:
+        light = light_info(conn, [v for v, _ in options])
+        return neighbour_ranker(lens, light, reference)(options)
+
+    walked = build.walked = walk(conn, lens, seeds, build.depth, rank_neighbours, request.include_private)
+    window = sibling_window(lens)
+    sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
+    build.recent = add_recent(conn, lens, walked, reference, request.include_private)
+    topic = topic_for(conn, request)
+    search_relevance = fused_relevance(conn, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
+    if search_relevance is not None:
+        # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
+        fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
+        for node_id in fresh:
+            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
+            build.extras.add(node_id)
+    build.similarity, build.similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
+    if search_relevance is None and lens.semantic.top_k > 0:
+        for node_id, sim in semantic_extras(
+            conn, topic, request.include_private, seeds, set(walked.reached), lens.semantic.top_k,
+            lens.semantic.min_similarity,
+        ):
+            if node_id in walked.reached:
+                continue
+            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
+            build.extras.add(node_id)
+            if build.similarity is not None:
+                build.similarity[node_id] = sim  # found by similarity: it is what ranks them
+    if not request.include_private:
+        # Whatever a collector proposes, a private node never becomes a candidate.
+        for node_id in private_among(conn, walked.reached):
+            del walked.reached[node_id]
+            build.extras.discard(node_id)
+            build.recent.discard(node_id)
+    candidates = enrich(conn, walked, lens, request.include_fields)
+    relevance = {i: r.relevance_of(i) for r in build.resolved for i in r.ids}
+    protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
+    for c in candidates:
+        if c.seed and c.id not in protected:
+            # An unprotected seed competes like any node at distance 0: packed whole or not at all.
+            c.seed = False
+        if search_relevance is not None:
+            c.search = search_relevance.get(c.id, 0.0)
+        c.semantic = c.id in build.extras
+        c.recent = c.id in build.recent and not c.seed and not c.path
+        c.sibling_offset = sibling_offsets.get(c.id)
+        if c.seed:
+            c.relevance = relevance.get(c.id, 1.0)
+    annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
+    build.candidates = candidates
+
+
+# ---------------------------------------------------------------------------------------------
+# rank
+
+
+def rank(conn: sqlite3.Connection, build: Build) -> None:
+    """Best first: scored, diversified if the lens asks, in sections, blocks folded into pages."""
+    lens = build.lens
+    ranked = score_candidates(build.candidates, lens, build.similarity, build.reference)
+    if lens.scoring.diversity > 0:
+        # Redundancy is read from the words of the top of the ranking: packing reuses the bodies.
+        load_bodies(conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
+        ranked = diversify(ranked, lens.scoring.diversity)
+    assign_sections(ranked, lens.sections)
+    # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
+    build.in_outlines = outline_prepare(
+        conn, ranked, lens.output.outline_max_nodes, build.request.max_tokens, build.request.include_private,
+        lens.output.outline_formats,
+    )
+    build.candidates = ranked
+
+
+# ---------------------------------------------------------------------------------------------
+# describe
+
+
+def describe(conn: sqlite3.Connection, build: Build) -> None:
+    """The document's notes and metadata, and the richest header the budget allows."""
+    lens, doc, walked = build.lens, build.doc, build.walked
+    assert walked is not None
+    ranked = build.candidates
+    doc.candidates_total = len(ranked) - build.in_outlines
+    doc.notes.append(_scoring_note(lens, build.similarity is not None, build.similarity_note, build.reference))
+    if walked.capped:
+        left_out = sum(c.omitted for c in walked.capped)
+        note = (
+            f"fan-out capped at {lens.fan_out} neighbours per node for {len(walked.capped)} node(s);"
+            f" {left_out} neighbour link(s) left out"
+        )
+        doc.notes.append(note)
+        build.warnings.append(note)
+    if build.missing:
+        doc.notes.append("not found: " + ", ".join(repr(t) for t in build.missing))
+    if lens.output.empty_sections:
+        _empty_section_notes(build)
+    if lens.cycles:
+        cycles = find_cycles(conn, [c.id for c in ranked], lens.cycles)
+        build.meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
+        for cycle in cycles:
+            doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
+    if not build.request.include_private:
+        withheld = _withheld(conn, build)
+        build.meta["withheld_private"] = withheld
+        if withheld:
+            doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")
+    build.meta.update(
+        {
+            "scoring": {
+                "weights": _weights_meta(weights_for(lens, build.similarity is not None)),
+                "similarity": (
+                    build.similarity_note if build.similarity is None else f"embeddings: {build.similarity_note}"
+                ),
+                "recency_reference": _day(build.reference),
+                "recency_reference_source": "newest node update in the graph",
+                "recency_half_life_days": lens.scoring.recency_half_life_days,
+            },
+            "fan_out": {
+                "cap": lens.fan_out,
+                "capped_nodes": len(walked.capped),
+                "neighbours_left_out": sum(c.omitted for c in walked.capped),
+                "capped": [
+                    {"id": c.node_id, "kept": c.kept, "left_out": c.omitted}
+                    for c in walked.capped[:FAN_OUT_LISTED]
+                ],
+            },
+        }
+    )
+    doc.meta = dict(build.meta)
+    build.header_cost = choose_header(doc, lens, build.counter)
+
+
+def _empty_section_notes(build: Build) -> None:
+    for section in build.lens.sections:
+        if section.select.semantic and build.similarity is None:
+            build.doc.empty_notes[section.name] = build.similarity_note
+        elif section.select.semantic and not build.extras:
+            build.doc.empty_notes[section.name] = "no node similar enough to the topic outside the walk"
+        elif section.select.recent:
+            build.doc.empty_notes[section.name] = (
+                f"nothing edited in the {build.lens.activity.hours:g} hours before the graph's newest update"
+            )
+
+
+def _withheld(conn: sqlite3.Connection, build: Build) -> int:
+    """How many private nodes the context would otherwise have touched (a number, never an id)."""
+    if not _has_private_nodes(conn):
+        return 0
+    # Resolving again with private nodes visible is the only way to count what the topic would
+    # have matched; a graph without private nodes skips that second resolution.
+    seeds = build.lens.seeds
+    hidden_matches = {
+        i
+        for r in resolve_topics(conn, build.topics, True, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
+        for i in r.ids
+    }
+    return count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in build.candidates])
+
+
+def _has_private_nodes(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
 
 
 def _day(epoch: float | None) -> str:
@@ -57,195 +347,27 @@ def _scoring_note(lens: Lens, has_similarity: bool, similarity_note: str, refere
     return f"scoring: {weights}; {similarity_note}; recency relative to {_day(reference)}, the graph's newest update"
 
 
-def _weights_meta(w) -> dict[str, float]:
+def _weights_meta(w: Weights) -> dict[str, float]:
     out = {"distance": w.distance, "similarity": w.similarity, "recency": w.recency}
     if w.relevance:
         out["relevance"] = w.relevance
     return out
 
 
-def _has_private_nodes(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
+# ---------------------------------------------------------------------------------------------
+# pack
 
 
-def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
-    lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
-    warnings: list[str] = []
-    depth = lens.depth if request.depth is None else request.depth
-    if depth > lens.max_depth:
-        warnings.append(f"--depth {depth} capped to {lens.max_depth}: the most lens {lens.name!r} allows")
-        depth = lens.max_depth
-
-    topics = tuple(t.strip() for t in request.topics if t.strip())
-    resolved = resolve_topics(
-        conn, topics, request.include_private, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval,
-        lens.seeds.mentions,
-    )
-    seeds = seed_ids(resolved)
-    missing = [r.topic for r in resolved if not r.ids]
-    if seeds:
-        # When nothing matched at all, the not-found error says so; a partial miss is a notice.
-        warnings += [f"no matching nodes found for {topic!r}" for topic in missing]
-    counter = TokenCounter(request.encoding)
-    doc = Document(
-        label=" + ".join(topics),
-        topics=topics,
-        lens=lens.name,
-        budget=request.max_tokens,
-        fmt=request.format,
-        found=bool(seeds),
-        sections=[SectionOut(s.name, s.order, s.group_by, layout=s.layout) for s in lens.sections],
-        show_scores=lens.output.show_scores,
-        show_metadata=lens.output.metadata,
-        summary=lens.output.summary,
-        citations=lens.output.citations,
-        empty_sections=lens.output.empty_sections,
-    )
-    meta: dict[str, Any] = {
-        "resolved": [{"topic": r.topic, "ids": list(r.ids), "how": r.how} for r in resolved],
-        "depth": depth,
-        "encoding": request.encoding,
-    }
-    if not seeds:
-        text, used = pack(doc, [], lens, counter, lambda cs: None)
-        meta["tokens"] = {"used": used, "budget": request.max_tokens}
-        return BuildResult(text, False, warnings, [], meta)
-
-    reference = graph_reference_time(conn)
-
-    def rank_neighbours(options: list[tuple[str, float]]) -> list[str]:
-        light = light_info(conn, [v for v, _ in options])
-        return neighbour_ranker(lens, light, reference)(options)
-
-    walked = walk(conn, lens, seeds, depth, rank_neighbours, request.include_private)
-    window = sibling_window(lens)
-    sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
-    recent = add_recent(conn, lens, walked, reference, request.include_private)
-    extras: set[str] = set()
-    topic = topic_for(conn, request)
-    search_relevance = (
-        fused_relevance(conn, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
-    )
-    if search_relevance is not None:
-        # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
-        fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
-        for node_id in fresh:
-            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
-            extras.add(node_id)
-    similarity, similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
-    if search_relevance is None and lens.semantic.top_k > 0:
-        for node_id, sim in semantic_extras(
-            conn, topic, request.include_private, seeds, set(walked.reached), lens.semantic.top_k,
-            lens.semantic.min_similarity,
-        ):
-            if node_id in walked.reached:
-                continue
-            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
-            extras.add(node_id)
-            if similarity is not None:
-                similarity[node_id] = sim  # found by similarity: it is what ranks them
-    if not request.include_private:
-        # Whatever a collector proposes, a private node never becomes a candidate.
-        for node_id in private_among(conn, walked.reached):
-            del walked.reached[node_id]
-            extras.discard(node_id)
-            recent.discard(node_id)
-    candidates = enrich(conn, walked, lens, request.include_fields)
-    relevance = {i: r.relevance_of(i) for r in resolved for i in r.ids}
-    protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
-    for c in candidates:
-        if c.seed and c.id not in protected:
-            # An unprotected seed competes like any node at distance 0: packed whole or not at all.
-            c.seed = False
-        if search_relevance is not None:
-            c.search = search_relevance.get(c.id, 0.0)
-        c.semantic = c.id in extras
-        c.recent = c.id in recent and not c.seed and not c.path
-        c.sibling_offset = sibling_offsets.get(c.id)
-        if c.seed:
-            c.relevance = relevance.get(c.id, 1.0)
-    annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
-    ranked = score_candidates(candidates, lens, similarity, reference)
-    if lens.scoring.diversity > 0:
-        # Redundancy is read from the words of the top of the ranking: the packer reuses the bodies.
-        load_bodies(conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
-        ranked = diversify(ranked, lens.scoring.diversity)
-    assign_sections(ranked, lens.sections)
-    # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
-    in_outlines = outline_prepare(
-        conn, ranked, lens.output.outline_max_nodes, request.max_tokens, request.include_private,
-        lens.output.outline_formats,
-    )
-
-    doc.candidates_total = len(ranked) - in_outlines
-    doc.notes.append(_scoring_note(lens, similarity is not None, similarity_note, reference))
-    if walked.capped:
-        left_out = sum(c.omitted for c in walked.capped)
-        note = (
-            f"fan-out capped at {lens.fan_out} neighbours per node for {len(walked.capped)} node(s);"
-            f" {left_out} neighbour link(s) left out"
-        )
-        doc.notes.append(note)
-        warnings.append(note)
-    if missing:
-        doc.notes.append("not found: " + ", ".join(repr(t) for t in missing))
-    if lens.output.empty_sections:
-        for section in lens.sections:
-            if section.select.semantic and similarity is None:
-                doc.empty_notes[section.name] = similarity_note
-            elif section.select.semantic and not extras:
-                doc.empty_notes[section.name] = "no node similar enough to the topic outside the walk"
-            elif section.select.recent:
-                doc.empty_notes[section.name] = f"nothing edited in the {lens.activity.hours:g} hours before the graph's newest update"
-    if lens.cycles:
-        cycles = find_cycles(conn, [c.id for c in ranked], lens.cycles)
-        meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
-        for cycle in cycles:
-            doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
-    if not request.include_private:
-        withheld = 0
-        if _has_private_nodes(conn):
-            # Resolving again with private nodes visible is the only way to count what the topic
-            # would have matched; a graph without private nodes skips that second resolution.
-            hidden_matches = {
-                i for r in resolve_topics(
-                    conn, topics, True, lens.seeds.max, lens.seeds.cutoff, lens.seeds.retrieval,
-                    lens.seeds.mentions,
-                )
-                for i in r.ids
-            }
-            withheld = count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in ranked])
-        meta["withheld_private"] = withheld
-        if withheld:
-            doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")
-    meta.update(
-        {
-            "scoring": {
-                "weights": _weights_meta(weights_for(lens, similarity is not None)),
-                "similarity": similarity_note if similarity is None else f"embeddings: {similarity_note}",
-                "recency_reference": _day(reference),
-                "recency_reference_source": "newest node update in the graph",
-                "recency_half_life_days": lens.scoring.recency_half_life_days,
-            },
-            "fan_out": {
-                "cap": lens.fan_out,
-                "capped_nodes": len(walked.capped),
-                "neighbours_left_out": sum(c.omitted for c in walked.capped),
-                "capped": [
-                    {"id": c.node_id, "kept": c.kept, "left_out": c.omitted}
-                    for c in walked.capped[:FAN_OUT_LISTED]
-                ],
-            },
-        }
-    )
-    doc.meta = dict(meta)
-
-    text, used = pack(doc, ranked, lens, counter, lambda cs: load_bodies(conn, cs))
+def pack_and_report(build: Build) -> BuildResult:
+    """Pack the prepared candidates into the budget; the text, its counts and the audit rows."""
+    request, lens, doc, ranked = build.request, build.lens, build.doc, build.candidates
+    text, used = pack(doc, ranked, lens, build.counter, build.header_cost, build.ready)
     if doc.summary_only:
-        warnings.append(
+        build.warnings.append(
             f"--max-tokens {request.max_tokens} is below {lens.output.summary_below}:"
             " summary-first context (one line per related node; text only where room is left)"
         )
+    meta = build.meta
     meta["tokens"] = {"used": used, "budget": request.max_tokens}
     meta["counts"] = {
         "candidates": len(ranked),
@@ -260,4 +382,4 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     rows = explain_rows(ranked)
     if request.explain:
         meta["explain"] = explain_text(rows)
-    return BuildResult(text, True, warnings, rows, meta)
+    return BuildResult(text, True, build.warnings, rows, meta)
