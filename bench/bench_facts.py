@@ -370,18 +370,22 @@ class Result:
         return count(self.context)
 
     def answer_notes_present(self) -> list[str]:
-        """Which answer notes the context draws on (ctx prints `source: path`; the baselines head
-        each passage with its note's title)."""
-        present = []
-        for rel in self.question.notes:
-            if self.config in CTX_CONFIGS:
-                hit = re.search(rf"^source: {re.escape(rel)}\s*$", self.context, re.M)
-            else:
-                raw = (CORPORA / self.question.corpus / rel).read_text(encoding="utf-8")
-                hit = f"## {note_title(raw, Path(rel))}\n" in self.context
-            if hit:
-                present.append(rel)
-        return present
+        """Which answer notes the context draws on: any line of six words or more from the note
+        appears in it (format-agnostic: lenses render headers differently, the baselines too)."""
+        context = normalise(self.context)
+        return [rel for rel in self.question.notes
+                if any(line in context for line in _note_lines(self.question.corpus, rel))]
+
+
+_LINES: dict[tuple[str, str], list[str]] = {}
+
+
+def _note_lines(corpus: str, rel: str) -> list[str]:
+    key = (corpus, rel)
+    if key not in _LINES:
+        lines = (normalise(line) for line in note_text(CORPORA / corpus / rel).splitlines())
+        _LINES[key] = [line for line in lines if len(line.split()) >= 6]
+    return _LINES[key]
 
 
 def build_with_ctx(ctx: str, config: str, db: Path, q: Question, budget: int, env) -> Result:

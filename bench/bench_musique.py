@@ -15,6 +15,9 @@ bench/lenses/, hybrid+graph is the built-in `question` lens that users get:
   vector         nearest vectors only, plain notes, no walk
   hybrid         BM25 + vectors fused by RRF, plain notes, no walk
   hybrid+graph   hybrid seeds, then the lens-weighted walk over the auto-linked notes + similarity
+  default        no --lens at all (what a user types), auto-linked notes, embedded
+  question-noemb the `question` lens on the auto-linked notes imported but never embedded
+  default-noemb  no --lens, auto-linked notes, never embedded
 
 In-process builds call the same `build_context` as the CLI and print byte-identical text; use
 --subprocess to include process start and argument parsing as well (about 0.3 s per build).
@@ -39,12 +42,17 @@ SHARED = Path(os.environ.get("CTX_SHARED_DIR", REPO.parent / "shared"))
 MUSIQUE = SHARED / "eval" / "musique"
 LENSES = HERE / "lenses"
 
-CONFIGS = {
-    "fts": ("plain", "musique-fts.yaml"),
-    "vector": ("plain", "musique-vector.yaml"),
-    "hybrid": ("plain", "musique-hybrid.yaml"),
-    "hybrid+graph": ("autolinked", str(REPO / "lenses" / "question.yaml")),
+QUESTION_LENS = str(REPO / "lenses" / "question.yaml")
+CONFIGS = {  # name -> (note set, lens file or None for the default lens, embedded?)
+    "fts": ("plain", "musique-fts.yaml", True),
+    "vector": ("plain", "musique-vector.yaml", True),
+    "hybrid": ("plain", "musique-hybrid.yaml", True),
+    "hybrid+graph": ("autolinked", QUESTION_LENS, True),
+    "default": ("autolinked", None, True),
+    "question-noemb": ("autolinked", QUESTION_LENS, False),
+    "default-noemb": ("autolinked", None, False),
 }
+FOLDERS = {"plain": "notes", "autolinked": "notes-autolinked"}
 BASELINES = {  # the issue's plain-script baselines: whole notes packed in rank order
     300: {"fts": 0.451, "vector": 0.486, "hybrid": 0.483},
     500: {"fts": 0.520, "vector": 0.589, "hybrid": 0.578},
@@ -73,41 +81,42 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
 
 
-def prepare(workdir: Path, env: dict[str, str]) -> dict[str, Path]:
-    """Import and embed both note sets (incremental: a second run does almost nothing)."""
+def prepare(workdir: Path, env: dict[str, str], graphs: set[tuple[str, bool]]) -> dict[tuple[str, bool], Path]:
+    """Import (and embed) the note sets the chosen configurations need (incremental: a second run
+    does almost nothing). A graph that is never embedded shows how ctx does without vectors."""
     dbs = {}
-    for variant, folder in (("plain", "notes"), ("autolinked", "notes-autolinked")):
-        db = workdir / f"{variant}.db"
+    for variant, embedded in sorted(graphs):
+        db = workdir / f"{variant}{'' if embedded else '-noemb'}.db"
         started = time.perf_counter()
-        run(["ctx", "import", str(MUSIQUE / folder), "--db", str(db), "-q"], env=env)
-        imported = time.perf_counter() - started
-        started = time.perf_counter()
-        out = run(["ctx", "embed", "--db", str(db), "-q", "--output", "json"], env=env)
-        summary = json.loads(out.stdout)
-        print(
-            f"- {variant}: import {imported:.1f}s; embed {summary['embedded']} nodes in "
-            f"{time.perf_counter() - started:.1f}s",
-            file=sys.stderr,
-        )
-        dbs[variant] = db
+        run(["ctx", "import", str(MUSIQUE / FOLDERS[variant]), "--db", str(db), "-q"], env=env)
+        note = f"import {time.perf_counter() - started:.1f}s"
+        if embedded:
+            started = time.perf_counter()
+            out = run(["ctx", "embed", "--db", str(db), "-q", "--output", "json"], env=env)
+            summary = json.loads(out.stdout)
+            note += f"; embed {summary['embedded']} nodes in {time.perf_counter() - started:.1f}s"
+        print(f"- {db.name}: {note}", file=sys.stderr)
+        dbs[(variant, embedded)] = db
     return dbs
 
 
-def build_in_process(db: Path, lens: Path, question: str, budget: int) -> str:
+def build_in_process(db: Path, lens: Path | None, question: str, budget: int) -> str:
     from ctx.assemble import BuildRequest, build_context
     from ctx.store import open_graph
 
     conn = _connections.setdefault(db, open_graph(db))
-    request = BuildRequest(topics=(question,), lens=str(lens), max_tokens=budget, include_fields=False)
+    chosen = {"lens": str(lens)} if lens else {}  # no lens: whatever the default is today
+    request = BuildRequest(topics=(question,), max_tokens=budget, include_fields=False, **chosen)
     return build_context(conn, request).text
 
 
 _connections: dict[Path, object] = {}
 
 
-def build_subprocess(db: Path, lens: Path, question: str, budget: int, env: dict[str, str]) -> str:
+def build_subprocess(db: Path, lens: Path | None, question: str, budget: int, env: dict[str, str]) -> str:
+    chosen = ["--lens", str(lens)] if lens else []
     out = subprocess.run(
-        ["ctx", "build", question, "--db", str(db), "--lens", str(lens), "--max-tokens", str(budget),
+        ["ctx", "build", question, "--db", str(db), *chosen, "--max-tokens", str(budget),
          "--no-include-fields"],
         capture_output=True, text=True, env=env,
     )
@@ -133,9 +142,13 @@ def main() -> int:
         return 2
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    dbs = prepare(args.workdir, env)
     budgets = [int(b) for b in args.budgets.split(",")]
     configs = [c for c in args.configs.split(",") if c]
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        print(f"unknown configuration(s): {', '.join(unknown)} (known: {', '.join(CONFIGS)})", file=sys.stderr)
+        return 2
+    dbs = prepare(args.workdir, env, {(CONFIGS[c][0], CONFIGS[c][2]) for c in configs})
     overrides = dict(item.split("=", 1) for item in args.lens)
     questions = [json.loads(line) for line in (MUSIQUE / "questions.jsonl").read_text().splitlines() if line]
     if args.questions:
@@ -148,15 +161,16 @@ def main() -> int:
     seconds: dict[str, list[float]] = {}
     rows = []
     for config in configs:
-        variant, lens_file = CONFIGS[config]
-        lens = Path(overrides[config]) if config in overrides else LENSES / lens_file
+        variant, lens_file, embedded = CONFIGS[config]
+        db = dbs[(variant, embedded)]
+        lens = Path(overrides[config]) if config in overrides else (LENSES / lens_file if lens_file else None)
         for q in questions:
             for budget in budgets:
                 started = time.perf_counter()
                 if args.subprocess:
-                    text = build_subprocess(dbs[variant], lens, q["question"], budget, env)
+                    text = build_subprocess(db, lens, q["question"], budget, env)
                 else:
-                    text = build_in_process(dbs[variant], lens, q["question"], budget)
+                    text = build_in_process(db, lens, q["question"], budget)
                 seconds.setdefault(config, []).append(time.perf_counter() - started)
                 context = normalise(text)
                 found = [name for name in q["gold_files"] if gold_text[name] in context]
