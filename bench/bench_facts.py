@@ -23,7 +23,8 @@ Configurations (all at --max-tokens, default 2000):
                      best first under their note's title line until the budget is full
   chunk-hybrid+emb   the same passages ranked by BM25 and MiniLM cosine fused by RRF (k 60)
 
-ctx runs as a user runs it: the installed `ctx` in subprocesses, into graphs under bench/out/graphs.
+ctx runs as a user runs it: the installed `ctx` in subprocesses, into graphs under bench/out/graphs
+(with CTX_HOME=bench/out/ctx-home, so no user configuration changes the defaults).
 A graph is rebuilt when its corpus or ctx's importer/store/semantic code changed (or with --fresh);
 otherwise it is reused, so the no-embedding rows re-run in well under a minute. The baselines'
 passage vectors are cached under bench/out/vectors.
@@ -107,7 +108,7 @@ def graph_code_stamp() -> str:
 
 
 def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=OUT)
 
 
 def prepare_graph(ctx: str, corpus: str, embedded: bool, fresh: bool, env: dict[str, str]) -> Path:
@@ -392,7 +393,7 @@ def build_with_ctx(ctx: str, config: str, db: Path, q: Question, budget: int, en
     extra = CTX_CONFIGS[config][1]
     cmd = [ctx, "build", q.question, "--db", str(db), "--max-tokens", str(budget), *extra]
     started = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=OUT)
     seconds = time.perf_counter() - started
     error = ""
     if out.returncode == 3:
@@ -476,7 +477,11 @@ def main() -> int:
         return 2
     questions = [q for q in questions if q.corpus in corpora and args.split in ("all", q.split)]
     budgets = [int(b) for b in args.budgets.split(",")]
-    env = dict(os.environ, **OFFLINE)
+    # Hermetic: no user or project config (a configured build.lens would change the "default" rows).
+    OUT.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, **OFFLINE, CTX_HOME=str(OUT / "ctx-home"))
+    for variable in ("CTX_DB", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        env.pop(variable, None)
     load_before = os.getloadavg()
     started = time.perf_counter()
 
