@@ -166,3 +166,38 @@ def test_stats_reports_embedding_coverage_model_and_staleness(tmp_path, run_cli,
     coverage = json.loads(run_cli("stats", "--format", "json").stdout)["embeddings"]
     assert coverage == {"model": FAKE_MODEL.name, "nodes": nodes, "fresh": nodes - 2, "stale": 1, "missing": 1}
     assert f"embeddings: {nodes - 2}/{nodes} nodes fresh ({FAKE_MODEL.name}); 1 stale, 1 missing" in run_cli("stats").stdout
+
+
+def _stderr_on_a_terminal(argv: list[str]) -> tuple[int, str]:
+    """(exit code, stderr) of ``ctx argv`` with stderr on a pseudo-terminal: progress bars on."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([CTX, *argv], stdout=subprocess.DEVNULL, stderr=follower, env=dict(os.environ, COLUMNS="100"))
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    code = process.wait(timeout=300)
+    os.close(leader)
+    return code, b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_progress_bars_name_their_phases_on_a_terminal(tmp_path):
+    from conftest import corpus_path
+
+    vault = tmp_path / "vault"
+    shutil.copytree(corpus_path("obsidian-dwarves-brain"), vault)  # enough files for a bar
+    db = tmp_path / "g.db"
+    code, err = _stderr_on_a_terminal(["import", str(vault), "--db", str(db)])
+    assert code == 0, err
+    assert "reading files" in err and "counting tokens" in err
+    for note in vault.rglob("*.md"):
+        os.utime(note, (note.stat().st_atime, note.stat().st_mtime + 10))
+    code, err = _stderr_on_a_terminal(["sync", "--db", str(db)])
+    assert code == 0, err
+    assert "vault: reading files" in err and "synced: 1 sources" in err

@@ -18,7 +18,7 @@ from ctx.errors import CtxError, UsageError
 from ctx.importers.engine import ImportReport, import_path
 from ctx.store.sources import Removed, Source, list_sources, remove_source
 
-# (phase, done, total): "importing <name>", "embedding", ...
+# (phase, done, total): "<source name>: reading files", ..., "loading model", "embedding"
 PhaseProgress = Callable[[str, int, int], None]
 EMBED_HINT = "pip install 'ctx-graph[embed]'"
 
@@ -75,7 +75,8 @@ def import_source(
     root = Path(source.root)
     if not root.exists():
         return SourceResult(source.root, source.format, "missing", error=f"{root} no longer exists")
-    step = None if progress is None else (lambda done, total: progress(f"importing {source.name}", done, total))
+    # The import's own phases, named after the source: "notes: reading files", ...
+    step = None if progress is None else (lambda phase, done, total: progress(f"{source.name}: {phase}", done, total))
     try:
         report = import_path(conn, root, format=source.format, progress=step)
     except CtxError as exc:
@@ -122,9 +123,8 @@ def _embed_pending(
     from ctx.semantic.encoder import EmbedExtraMissing
     from ctx.semantic.models import resolve_model
 
-    step = None if progress is None else (lambda done, total: progress("embedding", done, total))
     try:
-        embedded = embed_graph(conn, resolve_model(model_name), progress=step, encoder_factory=encoder_factory)
+        embedded = embed_graph(conn, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory)
     except EmbedExtraMissing:
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
         return

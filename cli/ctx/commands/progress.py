@@ -74,7 +74,7 @@ class ProgressBar:
             self._bar.reset(
                 self._task, total=total if total > 1 else None, description=self.prefix + phase, rate=""
             )
-        unit = UNITS.get(phase)
+        unit = UNITS.get(phase.rpartition(": ")[2])
         elapsed = self._bar.tasks[0].elapsed or 0.0
         rate = f"{done / elapsed:.1f} {unit}/s" if unit and elapsed > 0 and done else ""
         self._bar.update(self._task, completed=done if total > 1 else 0, rate=rate)
