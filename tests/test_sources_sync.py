@@ -346,3 +346,23 @@ def test_the_check_treats_symlinks_as_the_importer_does(vault, tmp_path, db_path
     assert stale_sources(conn) == []
     (vault / "Home.md").write_text("# Home\n\nEdited through its link too.\n", encoding="utf-8")
     assert len(stale_sources(conn)) == 1
+
+
+def test_ctrl_c_stops_watch_cleanly_with_exit_0(vault, db_path):
+    pytest.importorskip("watchfiles", reason="ctx watch needs the watch extra")
+    import shutil as sh
+    import signal
+    import subprocess
+    import sys
+
+    ctx = sh.which("ctx", path=str(Path(sys.executable).parent)) or sh.which("ctx")
+    conn = connect(db_path, create=True)
+    import_path(conn, vault)
+    conn.close()
+    proc = subprocess.Popen([ctx, "watch", "--db", str(db_path)], stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline() == f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n"
+    time.sleep(1.5)  # past the first sync, into the wait for file events
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=30) == 0
+    assert rest == "ctx: stopped watching\n"

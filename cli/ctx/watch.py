@@ -68,6 +68,10 @@ def watch(
         import watchfiles
     except ImportError:
         raise WatchExtraMissing() from None
+    import logging
+
+    # watchfiles logs its own line on Ctrl-C; the CLI says "stopped watching" itself.
+    logging.getLogger("watchfiles").setLevel(logging.ERROR)
     from ctx.store import open_graph
     from ctx.store.sources import list_sources
     from ctx.sync import sync
