@@ -342,6 +342,15 @@ def build_bad_source(folder: Path, fmt: str) -> HostileSource:
 FORMATS = ("obsidian", "foam", "dendron", "logseq", "roam", "tana", "notion", "json")
 
 
+def bad_case_count(fmt: str) -> int:
+    """How many hostile files (and, for a JSON graph, records and lines) ``build_bad_source`` writes."""
+    return {
+        "obsidian": len(MARKDOWN_BAD), "foam": len(MARKDOWN_BAD), "dendron": len(MARKDOWN_BAD),
+        "logseq": len(LOGSEQ_BAD), "roam": len(ROAM_BAD), "tana": len(TANA_BAD) + len(TANA_BAD_DOCS) - 1,
+        "notion": len(NOTION_BAD), "json": len(JSON_BAD_RECORDS) + 2,
+    }[fmt]
+
+
 def import_in_process(db: Path, source: Path, fmt: str) -> tuple[object, list[str], str | None]:
     """(report or None, warnings, error text or None) of one import; an exception that is not one
     of ctx's own errors is returned as ``internal error: ...`` (what the CLI would print)."""

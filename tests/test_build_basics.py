@@ -140,7 +140,9 @@ def test_a_long_missing_topic_cannot_push_the_not_found_context_over_budget(tmp_
     # The not-found line used to repeat every topic whole: a 3,000-character topic printed
     # 388 tokens under --max-tokens 60.
     run_cli("import", str(write_jsonl(tmp_path / "g.jsonl", chain_graph())))
-    many = [f"zzqq{i}" for i in range(60)]
+    from ctx.assemble import MAX_TOPICS
+
+    many = [f"zzqq{i}" for i in range(MAX_TOPICS)]  # as many as one build takes
     for topics in (["x" * 3000], many):
         result = run_cli("build", *topics, "--max-tokens", str(budget))
         assert result.exit_code == EXIT_NOT_FOUND

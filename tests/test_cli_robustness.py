@@ -95,7 +95,7 @@ def test_ctrl_c_while_the_cli_loads_prints_no_traceback_from_ctx(demo_db):
     assert CTX
     package = str(Path(__import__("ctx").__file__).resolve().parent)
     outcomes = []
-    for delay_ms in range(0, 400, 15):
+    for delay_ms in range(0, 300, 25):
         proc = subprocess.Popen([CTX, "build", "Project Apollo", "--db", str(demo_db)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(delay_ms / 1000)
@@ -129,3 +129,34 @@ def test_a_1500_word_query_searches_and_builds(demo_db, run_cli):
     assert search.exit_code == 0, search.stderr
     built = run_cli("build", query, "--max-tokens", "800", db=demo_db)
     assert built.exit_code in (0, 3), built.stderr
+
+
+def test_shortening_a_long_unbroken_text_is_linear(tmp_path, run_cli):
+    """Extractive shortening split sentences with a pattern that re-scanned a long run without a
+    sentence end from every position in it: 25 s for 20,000 characters, hours for a megabyte."""
+    from ctx.assemble.extract import sentences
+
+    for text in ("a" * 1_000_000 + ".b", "a." * 500_000, "." * 1_000_000 + "b"):
+        started = time.perf_counter()
+        parts = sentences(text)
+        assert time.perf_counter() - started < 10
+        assert "".join(parts).replace(" ", "") == text  # nothing dropped
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Long.md").write_text("# Long\n\n" + "word" * 50_000 + ".x and more\n", encoding="utf-8")
+    lens = tmp_path / "extractive.yaml"
+    lens.write_text("truncation: {strategy: extractive}\n", encoding="utf-8")
+    assert run_cli("import", str(vault)).exit_code == 0
+    started = time.perf_counter()
+    built = run_cli("build", "Long", "--lens", str(lens), "--max-tokens", "300")
+    assert built.exit_code == 0, built.stderr
+    assert time.perf_counter() - started < 60
+
+
+def test_a_build_takes_a_bounded_number_of_topics(demo_db, run_cli):
+    from ctx.assemble import MAX_TOPICS
+
+    many = [f"topic {i}" for i in range(MAX_TOPICS + 1)]
+    result = run_cli("build", *many, db=demo_db)
+    assert result.exit_code == 2 and f"at most {MAX_TOPICS} topics" in result.stderr
+    assert run_cli("build", *many[:MAX_TOPICS], db=demo_db).exit_code in (0, 3)

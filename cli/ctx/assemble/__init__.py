@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 MIN_TOKENS = 50
 MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
+MAX_TOPICS = 32
 FORMATS = ("markdown", "json")
 DEFAULT_LENS = "general"
 
@@ -49,6 +50,10 @@ def validate_request(request: BuildRequest) -> None:
 
     if not request.topics or not any(t.strip() for t in request.topics):
         raise UsageError("give at least one topic or node id")
+    if len(request.topics) > MAX_TOPICS:
+        # Each topic seeds a walk; hundreds of them make one context of most of the graph
+        # (400 topics took 8 s). A blend of a few subjects is what several topics are for.
+        raise UsageError(f"at most {MAX_TOPICS} topics in one context, not {len(request.topics)}")
     if request.max_tokens < MIN_TOKENS:
         raise UsageError(f"--max-tokens must be at least {MIN_TOKENS}, not {request.max_tokens}")
     if request.format not in FORMATS:

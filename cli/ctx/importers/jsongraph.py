@@ -172,7 +172,9 @@ def _position(record: dict[str, Any]) -> int | None:
 def _records(relpath: str, text: str, warnings: list[str]) -> list[tuple[str, Any]]:
     if relpath.lower().endswith(".jsonl"):
         records = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
+        # split("\n"), not splitlines(): a form feed or U+2028 inside a line is not a line end
+        # in JSON Lines, and warnings must name the line an editor shows.
+        for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

@@ -242,7 +242,7 @@ def _outline(text: str) -> tuple[list[tuple[str, str]], list[_Block]]:
     stack: list[_Block] = []
     current: _Block | None = None
     previous_blank = False
-    for raw in text.splitlines():
+    for raw in text.split("\n"):  # not splitlines(): U+2028 or a form feed is text in a block
         line = raw.expandtabs(4)
         stripped = line.strip()
         if current is not None and current.in_fence:

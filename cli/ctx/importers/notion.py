@@ -97,7 +97,7 @@ class NotionImporter(Importer):
 
     def _page(self, info: FileInfo, text: str) -> ParsedFile:
         out = ParsedFile()
-        lines = text.splitlines()
+        lines = text.split("\n")  # not splitlines(): U+2028 or a form feed is text, not a line end
         index = 0
         while index < len(lines) and not lines[index].strip():
             index += 1
