@@ -366,3 +366,19 @@ def test_ctrl_c_stops_watch_cleanly_with_exit_0(vault, db_path):
     rest = proc.stderr.read()
     assert proc.wait(timeout=30) == 0
     assert rest == "ctx: stopped watching\n"
+
+
+def test_sync_names_a_bad_record_and_still_syncs_the_rest(vault, tmp_path, run_cli):
+    graph = tmp_path / "graph.jsonl"
+    graph.write_text('{"id": "g1", "title": "Graph node"}\n', encoding="utf-8")
+    run_cli("import", str(vault))
+    run_cli("import", str(graph))
+    graph.write_text('{"id": "g1", "title": "Graph node, edited"}\n{"id": \n', encoding="utf-8")
+    (vault / "Home.md").write_text("# Home\n\nSynced anyway.\n", encoding="utf-8")
+    result = run_cli("sync")
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("ctx: warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"ctx: warning: {graph}: graph.jsonl:2")
+    assert "synced: 2 sources" in result.stderr and "2 changed" in result.stderr
+    assert "Synced anyway." in _json(run_cli("show", "Home", "--format", "json"))["body"]
+    assert _json(run_cli("show", "g1", "--format", "json"))["title"] == "Graph node, edited"
