@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ctx.assemble.candidate import Candidate
-from ctx.store.outline import Outline, breadcrumb, outline_of, render_outline
+from ctx.store.outline import Outline, breadcrumb, render_outline
+from ctx.store.view import GraphView
 
 _CHUNK = 500
 CRUMB_CHARS = 40  # a block's title can be a whole paragraph; a breadcrumb names, it does not quote
@@ -67,10 +68,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= CRUMB_CHARS else text[: CRUMB_CHARS - 1].rstrip() + "…"
 
 
-def prepare(
-    conn: sqlite3.Connection, ranked: list[Candidate], max_nodes: int, budget: int, include_private: bool,
-    formats: tuple[str, ...],
-) -> int:
+def prepare(graph: GraphView, ranked: list[Candidate], max_nodes: int, budget: int, formats: tuple[str, ...]) -> int:
     """Give outlines, breadcrumbs and pages to the candidates the budget may show; fold blocks
     into the outline that holds them. Returns how many were folded.
 
@@ -86,6 +84,7 @@ def prepare(
         if c.seed or running < 2 * budget + 200:
             prefix.append(c)
             running += 0 if c.seed else min(c.store_tokens, budget)
+    conn = graph.conn
     ids = [c.id for c in prefix]
     children = _with_outline_link(conn, ids, formats, "dst")  # blocks, rows
     for c in prefix:
@@ -97,14 +96,11 @@ def prepare(
     if max_nodes <= 0:
         return 0
     parents = _with_outline_link(conn, ids, formats, "src")  # pages, blocks with sub-blocks
-    any_private = not include_private and conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone()
     folded_into: dict[str, Candidate] = {}
     for c in prefix:  # best first: a block folds into the best-ranked outline that holds it
         if c.id not in parents or (c.id in folded_into and not c.seed):
             continue
-        outline = outline_of(conn, c.id, max_nodes)
-        if any_private:
-            outline = _without(outline, _private(conn, [e.id for e in outline.entries]))
+        outline = graph.outline(c.id, max_nodes)
         if not outline.entries:
             continue
         c.outline = outline
@@ -128,32 +124,6 @@ def prepare(
         for i, c in enumerate(ranked, 1):
             c.rank = i
     return folded
-
-
-def _private(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
-    """Private blocks never reach the output, not even as a bullet in their page's outline."""
-    found: set[str] = set()
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE private = 1 AND id IN ({marks})", chunk))
-    return found
-
-
-def _without(outline: Outline, hidden: set[str]) -> Outline:
-    """Drop hidden entries and everything beneath them (a private block's children are its content)."""
-    if not hidden:
-        return outline
-    kept = []
-    skip_below: int | None = None
-    for entry in outline.entries:
-        if skip_below is not None and entry.depth > skip_below:
-            continue
-        skip_below = None
-        if entry.id in hidden:
-            skip_below = entry.depth
-            continue
-        kept.append(entry)
-    return Outline(kept, outline.truncated)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,29 +206,3 @@ def record(ranked: list[Candidate], placed: dict[str, Any], full: str) -> None:
         else:
             c.decision = "dropped"
             c.reason = f"folded into the outline of {c.in_outline_of}, which was cut before it"
-
-
-def siblings_in_order(conn: sqlite3.Connection, node_id: str, include_private: bool) -> tuple[str | None, list[str]]:
-    """The node's parent and its children in order, ``node_id`` among them.
-
-    ``parent_id`` first; else the ``child`` edge pointing at it, which is all Notion sub-pages and
-    Logseq namespace children have (their parent is known only once the whole source is read)."""
-    hidden = "" if include_private else " AND (n.id = ? OR n.private = 0)"
-    row = conn.execute("SELECT parent_id FROM nodes WHERE id = ?", (node_id,)).fetchone()
-    if row is not None and row[0] is not None:
-        order = conn.execute(
-            f"SELECT n.id FROM nodes n WHERE n.parent_id = ?{hidden} ORDER BY n.position IS NULL, n.position, n.id",
-            (row[0], node_id) if hidden else (row[0],),
-        ).fetchall()
-        return row[0], [r[0] for r in order]
-    edge = conn.execute(
-        "SELECT src FROM edges WHERE dst = ? AND type = 'child' ORDER BY src LIMIT 1", (node_id,)
-    ).fetchone()
-    if edge is None:
-        return None, []
-    order = conn.execute(
-        f"SELECT n.id FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ? AND e.type = 'child'{hidden}"
-        " ORDER BY e.position IS NULL, e.position, n.position IS NULL, n.position, n.id",
-        (edge[0], node_id) if hidden else (edge[0],),
-    ).fetchall()
-    return edge[0], list(dict.fromkeys(r[0] for r in order))

@@ -25,14 +25,7 @@ from typing import Any
 from ctx.assemble import BuildRequest, BuildResult
 from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.collect import (
-    add_recent,
-    add_siblings,
-    annotate_neighbours,
-    count_withheld,
-    private_among,
-    sibling_window,
-)
+from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, count_withheld, sibling_window
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
@@ -52,6 +45,7 @@ from ctx.assemble.score import (
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, Walk, walk
 from ctx.lenses import Lens, load_lens
+from ctx.store.view import GraphView
 
 FAN_OUT_LISTED = 10
 
@@ -88,13 +82,15 @@ class Build:
 
 
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
+    # What this reader may see is decided once, here: every stage reads through this view.
+    graph = GraphView(conn, include_private=request.include_private)
     build = start(request)
-    find_seeds(conn, build)
+    find_seeds(graph, build)
     if not build.seeds:
         return not_found(build)
-    collect(conn, build)
-    rank(conn, build)
-    describe(conn, build)
+    collect(graph, build)
+    rank(graph, build)
+    describe(graph, build)
     build.ready = prepare_text(conn, build.candidates, build.lens, content_room(build.doc, build.header_cost))
     return pack_and_report(build)
 
@@ -129,11 +125,9 @@ def start(request: BuildRequest) -> Build:
     return Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
 
 
-def find_seeds(conn: sqlite3.Connection, build: Build) -> None:
+def find_seeds(graph: GraphView, build: Build) -> None:
     seeds = build.lens.seeds
-    build.resolved = resolve_topics(
-        conn, build.topics, build.request.include_private, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions,
-    )
+    build.resolved = resolve_topics(graph, build.topics, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
     build.seeds = seed_ids(build.resolved)
     build.missing = [r.topic for r in build.resolved if not r.ids]
     if build.seeds:
@@ -159,21 +153,21 @@ def not_found(build: Build) -> BuildResult:
 # collect
 
 
-def collect(conn: sqlite3.Connection, build: Build) -> None:
-    """Every candidate: walked from the seeds, or added by a lens option; never a private one."""
-    request, lens, seeds = build.request, build.lens, build.seeds
+def collect(graph: GraphView, build: Build) -> None:
+    """Every candidate: walked from the seeds, or added by a lens option; never a hidden one."""
+    request, lens, seeds, conn = build.request, build.lens, build.seeds, graph.conn
     build.reference = reference = graph_reference_time(conn)
 
     def rank_neighbours(options: list[tuple[str, float]]) -> list[str]:
         light = light_info(conn, [v for v, _ in options])
         return neighbour_ranker(lens, light, reference)(options)
 
-    walked = build.walked = walk(conn, lens, seeds, build.depth, rank_neighbours, request.include_private)
+    walked = build.walked = walk(graph, lens, seeds, build.depth, rank_neighbours)
     window = sibling_window(lens)
-    sibling_offsets = add_siblings(conn, seeds, walked, window, request.include_private) if window is not None else {}
-    build.recent = add_recent(conn, lens, walked, reference, request.include_private)
-    topic = topic_for(conn, request)
-    search_relevance = fused_relevance(conn, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
+    sibling_offsets = add_siblings(graph, seeds, walked, window) if window is not None else {}
+    build.recent = add_recent(graph, lens, walked, reference)
+    topic = topic_for(graph, build.topics)
+    search_relevance = fused_relevance(graph, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
     if search_relevance is not None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
         fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
@@ -183,8 +177,7 @@ def collect(conn: sqlite3.Connection, build: Build) -> None:
     build.similarity, build.similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
     if search_relevance is None and lens.semantic.top_k > 0:
         for node_id, sim in semantic_extras(
-            conn, topic, request.include_private, seeds, set(walked.reached), lens.semantic.top_k,
-            lens.semantic.min_similarity,
+            graph, topic, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity,
         ):
             if node_id in walked.reached:
                 continue
@@ -192,12 +185,11 @@ def collect(conn: sqlite3.Connection, build: Build) -> None:
             build.extras.add(node_id)
             if build.similarity is not None:
                 build.similarity[node_id] = sim  # found by similarity: it is what ranks them
-    if not request.include_private:
-        # Whatever a collector proposes, a private node never becomes a candidate.
-        for node_id in private_among(conn, walked.reached):
-            del walked.reached[node_id]
-            build.extras.discard(node_id)
-            build.recent.discard(node_id)
+    # Whatever a collector proposes, a node the reader may not see never becomes a candidate.
+    for node_id in graph.hidden_among(walked.reached):
+        del walked.reached[node_id]
+        build.extras.discard(node_id)
+        build.recent.discard(node_id)
     candidates = enrich(conn, walked, lens, request.include_fields)
     relevance = {i: r.relevance_of(i) for r in build.resolved for i in r.ids}
     protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
@@ -212,7 +204,7 @@ def collect(conn: sqlite3.Connection, build: Build) -> None:
         c.sibling_offset = sibling_offsets.get(c.id)
         if c.seed:
             c.relevance = relevance.get(c.id, 1.0)
-    annotate_neighbours(conn, candidates, lens.output.neighbours, request.include_private)
+    annotate_neighbours(graph, candidates, lens.output.neighbours)
     build.candidates = candidates
 
 
@@ -220,19 +212,18 @@ def collect(conn: sqlite3.Connection, build: Build) -> None:
 # rank
 
 
-def rank(conn: sqlite3.Connection, build: Build) -> None:
+def rank(graph: GraphView, build: Build) -> None:
     """Best first: scored, diversified if the lens asks, in sections, blocks folded into pages."""
     lens = build.lens
     ranked = score_candidates(build.candidates, lens, build.similarity, build.reference)
     if lens.scoring.diversity > 0:
         # Redundancy is read from the words of the top of the ranking: packing reuses the bodies.
-        load_bodies(conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
+        load_bodies(graph.conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
         ranked = diversify(ranked, lens.scoring.diversity)
     assign_sections(ranked, lens.sections)
     # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
     build.in_outlines = outline_prepare(
-        conn, ranked, lens.output.outline_max_nodes, build.request.max_tokens, build.request.include_private,
-        lens.output.outline_formats,
+        graph, ranked, lens.output.outline_max_nodes, build.request.max_tokens, lens.output.outline_formats,
     )
     build.candidates = ranked
 
@@ -241,7 +232,7 @@ def rank(conn: sqlite3.Connection, build: Build) -> None:
 # describe
 
 
-def describe(conn: sqlite3.Connection, build: Build) -> None:
+def describe(graph: GraphView, build: Build) -> None:
     """The document's notes and metadata, and the richest header the budget allows."""
     lens, doc, walked = build.lens, build.doc, build.walked
     assert walked is not None
@@ -261,12 +252,12 @@ def describe(conn: sqlite3.Connection, build: Build) -> None:
     if lens.output.empty_sections:
         _empty_section_notes(build)
     if lens.cycles:
-        cycles = find_cycles(conn, [c.id for c in ranked], lens.cycles)
+        cycles = find_cycles(graph.conn, [c.id for c in ranked], lens.cycles)
         build.meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
         for cycle in cycles:
             doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
-    if not build.request.include_private:
-        withheld = _withheld(conn, build)
+    if not graph.include_private:
+        withheld = _withheld(graph, build)
         build.meta["withheld_private"] = withheld
         if withheld:
             doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")
@@ -308,23 +299,25 @@ def _empty_section_notes(build: Build) -> None:
             )
 
 
-def _withheld(conn: sqlite3.Connection, build: Build) -> int:
+def _withheld(graph: GraphView, build: Build) -> int:
     """How many private nodes the context would otherwise have touched (a number, never an id)."""
-    if not _has_private_nodes(conn):
+    if not graph.has_private_nodes():
         return 0
-    # Resolving again with private nodes visible is the only way to count what the topic would
-    # have matched; a graph without private nodes skips that second resolution.
+    # What a topic would have matched with private nodes visible takes resolving it again that
+    # way; only topics that can reach a private node at all (by id, name, word, vector or
+    # mention: cheap checks) pay for it.
     seeds = build.lens.seeds
+    again = tuple(
+        t for t in build.topics
+        if graph.may_match_private(t, vectors=seeds.retrieval != "fts", mentions=seeds.mentions)
+    )
+    everything = graph.including_private()
     hidden_matches = {
         i
-        for r in resolve_topics(conn, build.topics, True, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
+        for r in resolve_topics(everything, again, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
         for i in r.ids
     }
-    return count_withheld(conn, private_among(conn, hidden_matches), [c.id for c in build.candidates])
-
-
-def _has_private_nodes(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
+    return count_withheld(graph, graph.private_among(hidden_matches), [c.id for c in build.candidates])
 
 
 def _day(epoch: float | None) -> str:

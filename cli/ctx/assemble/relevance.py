@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ctx.assemble import BuildRequest
     from ctx.lenses import Lens
     from ctx.semantic.topic import TopicVector
+    from ctx.store.view import GraphView
 
 _HEADING = re.compile(r"\A#[^\n]*\n")
 _NAME = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*", re.UNICODE)
@@ -53,7 +54,7 @@ def feedback_query(conn: sqlite3.Connection, topic: str, seeds: list[str], count
 
 
 def fused_relevance(
-    conn: sqlite3.Connection,
+    graph: "GraphView",
     request: "BuildRequest",
     lens: "Lens",
     seeds: list[str],
@@ -65,8 +66,8 @@ def fused_relevance(
     if topic is None or topic.vector is None or topic.model is None:
         return None
     text = " ".join(t.strip() for t in request.topics if t.strip())
-    query = feedback_query(conn, text, seeds, lens.semantic.feedback)
-    fused = fused_ranking(conn, query, topic, k=lens.semantic.rrf_k, include_private=request.include_private)
+    query = feedback_query(graph.conn, text, seeds, lens.semantic.feedback)
+    fused = fused_ranking(graph, query, topic, k=lens.semantic.rrf_k)
     if not fused:
         return {}
     best = fused[0].score

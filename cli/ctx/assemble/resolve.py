@@ -10,10 +10,9 @@ With ``seeds.mentions`` a free-text topic also seeds from the notes whose titles
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
-from ctx.store.reads import find_by_name, find_mentions, search
+from ctx.store.view import GraphView
 
 FTS_MAX_SEEDS = 3
 # A hit must score at least this share of the best hit's BM25 to become a seed as well.
@@ -34,19 +33,18 @@ class ResolvedTopic:
 
 
 def resolve_topic(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     topic: str,
-    include_private: bool = False,
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
     mentions: bool = False,
 ) -> ResolvedTopic:
-    found = _resolve(conn, topic, include_private, max_seeds, cutoff, retrieval)
+    found = _resolve(graph, topic, max_seeds, cutoff, retrieval)
     if not mentions or found.how in ("id", "title"):
         return found
     # The entities a free-text topic names are seeds too, after the search hits.
-    named = [i for i in find_mentions(conn, topic, include_private=include_private) if i not in found.ids]
+    named = [i for i in graph.find_mentions(topic) if i not in found.ids]
     if not named:
         return found
     relevance = found.relevance if len(found.relevance) == len(found.ids) else (1.0,) * len(found.ids)
@@ -55,9 +53,8 @@ def resolve_topic(
 
 
 def _resolve(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     topic: str,
-    include_private: bool,
     max_seeds: int,
     cutoff: float,
     retrieval: str,
@@ -65,22 +62,19 @@ def _resolve(
     text = topic.strip()
     if not text:
         return ResolvedTopic(topic, (), "none")
-    visible = "" if include_private else " AND private = 0"
-    if conn.execute(f"SELECT 1 FROM nodes WHERE id = ?{visible}", (text,)).fetchone():
+    if graph.node_exists(text):
         return ResolvedTopic(topic, (text,), "id")
-    names = find_by_name(conn, text, include_private=include_private)
+    names = graph.find_by_name(text)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
     if retrieval != "fts":
         from ctx.semantic.seeds import search_seeds
 
-        found = search_seeds(
-            conn, text, method=retrieval, include_private=include_private, max_seeds=max_seeds, cutoff=cutoff
-        )
+        found = search_seeds(graph, text, method=retrieval, max_seeds=max_seeds, cutoff=cutoff)
         if found is not None:
             ids, relevance = found
             return ResolvedTopic(topic, ids, retrieval if ids else "none", relevance)
-    hits = search(conn, text, limit=max_seeds * 3, include_private=include_private)
+    hits = graph.search(text, limit=max_seeds * 3)
     if not hits:
         return ResolvedTopic(topic, (), "none")
     best = hits[0].score
@@ -90,15 +84,14 @@ def _resolve(
 
 
 def resolve_topics(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     topics: tuple[str, ...],
-    include_private: bool = False,
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
     mentions: bool = False,
 ) -> list[ResolvedTopic]:
-    return [resolve_topic(conn, t, include_private, max_seeds, cutoff, retrieval, mentions) for t in topics]
+    return [resolve_topic(graph, t, max_seeds, cutoff, retrieval, mentions) for t in topics]
 
 
 def seed_ids(resolved: list[ResolvedTopic]) -> list[str]:

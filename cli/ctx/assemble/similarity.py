@@ -12,38 +12,35 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from ctx.store.reads import find_by_name
-
 if TYPE_CHECKING:
-    from ctx.assemble import BuildRequest
     from ctx.semantic.topic import TopicVector
+    from ctx.store.view import GraphView
 
 NO_EMBEDDINGS_NOTE = "no embeddings (run `ctx embed`)"
 
 
-def topic_vector(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVector":
+def topic_vector(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector":
     """The mean vector of the request's topics: stored vectors for exact topics, text otherwise."""
     from ctx.semantic.topic import TopicVector, combine, from_seeds, from_text
 
     exact: list[str] = []
     free_text: list[str] = []
-    visible = "" if request.include_private else " AND private = 0"
-    for topic in (t.strip() for t in request.topics):
+    for topic in (t.strip() for t in topics):
         if not topic:
             continue
-        if conn.execute(f"SELECT 1 FROM nodes WHERE id = ?{visible}", (topic,)).fetchone():
+        if graph.node_exists(topic):
             exact.append(topic)
             continue
-        names = find_by_name(conn, topic, include_private=request.include_private)
+        names = graph.find_by_name(topic)
         if names:
             exact.append(names[0])
         else:
             free_text.append(topic)
     parts: list[TopicVector] = []
     if exact:
-        parts.append(from_seeds(conn, exact))
+        parts.append(from_seeds(graph.conn, exact))
     if free_text:
-        parts.append(from_text(conn, free_text))
+        parts.append(from_text(graph.conn, free_text))
     return combine(parts)
 
 
@@ -57,14 +54,14 @@ def _graph_has_embeddings(conn: sqlite3.Connection) -> bool:
         return False
 
 
-def topic_for(conn: sqlite3.Connection, request: "BuildRequest") -> "TopicVector | None":
+def topic_for(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector | None":
     """The topic's vector, found once per build; None when the graph has no vectors at all.
 
     Decided with one SQL probe first, so a graph without vectors never pays for importing numpy.
     """
-    if not _graph_has_embeddings(conn):
+    if not _graph_has_embeddings(graph.conn):
         return None
-    return topic_vector(conn, request)
+    return topic_vector(graph, topics)
 
 
 def compute_similarity(
@@ -93,9 +90,8 @@ def compute_similarity(
 
 
 def semantic_extras(
-    conn: sqlite3.Connection,
+    graph: "GraphView",
     topic: "TopicVector | None",
-    include_private: bool,
     seeds: list[str],
     reached_ids: set[str],
     top_k: int,
@@ -106,14 +102,13 @@ def semantic_extras(
     Feeds lens sections with ``select: {semantic: true}``. Empty without embeddings.
     """
     from ctx.semantic.search import load_index
-    from ctx.semantic.topic import visible_ids
 
     if top_k <= 0 or topic is None or topic.vector is None or topic.model is None:
         return []
-    index = load_index(conn, topic.model)
+    index = load_index(graph.conn, topic.model)
     skip = set(reached_ids) | set(seeds)
     # Over-fetch: some of the nearest are already in the walk or private.
     hits = index.nearest(topic.vector, top_k + len(skip) + 16)
     fresh = [(i, s) for i, s in hits if i not in skip and s >= min_similarity]
-    allowed = visible_ids(conn, [i for i, _ in fresh], include_private)
+    allowed = graph.visible_ids([i for i, _ in fresh])
     return [(i, s) for i, s in fresh if i in allowed][:top_k]

@@ -9,11 +9,11 @@ weighted distance and its *hops* the number of edges on its shortest path. The w
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ctx.lenses import Lens
+from ctx.store.view import GraphView
 from ctx.store.edge_names import reversed_name, walked_name
 
 
@@ -61,40 +61,14 @@ class Walk:
 # (node id, rule weight) -> sort key; lower sorts first. Used only when a node exceeds the fan-out.
 NeighbourRank = Callable[[list[tuple[str, float]]], list[str]]
 
-_CHUNK = 500
-
-
-def _edges_from(
-    conn: sqlite3.Connection, ids: list[str], column: str, include_private: bool
-) -> list[tuple[str, str, str]]:
-    """(src, dst, type) of resolved edges whose ``column`` (src or dst) is one of ``ids``.
-
-    The node at the other end must exist and, unless asked otherwise, not be private: a private
-    node is never reached, so nothing behind it leaks through the walk either.
-    """
-    other = "dst" if column == "src" else "src"
-    visible = "" if include_private else " AND n.private = 0"
-    rows: list[tuple[str, str, str]] = []
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        rows.extend(
-            conn.execute(
-                f"SELECT e.src, e.dst, e.type FROM edges e JOIN nodes n ON n.id = e.{other}"
-                f" WHERE e.{column} IN ({marks}){visible}",
-                chunk,
-            ).fetchall()
-        )
-    return rows
 
 
 def walk(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     lens: Lens,
     seeds: list[str],
     depth: int,
     rank_neighbours: NeighbourRank | None = None,
-    include_private: bool = False,
 ) -> Walk:
     """Walk up to ``depth`` hops from ``seeds`` as the lens allows."""
     reached: dict[str, Reached] = {
@@ -112,9 +86,9 @@ def walk(
         frontier_set = set(frontier)
         scans = []
         if wants_out:
-            scans.append(("out", _edges_from(conn, frontier, "src", include_private)))
+            scans.append(("out", graph.edges_from(frontier, "src")))
         if wants_in:
-            scans.append(("in", _edges_from(conn, frontier, "dst", include_private)))
+            scans.append(("in", graph.edges_from(frontier, "dst")))
         for direction, rows in scans:
             for src, dst, etype in rows:
                 u, v = (src, dst) if direction == "out" else (dst, src)

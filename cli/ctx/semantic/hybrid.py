@@ -9,13 +9,12 @@ call ``fused_ranking``.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from ctx.semantic.fusion import RRF_K, reciprocal_rank_fusion
 from ctx.semantic.search import load_index
-from ctx.semantic.topic import TopicVector, visible_ids
-from ctx.store.reads import search as fts_search
+from ctx.semantic.topic import TopicVector
+from ctx.store.view import GraphView
 
 # How deep each list goes before fusion: deep enough that an item ranked well by one retriever
 # and poorly by the other still surfaces, shallow enough to stay cheap.
@@ -33,14 +32,13 @@ class HybridHit:
 
 
 def fused_ranking(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     query: str,
     topic: TopicVector,
     *,
     pool: int = POOL,
     k: int = RRF_K,
     mode: str = "hybrid",
-    include_private: bool = False,
 ) -> list[HybridHit]:
     """Every node in the top ``pool`` of either ranking, fused (``hybrid``), or one ranking alone.
 
@@ -49,13 +47,13 @@ def fused_ranking(
     every node), as full-text search already leaves them out, so they never move a visible node.
     """
     bm25 = (
-        [h.id for h in fts_search(conn, query, limit=pool, mode="or", include_private=include_private)]
+        [h.id for h in graph.search(query, limit=pool, mode="or")]
         if mode != "vector" else []
     )
     dense: list[tuple[str, float]] = []
     if mode != "fts" and topic.vector is not None and topic.model is not None:
-        nearest = load_index(conn, topic.model).nearest(topic.vector, pool)
-        allowed = visible_ids(conn, [i for i, _ in nearest], include_private)
+        nearest = load_index(graph.conn, topic.model).nearest(topic.vector, pool)
+        allowed = graph.visible_ids([i for i, _ in nearest])
         dense = [(i, s) for i, s in nearest if i in allowed]
     dense_ids = [node_id for node_id, _ in dense]
     fused = reciprocal_rank_fusion([r for r in (bm25, dense_ids) if r], k=k)

@@ -8,6 +8,10 @@ alone) after one SQL query, without loading anything.
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctx.store.view import GraphView
 
 RETRIEVAL_METHODS = ("hybrid", "fts", "vector")
 
@@ -18,11 +22,10 @@ def has_vectors(conn: sqlite3.Connection) -> bool:
 
 
 def search_seeds(
-    conn: sqlite3.Connection,
+    graph: GraphView,
     text: str,
     *,
     method: str = "hybrid",
-    include_private: bool = False,
     max_seeds: int = 3,
     cutoff: float = 0.6,
 ) -> tuple[tuple[str, ...], tuple[float, ...]] | None:
@@ -33,17 +36,17 @@ def search_seeds(
     ``cutoff`` of the best: with RRF a hit first in one list only scores half of one first in both,
     so the default 0.6 asks the two retrievers to agree unless one of them has nothing better.
     """
-    if method not in ("hybrid", "vector") or not has_vectors(conn):
+    if method not in ("hybrid", "vector") or not has_vectors(graph.conn):
         return None
     from ctx.semantic.hybrid import fused_ranking
     from ctx.semantic.topic import from_text
     from ctx.stopwords import content_words
 
-    topic = from_text(conn, [text])
+    topic = from_text(graph.conn, [text])
     if topic.vector is None:
         return None
     pool = max(50, max_seeds * 5)
-    hits = fused_ranking(conn, content_words(text), topic, pool=pool, mode=method, include_private=include_private)
+    hits = fused_ranking(graph, content_words(text), topic, pool=pool, mode=method)
     if method == "vector":
         ranked = [(h.id, h.similarity or 0.0) for h in hits]
     else:

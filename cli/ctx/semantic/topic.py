@@ -115,19 +115,6 @@ def combine(parts: list[TopicVector]) -> TopicVector:
     )
 
 
-def visible_ids(conn: sqlite3.Connection, ids: list[str], include_private: bool) -> set[str]:
-    """The ids that exist and may be shown (private nodes only when explicitly included)."""
-    out: set[str] = set()
-    condition = "" if include_private else " AND private = 0"
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        out.update(
-            r[0] for r in conn.execute(f"SELECT id FROM nodes WHERE id IN ({marks}){condition}", part)
-        )
-    return out
-
-
 def similarities(
     conn: sqlite3.Connection, topic: TopicVector, node_ids: list[str]
 ) -> tuple[dict[str, float], list[str]]:
