@@ -1,3 +1,55 @@
-"""ctx: build LLM context from a local knowledge graph."""
+"""ctx: build LLM context from a local knowledge graph.
+
+The library's front door is ``ctx.Graph`` (see docs/python-api.md). Names are exported lazily, so
+``import ctx`` (and every ``ctx`` command) pays only for what it uses.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from ctx.assemble import BuildRequest, BuildResult
+    from ctx.errors import CtxError, ImportFormatError, LensError, NoGraphError, NotFoundError, UsageError
+    from ctx.graph import Graph, ShownNode
+    from ctx.importers.engine import ImportReport
+    from ctx.semantic.embedding import EmbedReport
+    from ctx.store.reads import EdgeView, Node, SearchHit
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "Graph": "ctx.graph",
+    "ShownNode": "ctx.graph",
+    "BuildRequest": "ctx.assemble",
+    "BuildResult": "ctx.assemble",
+    "ImportReport": "ctx.importers.engine",
+    "EmbedReport": "ctx.semantic.embedding",
+    "SearchHit": "ctx.store.reads",
+    "Node": "ctx.store.reads",
+    "EdgeView": "ctx.store.reads",
+    "CtxError": "ctx.errors",
+    "UsageError": "ctx.errors",
+    "NotFoundError": "ctx.errors",
+    "NoGraphError": "ctx.errors",
+    "LensError": "ctx.errors",
+    "ImportFormatError": "ctx.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ctx' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # resolved once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -63,19 +63,17 @@ def parse_fragment(argument: str) -> FragmentRequest:
 def fragment_text(argument: str) -> str:
     """Exactly what `ctx build TOPIC` with the same options prints to a pipe; an unknown topic
     is an error (a prompt should not silently go out without its context)."""
-    from ctx.assemble import BuildRequest, build_context
+    from ctx.assemble import BuildRequest
     from ctx.config import build_defaults
     from ctx.freshness import refresh_if_enabled
+    from ctx.graph import Graph
     from ctx.paths import resolve_db_path
-    from ctx.store import open_graph
 
     request = parse_fragment(argument)
     lens, max_tokens, encoding = build_defaults(request.lens, request.max_tokens, None)
-    conn = open_graph(resolve_db_path(request.db))
-    try:
-        refresh_if_enabled(conn)
-        result = build_context(
-            conn,
+    with Graph.open(resolve_db_path(request.db)) as graph:
+        refresh_if_enabled(graph.conn)
+        result = graph.build(
             BuildRequest(
                 topics=(request.topic,),
                 lens=lens,
@@ -85,8 +83,6 @@ def fragment_text(argument: str) -> str:
                 encoding=encoding,
             ),
         )
-    finally:
-        conn.close()
     if not result.found:
         raise NotFoundError(f"no node matches {request.topic!r}")
     return result.text

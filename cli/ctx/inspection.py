@@ -9,10 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctx.errors import NotFoundError, UsageError
+from ctx.errors import UsageError
 from ctx.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from ctx.graph import Graph
 
 FORMATS = ("text", "json")
 
@@ -50,16 +53,14 @@ def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | Non
     return Report(text, None, warnings or [])
 
 
-def search_report(
-    conn: sqlite3.Connection, query: str, *, limit: int, fmt: str, include_private: bool
-) -> Report:
-    from ctx.store.reads import count_private_matches, search
+def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
+    from ctx.store.reads import count_private_matches
 
     check_format(fmt)
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
-    hits = search(conn, query, limit=limit, include_private=include_private)
-    withheld = 0 if include_private else count_private_matches(conn, query)
+    hits = graph.search(query, limit=limit)
+    withheld = 0 if graph.include_private else count_private_matches(graph.conn, query)
     data = {
         "schema": SCHEMA_VERSION,
         "query": query,
@@ -91,19 +92,10 @@ def search_report(
     return _report(fmt, data, text, warnings)
 
 
-def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_private: bool) -> Report:
-    from ctx.store.reads import edges_of, get_node, resolve_one
-
+def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
     check_format(fmt)
-    if not node.strip():
-        raise UsageError("give a node id, title or alias")
-    node_id = resolve_one(conn, node, include_private=include_private)
-    found = get_node(conn, node_id, include_private=include_private) if node_id else None
-    if found is None:
-        hidden = not include_private and resolve_one(conn, node, include_private=True) is not None
-        suffix = " (a private node matches; --include-private shows it)" if hidden else ""
-        raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
-    edges = edges_of(conn, found.id, include_private=include_private)
+    shown = graph.show(node)
+    found, edges = shown.node, shown.edges
     data = {
         "schema": SCHEMA_VERSION,
         "id": found.id,
@@ -151,12 +143,11 @@ def show_report(conn: sqlite3.Connection, node: str, *, fmt: str, include_privat
     return _report(fmt, data, "\n".join(lines) + "\n")
 
 
-def stats_report(conn: sqlite3.Connection, *, fmt: str, include_private: bool = False) -> Report:
-    from ctx.store.reads import stats
-
+def stats_report(graph: Graph, *, fmt: str) -> Report:
     check_format(fmt)
-    data = {"schema": SCHEMA_VERSION, **stats(conn, include_private=include_private)}
-    data["embeddings"] = embedding_coverage(conn)
+    include_private = graph.include_private
+    data = {"schema": SCHEMA_VERSION, **graph.stats()}
+    data["embeddings"] = embedding_coverage(graph.conn)
     lines = [f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:

@@ -24,6 +24,8 @@ from ctx.errors import CtxError, NoGraphError
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from ctx.graph import Graph
+
 log = logging.getLogger("ctx.mcp")
 
 SERVER_NAME = "ctx"
@@ -148,9 +150,10 @@ class GraphHandle:
     reading the unlinked file, so every call compares the inode and reopens when it changed.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, include_private: bool = False) -> None:
         self.path = path
-        self._conn: sqlite3.Connection | None = None
+        self.include_private = include_private
+        self._graph: Graph | None = None
         self._identity: tuple[int, int] | None = None
 
     def _file_identity(self) -> tuple[int, int] | None:
@@ -160,23 +163,23 @@ class GraphHandle:
             return None
         return (st.st_dev, st.st_ino)
 
-    def connection(self) -> sqlite3.Connection:
-        from ctx.store.db import open_graph
+    def graph(self) -> Graph:
+        from ctx.graph import Graph
 
         identity = self._file_identity()
         if identity is None:
             self.close()
             raise NoGraphError(self.path)
-        if self._conn is None or identity != self._identity:
+        if self._graph is None or identity != self._identity:
             self.close()
-            self._conn = open_graph(self.path)
+            self._graph = Graph.open(self.path, include_private=self.include_private)
             self._identity = identity
-        return self._conn
+        return self._graph
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-        self._conn = None
+        if self._graph is not None:
+            self._graph.close()
+        self._graph = None
         self._identity = None
 
 
@@ -188,9 +191,9 @@ class CtxTools:
     """The four tools over one graph. Calls are serialized: they share one SQLite connection."""
 
     def __init__(self, db_path: Path, *, include_private: bool = False) -> None:
-        self.graph = GraphHandle(db_path)
         # Whether private nodes may be shown is the user's choice when registering the server,
-        # never the agent's: no tool has an argument for it.
+        # never the agent's: no tool has an argument for it. It is the graph handle's property.
+        self.handle = GraphHandle(db_path, include_private=include_private)
         self.include_private = include_private
         self._lock = threading.Lock()
 
@@ -209,17 +212,17 @@ class CtxTools:
 
                 get_encoding(DEFAULT_ENCODING)
                 import ctx.assemble  # noqa: F401
-                if self.graph.path.exists():
-                    self.graph.connection()
+                if self.handle.path.exists():
+                    self.handle.graph()
             except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
                 log.info("warm-up skipped: %s", exc)
 
-    def _fresh_connection(self) -> tuple[sqlite3.Connection, list[str]]:
+    def _fresh_graph(self) -> tuple[Graph, list[str]]:
         """The graph, after the opt-in check that re-imports changed sources (as `ctx build`)."""
         from ctx.freshness import refresh_if_enabled
 
-        conn = self.graph.connection()
-        return conn, refresh_if_enabled(conn)
+        graph = self.handle.graph()
+        return graph, refresh_if_enabled(graph.conn)
 
     # -- context -------------------------------------------------------------------------------
 
@@ -229,7 +232,7 @@ class CtxTools:
         return self._guarded(self._context, topic, options)
 
     def _context(self, topic: str | list[str], options: dict[str, Any]) -> ToolReply:
-        from ctx.assemble import BuildRequest, build_context
+        from ctx.assemble import BuildRequest
         from ctx.config import build_defaults
         from ctx.lenses import load_named_lens
 
@@ -243,10 +246,9 @@ class CtxTools:
         _, options["max_tokens"], options["encoding"] = build_defaults(
             None, options.get("max_tokens"), options.get("encoding")
         )
-        conn, refreshed = self._fresh_connection()
+        graph, refreshed = self._fresh_graph()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
-        request = BuildRequest(topics=topics, lens=chosen, include_private=self.include_private, **options)
-        result = build_context(conn, request)
+        result = graph.build(BuildRequest(topics=topics, lens=chosen, include_private=graph.include_private, **options))
         result.warnings[:0] = refreshed
         if not result.found:
             # A tool error, as the CLI's exit code 3 is; its first block is still exactly the
@@ -259,7 +261,7 @@ class CtxTools:
                 extra=[cli_error_text(not_found_message(topics))],
             )
         extra: list[str] = []
-        if request.explain and result.candidates:
+        if options.get("explain") and result.candidates:
             from ctx.assemble.render import explain_text
 
             extra.append(explain_text(result.candidates))
@@ -273,8 +275,8 @@ class CtxTools:
     def _search(self, query: str, limit: int, format: str) -> ToolReply:
         from ctx.inspection import search_report
 
-        conn, refreshed = self._fresh_connection()
-        report = search_report(conn, query, limit=limit, fmt=format, include_private=self.include_private)
+        graph, refreshed = self._fresh_graph()
+        report = search_report(graph, query, limit=limit, fmt=format)
         return ToolReply(report.text, warnings=refreshed + report.warnings)
 
     # -- show ----------------------------------------------------------------------------------
@@ -285,8 +287,8 @@ class CtxTools:
     def _show(self, node: str, format: str) -> ToolReply:
         from ctx.inspection import show_report
 
-        conn, refreshed = self._fresh_connection()
-        report = show_report(conn, node, fmt=format, include_private=self.include_private)
+        graph, refreshed = self._fresh_graph()
+        report = show_report(graph, node, fmt=format)
         return ToolReply(report.text, warnings=refreshed + report.warnings)
 
     # -- lenses --------------------------------------------------------------------------------

@@ -75,16 +75,15 @@ def build_command(
     plain: PlainOption = False,
 ) -> None:
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
-    from ctx.assemble import build_context
     from ctx.config import build_defaults
     from ctx.freshness import refresh_if_enabled
-    from ctx.store import open_graph
+    from ctx.graph import Graph
 
     if plain:
         set_plain(True)
     lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
-    conn = open_graph(resolve_db_path(db))
-    for line in refresh_if_enabled(conn):
+    graph = Graph.open(resolve_db_path(db), include_private=include_private)
+    for line in refresh_if_enabled(graph.conn):
         warn(line)
     request = BuildRequest(
         topics=tuple(topics),
@@ -97,7 +96,7 @@ def build_command(
         explain=explain,
         include_private=include_private,
     )
-    result = build_context(conn, request)
+    result = graph.build(request)
     _print(result.text, format)
     for line in result.warnings:
         warn(line)

@@ -39,17 +39,14 @@ def embed_command(
 ) -> None:
     """Embed every node whose content changed, so builds can rank by similarity."""
     from ctx.errors import UsageError
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import open_graph
+    from ctx.graph import Graph
 
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not {output!r}")
     db_path = resolve_db_path(db)
-    conn = open_graph(db_path)
-    ref = resolve_model(model)
+    graph = Graph.open(db_path)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty()) as progress:
-        report = embed_graph(conn, ref, batch_size=batch_size, progress=progress)
+        report = graph.embed(model, batch_size=batch_size, progress=progress)
     if output == "json":
         print_json(report.as_dict() | {"db": str(db_path)})
         return

@@ -45,13 +45,12 @@ def import_command(
     ] = False,
 ) -> None:
     """Import PATH (a vault folder, outline export or JSON graph) into the graph, incrementally."""
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
+    from ctx.graph import Graph
 
     db_path = resolve_db_path(db)
-    conn = connect(db_path, create=True)
+    graph = Graph.open(db_path, create=True)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
-        report = import_path(conn, path, format=format, progress=progress)
+        report = graph.import_path(path, format=format, progress=progress)
     if not quiet:
         for line in report.notes:
             note(line)

@@ -58,10 +58,10 @@ def stats_command(
     plain: PlainOption = False,
 ) -> None:
     """Counts of nodes and edges by type, unresolved links, sources and the last import."""
+    from ctx.graph import Graph
     from ctx.inspection import stats_report
-    from ctx.store import open_graph
 
-    _emit(stats_report(open_graph(resolve_db_path(db)), fmt=format, include_private=include_private), plain)
+    _emit(stats_report(Graph.open(resolve_db_path(db), include_private=include_private), fmt=format), plain)
 
 
 @handle_errors
@@ -73,11 +73,11 @@ def show_command(
     plain: PlainOption = False,
 ) -> None:
     """One node: its text, fields and edges."""
+    from ctx.graph import Graph
     from ctx.inspection import show_report
-    from ctx.store import open_graph
 
-    conn = open_graph(resolve_db_path(db))
-    _emit(show_report(conn, node, fmt=format, include_private=include_private), plain)
+    graph = Graph.open(resolve_db_path(db), include_private=include_private)
+    _emit(show_report(graph, node, fmt=format), plain)
 
 
 @handle_errors
@@ -90,8 +90,8 @@ def search_command(
     plain: PlainOption = False,
 ) -> None:
     """Full-text search (BM25) over titles, aliases and bodies."""
+    from ctx.graph import Graph
     from ctx.inspection import search_report
-    from ctx.store import open_graph
 
-    conn = open_graph(resolve_db_path(db))
-    _emit(search_report(conn, query, limit=limit, fmt=format, include_private=include_private), plain)
+    graph = Graph.open(resolve_db_path(db), include_private=include_private)
+    _emit(search_report(graph, query, limit=limit, fmt=format), plain)

@@ -1,0 +1,138 @@
+"""The front door of ctx as a library: one knowledge-graph file and what you can do with it.
+
+    from ctx import Graph
+
+    with Graph.open("notes.db", create=True) as graph:
+        graph.import_path("~/Obsidian/Vault")
+        print(graph.build("Project Apollo", lens="planning", max_tokens=2000).text)
+
+The CLI and the MCP server are clients of this class: the same arguments give the same bytes.
+Nothing heavy is imported until a method needs it (the tokenizer on the first build, the
+embedding model only in ``embed``), so opening a graph costs a file open. See docs/python-api.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctx.assemble import BuildRequest, BuildResult
+    from ctx.importers.engine import ImportReport, ProgressFn
+    from ctx.semantic.embedding import EmbedReport, Progress
+    from ctx.store.reads import EdgeView, Node, SearchHit
+
+
+@dataclass(frozen=True)
+class ShownNode:
+    """One node with its edges both ways, as ``ctx show`` prints it."""
+
+    node: Node
+    edges: list[EdgeView]
+
+
+class Graph:
+    """A ctx graph file (SQLite), opened for one reader.
+
+    ``include_private``: whether this reader may see nodes marked private (withheld by default from
+    every method's results). It is the handle's property, fixed when the graph is opened.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = False, include_private: bool = False) -> None:
+        from ctx.store import connect
+
+        self.path = Path(path).expanduser()
+        self.include_private = include_private
+        self.conn: sqlite3.Connection = connect(self.path, create=create)
+
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = False, include_private: bool = False) -> Graph:
+        """Open the graph at ``path``; NoGraphError if it does not exist (unless ``create``)."""
+        return cls(path, create=create, include_private=include_private)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Graph:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Graph({str(self.path)!r})"
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def import_path(self, path: str | Path, *, format: str = "auto", progress: ProgressFn | None = None) -> ImportReport:
+        """Import a vault folder, outline export or JSON graph, incrementally, in one transaction."""
+        from ctx.importers.engine import import_path
+
+        return import_path(self.conn, path, format=format, progress=progress)
+
+    def embed(
+        self, model: str | None = None, *, batch_size: int = 32, progress: Progress | None = None
+    ) -> EmbedReport:
+        """Vectors for every node whose content changed (needs the ``embed`` extra)."""
+        from ctx.semantic.embedding import embed_graph
+        from ctx.semantic.models import resolve_model
+
+        return embed_graph(self.conn, resolve_model(model), batch_size=batch_size, progress=progress)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def build(self, topics: str | list[str] | tuple[str, ...] | BuildRequest, **options: Any) -> BuildResult:
+        """The context for ``topics`` (ids, titles, aliases or free text) within an exact budget.
+
+        ``options`` are BuildRequest's fields: lens, depth, max_tokens, format, include_fields,
+        encoding, explain. Or pass a BuildRequest. ``result.text`` is what ``ctx build`` prints;
+        ``result.found`` is False when no topic matched (the CLI's exit code 3).
+        """
+        from ctx.assemble import BuildRequest, build_context
+        from ctx.errors import UsageError
+
+        if isinstance(topics, BuildRequest):
+            if options:
+                raise UsageError("pass either a BuildRequest or options, not both")
+            request = topics
+        else:
+            if "include_private" in options:
+                raise UsageError("include_private is the graph's setting: Graph.open(..., include_private=True)")
+            request = BuildRequest(topics=(topics,) if isinstance(topics, str) else tuple(topics), **options)
+        if request.include_private != self.include_private:
+            from dataclasses import replace
+
+            request = replace(request, include_private=self.include_private)
+        return build_context(self.conn, request)
+
+    def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
+        """Full-text (BM25) hits for any text, best first; private nodes only if this reader may see them."""
+        from ctx.store.view import GraphView
+
+        return GraphView(self.conn, self.include_private).search(query, limit=limit)
+
+    def show(self, node: str) -> ShownNode:
+        """One node by id, exact title or alias, with its edges; NotFoundError if there is none."""
+        from ctx.errors import NotFoundError, UsageError
+        from ctx.store.reads import edges_of, get_node, resolve_one
+
+        if not node.strip():
+            raise UsageError("give a node id, title or alias")
+        node_id = resolve_one(self.conn, node, include_private=self.include_private)
+        found = get_node(self.conn, node_id, include_private=self.include_private) if node_id else None
+        if found is None:
+            hidden = not self.include_private and resolve_one(self.conn, node, include_private=True) is not None
+            suffix = " (a private node matches; --include-private shows it)" if hidden else ""
+            raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
+        return ShownNode(found, edges_of(self.conn, found.id, include_private=self.include_private))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of nodes and edges by type, unresolved links, private nodes, sources, last import."""
+        from ctx.store.reads import stats
+
+        return stats(self.conn, include_private=self.include_private)
