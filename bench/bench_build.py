@@ -6,7 +6,8 @@
 Prints:
 * cold wall time of `ctx build` in a new process (process start included), median of --runs, for
   depth 2 and depth 5 at 4,000 tokens, for an ID topic (the most linked-to note);
-* whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich) on that path;
+* whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich, pydantic, mcp,
+  sqlite-utils) on that path, with a WARNING line naming any that is;
 * budget utilisation over --pairs random (topic, budget) pairs, both formats: min and median of
   used/budget where the candidates exceeded the budget, and overruns (must be 0). Budgets are drawn
   log-uniformly from 500..16,000 (the summary-first range below 500 is reported separately).
@@ -65,16 +66,21 @@ def cold_times(db: Path, topic: str, depth: int, runs: int) -> list[float]:
     return times
 
 
+# Modules a cold build must not load: each costs tens to thousands of milliseconds (pydantic ~0.1 s:
+# typer 0.29 loads it whenever it is installed, which is why typer is bounded below 0.29).
+HEAVY_MODULES = ("torch", "sentence_transformers", "numpy", "rich", "pydantic", "mcp", "sqlite_utils")
+
+
 def heavy_imports(db: Path, topic: str) -> dict[str, bool]:
     code = (
         "import sys; sys.argv = ['ctx', 'build', %r, '--db', %r]\n"
-        "from ctx.app import main\n"
+        "from ctx.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
     ) % (topic, str(db))
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True)
     names = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     return {mod: any(n == mod or n.startswith(mod + ".") for n in names)
-            for mod in ("torch", "sentence_transformers", "numpy", "rich", "sqlite_utils")}
+            for mod in HEAVY_MODULES}
 
 
 def utilisation(db: Path, pairs: int, seed: int) -> dict[str, object]:
@@ -138,6 +144,9 @@ def main() -> None:
                   f" (min {min(times):.3f}, max {max(times):.3f}, n={len(times)})")
         imports = heavy_imports(db, topic)
         print("imports on the build path: " + ", ".join(f"{m}={'yes' if v else 'no'}" for m, v in imports.items()))
+        flagged = [m for m, loaded in imports.items() if loaded]
+        if flagged:
+            print(f"WARNING: the build path imports {', '.join(flagged)}")
         u = utilisation(db, args.pairs, args.seed)
         print(f"budget utilisation over {u['pairs']} random (topic, budget 500..16000) pairs, both formats:"
               f" {u['exceeded']} exceeded their budget; used/budget min {u['min']:.3f},"

@@ -91,8 +91,8 @@ def bench_vectors(workdir: Path, n: int, dim: int) -> None:
     import numpy as np
 
     from ctx.semantic import search
-    from ctx.store import vectors as vector_store
     from ctx.store import connect
+    from ctx.store import vectors as vector_store
 
     db = workdir / f"vectors-{n}.db"
     for stale in workdir.glob(f"vectors-{n}.db*"):

@@ -83,3 +83,9 @@ def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **imp
     import_path(conn, source, **import_options)
     conn.close()
     return db
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_vault: Path) -> Path:
+    """The demo vault imported once for the whole session; tests that use it only read it."""
+    return imported_graph(tmp_path_factory, demo_vault)

@@ -11,16 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import imported_graph
-
-    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
 
 
 def _ctx(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

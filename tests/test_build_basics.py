@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from build_graphs import chain_graph, hub_graph, import_into, write_jsonl
-from json_contract import smallest_build_json
 from ctx.assemble import BuildRequest, build_context
 from ctx.errors import EXIT_NOT_FOUND, EXIT_USAGE, UsageError
 from ctx.tokens import count_tokens
+from json_contract import smallest_build_json
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_usage_errors_exit_2(tmp_path, run_cli):
     assert run_cli("build", "seed", "--max-tokens", "10").exit_code == EXIT_USAGE
     bad_format = run_cli("build", "seed", "--format", "yaml")
     assert bad_format.exit_code == EXIT_USAGE
-    assert "--format must be markdown or json" in bad_format.stderr
+    assert "'yaml' is not one of 'markdown', 'json'" in bad_format.stderr
     missing_lens = run_cli("build", "seed", "--lens", "nope")
     assert missing_lens.exit_code == EXIT_USAGE and "no lens named 'nope'" in missing_lens.stderr
 

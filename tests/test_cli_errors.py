@@ -20,14 +20,6 @@ def _ctx(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    db = tmp_path_factory.mktemp("cli") / "demo.db"
-    done = _ctx("import", str(FIXTURES / "demo-vault"), "--db", str(db), "-q", cwd=db.parent)
-    assert done.returncode == 0, done.stderr
-    return db
-
-
 @pytest.mark.parametrize(
     ("args", "code", "fragment"),
     [
@@ -88,3 +80,31 @@ def test_format_has_the_same_short_flag_everywhere(demo_db):
         result = _ctx(*command, "-f", "json", "--db", str(demo_db), cwd=demo_db.parent)
         assert result.returncode == 0, result.stderr
         assert result.stdout.lstrip().startswith("{")
+
+
+@pytest.mark.parametrize(
+    ("args", "allowed"),
+    [
+        (["import", "{vault}", "--output", "yaml"], "'text', 'json'"),
+        (["import", "{vault}", "--format", "markdown"], "'auto', 'obsidian'"),
+        (["build", "Project Apollo", "--format", "yaml"], "'markdown', 'json'"),
+        (["embed", "--output", "yaml"], "'text', 'json'"),
+        (["search", "apollo", "--format", "yaml"], "'text', 'json'"),
+        (["show", "Project Apollo", "--format", "yaml"], "'text', 'json'"),
+        (["stats", "--format", "yaml"], "'text', 'json'"),
+        (["sources", "--format", "yaml"], "'text', 'json'"),
+        (["lens", "list", "--format", "yaml"], "'text', 'json'"),
+        (["mcp", "--print-config", "--format", "yaml"], "'text', 'json'"),
+    ],
+)
+def test_every_closed_option_refuses_other_values(demo_db, args, allowed):
+    """Options with a fixed set of values are choices: anything else is a usage error naming them,
+    before any work is done (`import --output yaml` once imported and then printed text)."""
+    argv = [a.replace("{vault}", str(FIXTURES / "demo-vault")) for a in args]
+    if argv[0] != "lens":
+        argv += ["--db", str(demo_db)]
+    done = _ctx(*argv, cwd=demo_db.parent)
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ctx: error: ") and allowed in lines[0], done.stderr

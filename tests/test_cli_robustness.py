@@ -15,14 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, imported_graph
+from conftest import FIXTURES
 
 CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
 
 
 @pytest.mark.parametrize(

@@ -15,19 +15,6 @@ HOSTILE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def demo_db(demo_vault, tmp_path_factory):
-    """One imported demo graph shared by every query: searching never writes."""
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
-
-    path = tmp_path_factory.mktemp("search") / "demo.db"
-    conn = connect(path, create=True)
-    import_path(conn, demo_vault)
-    conn.close()
-    return path
-
-
 @pytest.mark.parametrize("query", HOSTILE, ids=[repr(q[:20]) for q in HOSTILE])
 def test_hostile_queries_return_normally(query, demo_db, run_cli):
     for extra in ([], ["--format", "json"]):

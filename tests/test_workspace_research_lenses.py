@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, corpus_path, imported_graph
+from conftest import corpus_path
 from ctx.tokens import count_tokens
 
 WORKSPACE_SECTIONS = [
@@ -59,11 +59,6 @@ def outline_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import_path(conn, path)
     conn.close()
     return folder / "g.db"
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
 
 
 def build(run_cli, db: Path, *args: str) -> str:

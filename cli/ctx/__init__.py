@@ -37,7 +37,11 @@ _EXPORTS = {
     "ImportFormatError": "ctx.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "BuildRequest", "BuildResult", "CtxError", "EdgeView", "EmbedReport", "Graph", "ImportFormatError",
+    "ImportReport", "LensError", "NoGraphError", "Node", "NotFoundError", "SearchHit", "ShownNode",
+    "UsageError", "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from ctx import __version__
@@ -61,8 +63,8 @@ def main() -> None:
     import typer.main
 
     # typer vendors click; its UsageError is BadParameter's base, the public way to reach it.
-    usage_error = typer.BadParameter.__mro__[1]
-    click_exception = typer.BadParameter.__mro__[2]
+    usage_error: Any = typer.BadParameter.__mro__[1]
+    click_exception: Any = typer.BadParameter.__mro__[2]
     command = typer.main.get_command(app)
     try:
         result = command.main(prog_name="ctx", standalone_mode=False)

@@ -133,7 +133,7 @@ def _typed(value: Any, kind: type, where: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         wanted = {bool: "true or false", str: "a string", int: "a whole number", float: "a number"}[kind]
         raise UsageError(f"{where}: must be {wanted}")
-    if kind in (int, float) and value < 0:
+    if isinstance(value, (int, float)) and kind in (int, float) and value < 0:
         raise UsageError(f"{where}: must not be negative")
     return value
 

@@ -204,7 +204,7 @@ def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
     check_format(fmt)
     model = active_model(conn)
     sources = list_sources(conn)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": s.id,
             "root": s.root,
@@ -220,7 +220,7 @@ def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
         }
         for s in sources
     ]
-    data = {"embedding_model": model, "sources": rows}
+    data: dict[str, Any] = {"embedding_model": model, "sources": rows}
     if not rows:
         return _report(fmt, data, "no sources yet; add one with `ctx import PATH`\n")
     table = [("id", "format", "nodes", "files", "last import", "vectors", "path")]

@@ -10,7 +10,7 @@ from ctx.fragment import fragment_text
 
 
 @llm.hookimpl
-def register_fragment_loaders(register):  # type: ignore[no-untyped-def]
+def register_fragment_loaders(register):
     register("ctx", load_ctx_fragment)
 
 

@@ -347,13 +347,14 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         # The first block is the CLI's stdout alone, byte for byte (and within the budget). What
         # the CLI writes to stderr follows in blocks of its own: warnings (a capped depth, a
         # summary-only budget), then the --explain table. Warnings also travel in _meta.
-        blocks = [TextContent(type="text", text=reply.text)]
+        blocks: list[Any] = [TextContent(type="text", text=reply.text)]
         if reply.warnings and not reply.is_error:
             notices = "".join(f"ctx: warning: {line}\n" for line in reply.warnings)
             blocks.append(TextContent(type="text", text=notices))
         blocks += [TextContent(type="text", text=text) for text in reply.extra]
-        meta = {"ctx/warnings": reply.warnings} if reply.warnings else None
-        return CallToolResult(content=blocks, is_error=reply.is_error, meta=meta)
+        # ``meta`` is the field's name (``_meta`` its JSON alias); passed by name, as pydantic allows.
+        extras: dict[str, Any] = {"meta": {"ctx/warnings": reply.warnings} if reply.warnings else None}
+        return CallToolResult(content=blocks, is_error=reply.is_error, **extras)
 
     def context(
         topic: Annotated[

@@ -72,11 +72,11 @@ def check_events(text: str, *, max_depth: int = MAX_DEPTH) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=_loader()):
         if isinstance(event, yaml.AliasEvent):
-            raise YamlRefused(event.start_mark.line, "YAML aliases (*name) are not accepted")
+            raise YamlRefused(getattr(event.start_mark, "line", 0), "YAML aliases (*name) are not accepted")
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > max_depth:
-                raise YamlRefused(event.start_mark.line, f"nested deeper than {max_depth} levels")
+                raise YamlRefused(getattr(event.start_mark, "line", 0), f"nested deeper than {max_depth} levels")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctx.assemble.candidate import Candidate
 from ctx.assemble import outline_view
+from ctx.assemble.candidate import Candidate
 from ctx.assemble.render import (
     FULL,
     SHORTENED,
@@ -205,11 +205,13 @@ class Packer:
     def place(self, item: Item) -> None:
         item.tokens = self.cost(item)
         self.placed[item.cand.id] = item
+        assert item.cand.section is not None  # only candidates in a section are placed
         items = self.section_of[item.cand.section].items
         items[:] = [i for i in items if i.cand.id != item.cand.id] + [item]
 
     def unplace(self, c: Candidate) -> None:
         self.placed.pop(c.id, None)
+        assert c.section is not None
         items = self.section_of[c.section].items
         items[:] = [i for i in items if i.cand.id != c.id]
 
@@ -308,7 +310,7 @@ class Packer:
         self.compact_seeds = 1 if seed_overhead > avail * 0.4 else 0
         if self.compact_seeds:
             seed_overhead = sum(self.cost(Item(c, SHORTENED, "", compact=1)) for c in seeds)
-        headings = sum(self.heading_cost(n) for n in {c.section for c in seeds})
+        headings = sum(self.heading_cost(n) for n in {c.section for c in seeds if c.section is not None})
         room = avail - seed_overhead - headings
         others = [c for c in pool if not c.seed]
         used = self.fill_summaries(others, int(room * 0.6))
@@ -429,7 +431,10 @@ class Packer:
                 )
                 if bigger is not None and bigger.extent() > item.extent():
                     self.place(bigger)
-                    return lambda old=item: self.place(old)
+                    def restore(old: Item = item) -> None:
+                        self.place(old)
+
+                    return restore
             return None
 
         def add_shortened(slack: int) -> Callable[[], None] | None:

@@ -56,7 +56,7 @@ def sentence_scores(parts: list[str], terms: set[str]) -> list[float]:
     n = len(parts)
     df = {t: sum(1 for b in bags if t in b) for t in terms}
     scores = []
-    for bag, s in zip(bags, parts):
+    for bag in bags:
         hit = sum(math.log(1 + n / df[t]) for t in terms if t in bag)
         scores.append(hit / math.sqrt(max(len(bag), 1)))
     return scores

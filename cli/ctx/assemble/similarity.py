@@ -21,7 +21,7 @@ NO_EMBEDDINGS_NOTE = "no embeddings (run `ctx embed`)"
 
 def topic_vector(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector":
     """The mean vector of the request's topics: stored vectors for exact topics, text otherwise."""
-    from ctx.semantic.topic import TopicVector, combine, from_seeds, from_text
+    from ctx.semantic.topic import combine, from_seeds, from_text
 
     exact: list[str] = []
     free_text: list[str] = []

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ctx.lenses import Lens
-from ctx.store.view import GraphView
 from ctx.store.edge_names import reversed_name, walked_name
+from ctx.store.view import GraphView
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,16 @@ from typing import Annotated
 
 import typer
 
-from ctx.assemble import DEFAULT_LENS, MIN_TOKENS, BuildRequest
-from ctx.commands.common import DbOption, PlainOption, handle_errors, set_plain, stdout_is_terminal, warn, write_stdout
+from ctx.assemble import DEFAULT_LENS, MIN_TOKENS, BuildFormat, BuildRequest
+from ctx.commands.common import (
+    DbOption,
+    PlainOption,
+    handle_errors,
+    set_plain,
+    stdout_is_terminal,
+    warn,
+    write_stdout,
+)
 from ctx.errors import EXIT_NOT_FOUND
 from ctx.paths import resolve_db_path
 
@@ -56,7 +64,7 @@ def build_command(
         int | None,
         typer.Option("--max-tokens", "-t", min=MIN_TOKENS, help=f"Token budget for the whole output. Default: build.max_tokens in the config file, else {BuildRequest.max_tokens}.", show_default=False),
     ] = None,
-    format: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = BuildRequest.format,
+    format: Annotated[BuildFormat, typer.Option("--format", "-f", help="Output format.")] = BuildFormat(BuildRequest.format),
     include_fields: Annotated[
         bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
     ] = BuildRequest.include_fields,
@@ -90,7 +98,7 @@ def build_command(
         lens=lens,
         depth=depth,
         max_tokens=max_tokens,
-        format=format,
+        format=format.value,
         include_fields=include_fields,
         encoding=encoding,
         explain=explain,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -13,7 +14,8 @@ import typer
 
 from ctx.errors import EXIT_RUNTIME, CtxError
 
-def _given(context: typer.Context, name: str) -> bool:
+
+def _given(context: Any, name: str) -> bool:
     source = context.get_parameter_source(name)
     return source is not None and source.name == "COMMANDLINE"
 
@@ -31,6 +33,16 @@ def _db_before_the_subcommand(context: typer.Context, value: Path | None) -> Pat
         parent = parent.parent
     return value
 
+
+def choices(name: str, values: Iterable[str]) -> type[StrEnum]:
+    """The values an option accepts, as typer needs them (an enum): anything else is a usage error
+    (exit 2) naming the allowed values, and --help lists them."""
+    return StrEnum(name, {value: value for value in values})  # type: ignore[return-value]
+
+
+class TextOrJson(StrEnum):
+    text = "text"
+    json = "json"
 
 DbOption = Annotated[
     Path | None,

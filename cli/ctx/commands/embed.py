@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json
+from ctx.commands.common import DbOption, TextOrJson, handle_errors, print_json
 from ctx.commands.progress import ProgressBar
 from ctx.paths import resolve_db_path
 
@@ -34,15 +34,12 @@ def embed_command(
     db: DbOption = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help=MODEL_HELP, show_default=False)] = None,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Texts per model batch.")] = 32,
-    output: Annotated[str, typer.Option("--output", "-o", help="Summary as text or json.")] = "text",
+    output: Annotated[TextOrJson, typer.Option("--output", "-o", help="Summary format.")] = TextOrJson.text,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Embed every node whose content changed, so builds can rank by similarity."""
-    from ctx.errors import UsageError
     from ctx.graph import Graph
 
-    if output not in ("text", "json"):
-        raise UsageError(f"--output must be text or json, not {output!r}")
     db_path = resolve_db_path(db)
     graph = Graph.open(db_path)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty()) as progress:

@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, note, print_json, warn
+from ctx.commands.common import (
+    DbOption,
+    TextOrJson,
+    choices,
+    handle_errors,
+    note,
+    print_json,
+    warn,
+)
 from ctx.commands.progress import ProgressBar
 from ctx.importers import FORMATS
 from ctx.paths import resolve_db_path
 
-FORMAT_HELP = "Source format: " + "|".join(FORMATS) + " (auto detects it)."
+FORMAT_HELP = "Source format (auto detects it)."
+if TYPE_CHECKING:
+    ImportFormat = StrEnum
+else:
+    ImportFormat = choices("ImportFormat", FORMATS)  # the importer registry's formats
 # Folders smaller than this finish before a progress bar would even be readable.
 PROGRESS_THRESHOLD = 200
 
@@ -35,11 +48,9 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def import_command(
     path: Annotated[Path, typer.Argument(help="Folder or export file to import.", show_default=False)],
-    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)] = "auto",
+    format: Annotated[ImportFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = ImportFormat("auto"),
     db: DbOption = None,
-    output: Annotated[
-        str, typer.Option("--output", "-o", help="Summary as text or json.")
-    ] = "text",
+    output: Annotated[TextOrJson, typer.Option("--output", "-o", help="Summary format.")] = TextOrJson.text,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar, warnings or summary.")
     ] = False,
@@ -50,7 +61,7 @@ def import_command(
     db_path = resolve_db_path(db)
     graph = Graph.open(db_path, create=True)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
-        report = graph.import_path(path, format=format, progress=progress)
+        report = graph.import_path(path, format=format.value, progress=progress)
     if not quiet:
         for line in report.notes:
             note(line)

@@ -6,13 +6,22 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, PlainOption, handle_errors, print_json, set_plain, warn, write_stdout
+from ctx.commands.common import (
+    DbOption,
+    PlainOption,
+    TextOrJson,
+    handle_errors,
+    print_json,
+    set_plain,
+    warn,
+    write_stdout,
+)
 from ctx.paths import resolve_db_path
 
 if TYPE_CHECKING:
     from ctx.inspection import Report
 
-FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+FormatOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
 IncludePrivateOption = Annotated[
     bool,
     typer.Option(
@@ -53,7 +62,7 @@ def _emit(report: "Report", plain: bool = False) -> None:
 @handle_errors
 def stats_command(
     db: DbOption = None,
-    format: FormatOption = "text",
+    format: FormatOption = TextOrJson.text,
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:
@@ -68,7 +77,7 @@ def stats_command(
 def show_command(
     node: Annotated[str, typer.Argument(help="Node id, or its exact title or alias.")],
     db: DbOption = None,
-    format: FormatOption = "text",
+    format: FormatOption = TextOrJson.text,
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:
@@ -85,7 +94,7 @@ def search_command(
     query: Annotated[str, typer.Argument(help="Words to find; any text is accepted.")],
     db: DbOption = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most hits to show.")] = 20,
-    format: FormatOption = "text",
+    format: FormatOption = TextOrJson.text,
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ctx.commands.common import handle_errors, print_json, write_stdout
+from ctx.commands.common import TextOrJson, handle_errors, print_json, write_stdout
 
 lens_app = typer.Typer(
     name="lens",
@@ -28,13 +28,13 @@ def register(app: typer.Typer) -> None:
 )
 @handle_errors
 def list_command(
-    format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    format: Annotated[TextOrJson, typer.Option("--format", help="Output format.")] = TextOrJson.text,
 ) -> None:
     """Every lens by name: built-in, user (~/.config/ctx/lenses) and project (.ctx/lenses)."""
     from ctx.errors import LensError
     from ctx.lenses import list_lenses, load_lens_file
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in list_lenses():
         try:
             description = load_lens_file(entry.path, name=entry.name, source=entry.source).description

@@ -6,7 +6,13 @@ from typing import Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json, write_stdout
+from ctx.commands.common import (
+    DbOption,
+    TextOrJson,
+    handle_errors,
+    print_json,
+    write_stdout,
+)
 from ctx.errors import CtxError
 from ctx.paths import resolve_db_path
 
@@ -41,21 +47,18 @@ def mcp_command(
         ),
     ] = False,
     format: Annotated[
-        str, typer.Option("--format", "-f", help="With --print-config: text (both) or json (the JSON only).")
-    ] = "text",
+        TextOrJson, typer.Option("--format", "-f", help="With --print-config: text (both) or json (the JSON only).")
+    ] = TextOrJson.text,
 ) -> None:
     """Serve the graph as MCP tools over stdin/stdout (for Claude Desktop, Claude Code, ...)."""
     db_path = resolve_db_path(db).absolute()
     if print_config:
         from ctx.agent_setup import client_config, setup_text
-        from ctx.errors import UsageError
 
         if format == "json":
             print_json(client_config(db_path, include_private=include_private))
-        elif format == "text":
-            write_stdout(setup_text(db_path, include_private=include_private))
         else:
-            raise UsageError(f"--format must be text or json, not {format!r}")
+            write_stdout(setup_text(db_path, include_private=include_private))
         return
     try:
         import mcp.server.mcpserver  # noqa: F401 - the SDK is an optional extra: fail before serving

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ctx.commands.common import DbOption, handle_errors, print_json, warn, write_stdout
+from ctx.commands.common import (
+    DbOption,
+    TextOrJson,
+    handle_errors,
+    print_json,
+    warn,
+    write_stdout,
+)
 from ctx.commands.progress import ProgressBar
 from ctx.errors import EXIT_RUNTIME
 from ctx.paths import resolve_db_path
@@ -15,8 +22,8 @@ from ctx.paths import resolve_db_path
 if TYPE_CHECKING:
     from ctx.sync import SyncReport
 
-FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
-OutputOption = Annotated[str, typer.Option("--output", "-o", help="Summary as text or json.")]
+FormatOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
+OutputOption = Annotated[TextOrJson, typer.Option("--output", "-o", help="Summary format.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")]
 
 sources_app = typer.Typer(
@@ -57,7 +64,7 @@ def register(app: typer.Typer) -> None:
 
 @sources_app.callback()
 @handle_errors
-def sources_command(context: typer.Context, db: DbOption = None, format: FormatOption = "text") -> None:
+def sources_command(context: typer.Context, db: DbOption = None, format: FormatOption = TextOrJson.text) -> None:
     """List the registered sources: path, format, nodes, last import, vectors."""
     if context.invoked_subcommand is not None:
         return  # `ctx sources --db g.db remove PATH`: remove reads that --db itself
@@ -76,7 +83,7 @@ def sources_command(context: typer.Context, db: DbOption = None, format: FormatO
 def remove_command(
     path: Annotated[str, typer.Argument(help="The source's path as `ctx sources` lists it (or its id).")],
     db: DbOption = None,
-    output: OutputOption = "text",
+    output: OutputOption = TextOrJson.text,
 ) -> None:
     """Remove a source: its nodes, edges and vectors leave the graph, in one transaction."""
     from ctx.errors import UsageError
@@ -111,7 +118,7 @@ def sync_command(
     embed: Annotated[
         bool, typer.Option("--embed/--no-embed", help="Embed changed nodes when the graph has vectors.")
     ] = True,
-    output: OutputOption = "text",
+    output: OutputOption = TextOrJson.text,
     quiet: QuietOption = False,
 ) -> None:
     """Re-import every registered source, then embed what changed (when the graph has vectors)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 
 from ctx.errors import UsageError
 from ctx.importers.base import Importer

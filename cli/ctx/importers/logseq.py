@@ -203,10 +203,10 @@ class LogseqImporter(Importer):
             child_id = titles[title]
             while "/" in title:
                 parent_title = title.rsplit("/", 1)[0]
-                parent_id = pages.get(parent_title)
-                created = parent_id is None
+                known = pages.get(parent_title)
+                created = known is None
+                parent_id = _stub_title(parent_title, child_id) if known is None else known
                 if created:
-                    parent_id = _stub_title(parent_title, child_id)
                     pages[parent_title] = parent_id
                     out.nodes.append(NodeRecord(id=parent_id, title=parent_id, type="page"))
                 out.edges.append(EdgeRecord(parent_id, "child", child_id, by_id=True))

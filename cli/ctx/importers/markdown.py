@@ -345,11 +345,11 @@ class MarkdownImporter(Importer):
                 links.append(Link(kind, key, f"#{anchor.strip()}" if hash_ else None, shown))
         if "](" in scan:
             for match in _MD_LINK.finditer(scan):
-                key, anchor = self.markdown_link_key(relpath, match.group(2))
-                if key is not None:
+                href_key, target_anchor = self.markdown_link_key(relpath, match.group(2))
+                if href_key is not None:
                     start = match.start()
                     kind = "embed" if start and scan[start - 1] == "!" else "link"
-                    links.append(Link(kind, key, anchor, match.group(1).strip() or None))
+                    links.append(Link(kind, href_key, target_anchor, match.group(1).strip() or None))
         return links
 
     def markdown_link_key(self, relpath: str, href: str) -> tuple[str | None, str | None]:
@@ -387,7 +387,7 @@ class MarkdownImporter(Importer):
         definitions = [m for line in lines[start:end] if (m := _LINK_DEFINITION.match(line))]
         if not definitions:
             return body, scan, links
-        wikilinked = {(l.target, l.anchor) for l in links} | {(l.target, None) for l in links}
+        wikilinked = {(link.target, link.anchor) for link in links} | {(link.target, None) for link in links}
         all_duplicates = True
         extra: list[Link] = []
         for match in definitions:

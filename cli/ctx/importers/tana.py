@@ -208,7 +208,7 @@ class _Workspace:
         meta = self.docs.get(props.get("_metaNodeId") or "")
         if meta is None:
             return []
-        names = []
+        names: list[str] = []
         for tuple_id in meta.get("children") or ():
             members = self.docs.get(tuple_id, {}).get("children") or ()
             if members and members[0] == SUPERTAG_FIELD:

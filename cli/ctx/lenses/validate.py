@@ -205,7 +205,7 @@ def _parse_options(
     values: dict[str, Any] = {}
     for f, path in options:
         source, where = (nested[path[0]], f"{prefix}{path[0]}.") if len(path) == 2 else (data, prefix)
-        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[operator]
         values[f.name] = _option(f.metadata, source, path[-1], default, where, problems)
     return cls(**values)
 

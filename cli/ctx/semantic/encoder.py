@@ -70,9 +70,7 @@ class DocumentEncoder:
         self.model_ref = model
         self._model = load_sentence_transformer(model)
         # Renamed in sentence-transformers 5; the old name warns there.
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.max_length = int(getattr(self._model, "max_seq_length", 0) or 0)
 

@@ -238,7 +238,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _pooling_of(model_dir: Path) -> tuple[str, bool]:
     """(pooling mode, normalise?) from the sentence-transformers module list; mean + no norm if absent."""
-    modules = _read_json(model_dir / "modules.json") if (model_dir / "modules.json").exists() else []
+    modules: Any = _read_json(model_dir / "modules.json") if (model_dir / "modules.json").exists() else []
     normalize = any(str(m.get("type", "")).endswith("Normalize") for m in modules)
     pooling = "mean"
     for module in modules:

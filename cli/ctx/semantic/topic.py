@@ -2,7 +2,7 @@
 
 In order of cost: the seed nodes' own stored vectors (an ID or exact-title topic: no model at all);
 a free-text topic's vector cached in the graph from an earlier build; embedding the text with the
-numpy encoder (~0.2 s cold, no torch); sentence-transformers only for models numpy cannot run.
+numpy encoder (tenths of a second cold, no torch); sentence-transformers only for models numpy cannot run.
 Every answer says how it was obtained, and when there is none, why: the context reports it.
 """
 
