@@ -155,7 +155,7 @@ def test_usage_errors_exit_2(tmp_path, run_cli):
     assert run_cli("build", "seed", "--max-tokens", "10").exit_code == EXIT_USAGE
     bad_format = run_cli("build", "seed", "--format", "yaml")
     assert bad_format.exit_code == EXIT_USAGE
-    assert "'yaml' is not one of 'markdown', 'json'" in bad_format.stderr
+    assert "--format must be markdown or json" in bad_format.stderr
     missing_lens = run_cli("build", "seed", "--lens", "nope")
     assert missing_lens.exit_code == EXIT_USAGE and "no lens named 'nope'" in missing_lens.stderr
 

@@ -153,7 +153,7 @@ class GraphHandle:
     def __init__(self, path: Path, *, include_private: bool = False) -> None:
         self.path = path
         self.include_private = include_private
-        self._graph: Graph | None = None
+        self._graph: "Graph | None" = None
         self._identity: tuple[int, int] | None = None
 
     def _file_identity(self) -> tuple[int, int] | None:
@@ -163,7 +163,7 @@ class GraphHandle:
             return None
         return (st.st_dev, st.st_ino)
 
-    def graph(self) -> Graph:
+    def graph(self) -> "Graph":
         from ctx.graph import Graph
 
         identity = self._file_identity()
@@ -217,7 +217,7 @@ class CtxTools:
             except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
                 log.info("warm-up skipped: %s", exc)
 
-    def _fresh_graph(self) -> tuple[Graph, list[str]]:
+    def _fresh_graph(self) -> "tuple[Graph, list[str]]":
         """The graph, after the opt-in check that re-imports changed sources (as `ctx build`)."""
         from ctx.freshness import refresh_if_enabled
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.assemble import DEFAULT_LENS, MIN_TOKENS, BuildFormat, BuildRequest
+from ctx.assemble import DEFAULT_LENS, FORMATS, MIN_TOKENS, BuildRequest
 from ctx.commands.common import (
     DbOption,
     PlainOption,
@@ -64,7 +64,9 @@ def build_command(
         int | None,
         typer.Option("--max-tokens", "-t", min=MIN_TOKENS, help=f"Token budget for the whole output. Default: build.max_tokens in the config file, else {BuildRequest.max_tokens}.", show_default=False),
     ] = None,
-    format: Annotated[BuildFormat, typer.Option("--format", "-f", help="Output format.")] = BuildFormat(BuildRequest.format),
+    # Checked by the core, not by the parser: the MCP tool takes the same argument and must fail
+    # with the very same message.
+    format: Annotated[str, typer.Option("--format", "-f", help=f"{' or '.join(FORMATS)}.")] = BuildRequest.format,
     include_fields: Annotated[
         bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
     ] = BuildRequest.include_fields,
@@ -98,7 +100,7 @@ def build_command(
         lens=lens,
         depth=depth,
         max_tokens=max_tokens,
-        format=format.value,
+        format=format,
         include_fields=include_fields,
         encoding=encoding,
         explain=explain,

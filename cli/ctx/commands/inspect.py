@@ -21,7 +21,10 @@ from ctx.paths import resolve_db_path
 if TYPE_CHECKING:
     from ctx.inspection import Report
 
-FormatOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
+# search and show are MCP tools too: their --format is checked by the core (ctx.inspection), so a
+# bad value fails with the same message on both sides; stats is the CLI's alone.
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+StatsFormatOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
 IncludePrivateOption = Annotated[
     bool,
     typer.Option(
@@ -62,7 +65,7 @@ def _emit(report: "Report", plain: bool = False) -> None:
 @handle_errors
 def stats_command(
     db: DbOption = None,
-    format: FormatOption = TextOrJson.text,
+    format: StatsFormatOption = TextOrJson.text,
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:
@@ -77,7 +80,7 @@ def stats_command(
 def show_command(
     node: Annotated[str, typer.Argument(help="Node id, or its exact title or alias.")],
     db: DbOption = None,
-    format: FormatOption = TextOrJson.text,
+    format: FormatOption = "text",
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:
@@ -94,7 +97,7 @@ def search_command(
     query: Annotated[str, typer.Argument(help="Words to find; any text is accepted.")],
     db: DbOption = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most hits to show.")] = 20,
-    format: FormatOption = TextOrJson.text,
+    format: FormatOption = "text",
     include_private: IncludePrivateOption = False,
     plain: PlainOption = False,
 ) -> None:
