@@ -237,11 +237,12 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
     from ctx.errors import CtxError
     from ctx.importers import get_importer
     from ctx.importers.engine import import_path
+    from ctx.graph import Graph
     from ctx.inspection import search_report, show_report
-    from ctx.store import connect
 
     source = write_example(workdir / "src", fmt, files)
-    conn = connect(workdir / "graph.db", create=True)
+    graph = Graph.open(workdir / "graph.db", create=True)
+    conn = graph.conn
     outcome = Outcome(fmt)
     try:
         try:
@@ -273,11 +274,11 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
                 assert result.found, f"{fmt}: build of {title!r} found nothing"
                 if output == "json":
                     strict_loads(result.text)
-            strict_loads(show_report(conn, title, fmt="json", include_private=False).text)
-            strict_loads(search_report(conn, title, limit=20, fmt="json", include_private=False).text)
-        strict_loads(search_report(conn, "a the [[ #", limit=50, fmt="json", include_private=False).text)
+            strict_loads(show_report(graph, title, fmt="json").text)
+            strict_loads(search_report(graph, title, limit=20, fmt="json").text)
+        strict_loads(search_report(graph, "a the [[ #", limit=50, fmt="json").text)
     finally:
-        conn.close()
+        graph.close()
     return outcome
 
 
