@@ -67,25 +67,22 @@ def shortened_id(node_id: str) -> str:
 
 def check_node(node: NodeRecord, where: str, limits: ImportLimits, warnings: list[str]) -> bool:
     """Make ``node`` storable in place; False when it cannot be kept at all (its id is unusable)."""
+
+    def bounded(text: str, limit: int, what: str, setting: str) -> str:
+        if len(text) <= limit:
+            return text
+        warnings.append(
+            f"{where}: node {short(node.id)}: {what} of {len(text):,} characters cut to {limit:,} ({setting})"
+        )
+        return _cut(text, limit)
+
     if not isinstance(node.id, str) or not node.id.strip():
         what = "empty" if isinstance(node.id, str) else "not text"
         warnings.append(f"{where}: a node id that is {what} ({short(node.id)}); node skipped")
         return False
     node.id = _text(node.id)
-    node.title = _text(node.title)
-    if len(node.title) > limits.max_title_chars:
-        warnings.append(
-            f"{where}: node {short(node.id)}: title of {len(node.title):,} characters cut to"
-            f" {limits.max_title_chars:,} (import.max_title_chars)"
-        )
-        node.title = _cut(node.title, limits.max_title_chars)
-    node.body = _text(node.body)
-    if len(node.body) > limits.max_note_chars:
-        warnings.append(
-            f"{where}: node {short(node.id)}: text of {len(node.body):,} characters cut to"
-            f" {limits.max_note_chars:,} (import.max_note_chars)"
-        )
-        node.body = _cut(node.body, limits.max_note_chars)
+    node.title = bounded(_text(node.title), limits.max_title_chars, "title", "import.max_title_chars")
+    node.body = bounded(_text(node.body), limits.max_note_chars, "text", "import.max_note_chars")
     node.type = _name(node.type) or "note"
     node.tags = [_name(t) for t in node.tags if isinstance(t, str)] if isinstance(node.tags, list) else []
     node.aliases = [_name(a) for a in node.aliases if isinstance(a, str)] if isinstance(node.aliases, list) else []
