@@ -6,11 +6,14 @@ The library's front door is ``ctx.Graph`` (see docs/python-api.md). Names are ex
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+# Not `from typing import TYPE_CHECKING`: importing typing (and re with it) costs ~20 ms before the
+# console script's first line (ctx.entry) can take over Ctrl-C; type checkers read this name too.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctx.assemble import BuildRequest, BuildResult
     from ctx.errors import CtxError, ImportFormatError, LensError, NoGraphError, NotFoundError, UsageError
     from ctx.graph import Graph, ShownNode
