@@ -182,3 +182,29 @@ def test_a_killed_first_import_leaves_no_empty_source(tmp_path):
                 assert nodes == 300, f"a source with {nodes} nodes after a kill at {delay}s"
         finally:
             conn.close()
+
+
+def test_a_build_does_not_wait_on_a_lock_for_its_query_cache(tmp_path, run_cli):
+    """The only write a build makes (a free-text topic's vector, a cache) gives up at once when
+    another process holds the write lock, instead of waiting out the 30 s busy timeout."""
+    import numpy as np
+
+    from ctx.store import connect
+    from ctx.store.vectors import cache_query_vector, cached_query_vector
+
+    db = tmp_path / "graph.db"
+    assert run_cli("import", str(FIXTURES / "claims.jsonl"), db=db).exit_code == 0
+    conn = connect(db)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.perf_counter()
+        cache_query_vector(conn, "fake", "a question", np.ones(4, dtype=np.float32))
+        assert time.perf_counter() - started < 5
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000  # restored
+    cache_query_vector(conn, "fake", "a question", np.ones(4, dtype=np.float32))
+    assert cached_query_vector(conn, "fake", "a question") is not None
+    conn.close()

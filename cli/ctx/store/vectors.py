@@ -176,7 +176,13 @@ def cached_query_vector(conn: sqlite3.Connection, model: str, text: str) -> np.n
 
 
 def cache_query_vector(conn: sqlite3.Connection, model: str, text: str, vector: np.ndarray) -> None:
-    """Remember a topic's vector; a read-only or busy database just means no cache this time."""
+    """Remember a topic's vector; a read-only or busy database just means no cache this time.
+
+    The write does not wait for a lock: the connection waits up to 30 s for one (see store.db),
+    and a build must not stall behind a running import for a cache entry.
+    """
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
     try:
         conn.execute(
             "INSERT OR REPLACE INTO query_embeddings (model, text_hash, dim, vector, used_at)"
@@ -185,3 +191,5 @@ def cache_query_vector(conn: sqlite3.Connection, model: str, text: str, vector: 
         )
     except sqlite3.OperationalError:
         pass
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {waited}")
