@@ -8,7 +8,8 @@ For each size, ``scale_graph.py`` writes (once; reused from ``bench/out/data/``)
 and the same graph as ``.json`` and ``.jsonl``, all with the shape of a real graph: power-law
 in-degree with hubs of thousands of links, typed edges, 50-400-word bodies in sections, tags, three
 years of dates. Then, every figure taken in a fresh `ctx` process (process start included) with
-its own peak RSS (``ru_maxrss`` from ``wait4`` in a small launcher):
+its CPU time (user + system: what it cost, whatever else the machine ran) and its own peak RSS
+(``ru_maxrss`` from ``wait4`` in a small launcher):
 
 * import of each format into a new graph: seconds, nodes/s, peak RSS; graph file size (after a WAL
   checkpoint) against the raw input; a no-op re-import;
@@ -51,6 +52,7 @@ DEPTHS = (1, 2, 3, 5)
 @dataclass
 class Run:
     seconds: float
+    cpu: float  # user + system seconds: what the command cost, whatever else the machine ran
     rss_mb: float
     returncode: int
     stdout: str
@@ -73,7 +75,8 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - began
 with open(report, "w") as handle:
-    json.dump({"seconds": seconds, "maxrss_kb": usage.ru_maxrss, "code": os.waitstatus_to_exitcode(status)}, handle)
+    json.dump({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+               "code": os.waitstatus_to_exitcode(status)}, handle)
 """
 
 
@@ -86,7 +89,7 @@ def run(argv: list[str]) -> Run:
         figures = json.loads(Path(report.name).read_text())
         out.seek(0)
         err.seek(0)
-        return Run(figures["seconds"], figures["maxrss_kb"] / 1024.0, figures["code"],
+        return Run(figures["seconds"], figures["cpu"], figures["maxrss_kb"] / 1024.0, figures["code"],
                    out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
 
 
@@ -130,6 +133,7 @@ def bench_import(fmt: str, source: dict[str, Any], db: Path) -> dict[str, Any]:
     return {
         "format": fmt,
         "seconds": round(first.seconds, 2),
+        "cpu": round(first.cpu, 2),
         "nodes": nodes,
         "nodes_per_s": round(nodes / first.seconds),
         "rss_mb": round(first.rss_mb),
@@ -137,6 +141,7 @@ def bench_import(fmt: str, source: dict[str, Any], db: Path) -> dict[str, Any]:
         "graph_mb": round(size / 1e6, 1),
         "ratio": round(size / source["bytes"], 2),
         "noop_seconds": round(again.seconds, 3),
+        "noop_cpu": round(again.cpu, 3),
         "noop_rss_mb": round(again.rss_mb),
     }
 
@@ -146,6 +151,7 @@ def median_run(argv: list[str], runs: int) -> dict[str, Any]:
     results = [checked(argv) for _ in range(runs)]
     return {
         "seconds": round(statistics.median(r.seconds for r in results), 3),
+        "cpu": round(statistics.median(r.cpu for r in results), 3),
         "rss_mb": round(max(r.rss_mb for r in results)),
     }
 
@@ -173,7 +179,8 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
             meta = json.loads(checked([*argv, "--format", "json"]).stdout)["meta"]
             result["candidates"] = meta.get("counts", {}).get("candidates")
             out["builds"][f"{name} d{depth}"] = result
-            print(f"    build {name:9} depth {depth}: {result['seconds']:.3f} s, {result['rss_mb']} MB,"
+            print(f"    build {name:9} depth {depth}: {result['seconds']:.3f} s ({result['cpu']:.3f} s cpu),"
+                  f" {result['rss_mb']} MB,"
                   f" {result['candidates']} candidates  (load {load()})", flush=True)
     return out
 
@@ -212,25 +219,25 @@ def size_label(n: int) -> str:
 
 
 def print_tables(results: list[dict[str, Any]]) -> None:
-    print("\n| nodes | format | import s | nodes/s | peak RSS MB | graph MB / raw MB | no-op s |")
+    print("\n| nodes | format | import s (cpu) | nodes/s | peak RSS MB | graph MB / raw MB | no-op s (cpu) |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
         for i in r["imports"]:
-            print(f"| {r['label']} | {i['format']} | {i['seconds']} | {i['nodes_per_s']:,} | {i['rss_mb']} |"
-                  f" {i['graph_mb']} / {i['raw_mb']} ({i['ratio']}x) | {i['noop_seconds']} |")
+            print(f"| {r['label']} | {i['format']} | {i['seconds']} ({i['cpu']}) | {i['nodes_per_s']:,} | {i['rss_mb']} |"
+                  f" {i['graph_mb']} / {i['raw_mb']} ({i['ratio']}x) | {i['noop_seconds']} ({i['noop_cpu']}) |")
     queried = [r for r in results if r.get("queries")]
     if not queried:
         return
     print("\n| figure | " + " | ".join(r["label"] for r in queried) + " |")
     print("|---|" + "---|" * len(queried))
     for key in ("stats", "search_common", "search_rare"):
-        cells = [f"{r['queries'][key]['seconds']} s" for r in queried]
+        cells = [f"{r['queries'][key]['seconds']} s ({r['queries'][key]['cpu']} cpu)" for r in queried]
         print(f"| `ctx {key.replace('_', ' ')}` | " + " | ".join(cells) + " |")
     for key in queried[0]["queries"]["builds"]:
         cells = []
         for r in queried:
             b = r["queries"]["builds"].get(key)
-            cells.append(f"{b['seconds']} s, {b['rss_mb']} MB" if b else "")
+            cells.append(f"{b['seconds']} s ({b['cpu']} cpu), {b['rss_mb']} MB" if b else "")
         print(f"| build {key} | " + " | ".join(cells) + " |")
     if any(r.get("mcp") for r in queried):
         for key in queried[0].get("mcp", {}):
