@@ -177,7 +177,9 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
             argv = [CTX, "build", topic, "--depth", str(depth), "--max-tokens", "4000", "--db", str(db)]
             result = median_run(argv, runs)
             meta = json.loads(checked([*argv, "--format", "json"]).stdout)["meta"]
-            result["candidates"] = meta.get("counts", {}).get("candidates")
+            counts = meta.get("counts", {})
+            # Every candidate is shown whole, shortened, summarized or omitted.
+            result["candidates"] = counts.get("candidates", sum(v for v in counts.values() if isinstance(v, int)))
             out["builds"][f"{name} d{depth}"] = result
             print(f"    build {name:9} depth {depth}: {result['seconds']:.3f} s ({result['cpu']:.3f} s cpu),"
                   f" {result['rss_mb']} MB,"
