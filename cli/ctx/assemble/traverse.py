@@ -61,9 +61,6 @@ class Walk:
 # (node id, rule weight) -> sort key; lower sorts first. Used only when a node exceeds the fan-out.
 NeighbourRank = Callable[[list[tuple[str, float]]], list[str]]
 
-_UNSEEN = object()
-
-
 def walk(
     graph: GraphView,
     lens: Lens,
@@ -98,8 +95,9 @@ def walk(
                 u, v = (src, dst) if direction == "out" else (dst, src)
                 if u not in frontier_set or u == v:
                     continue
-                taken = rule_of.get((etype, direction), _UNSEEN)
-                if taken is _UNSEEN:
+                if (etype, direction) in rule_of:
+                    taken = rule_of[(etype, direction)]
+                else:
                     rule = lens.rules_for(etype, direction, hop)
                     taken = None if rule is None else (1.0 / rule.weight, walked_name(etype, direction), rule.weight)
                     rule_of[(etype, direction)] = taken
