@@ -135,15 +135,18 @@ def test_embed_progress_moves_after_every_batch(tmp_path):
 
     conn = connect(tmp_path / "g.db", create=True)
     import_path(conn, FIXTURES / "demo-vault")
+    # The model sees every distinct passage text, then every node.
+    passages = conn.execute("SELECT COUNT(DISTINCT hash) FROM passages").fetchone()[0]
     nodes = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    work = passages + nodes
     calls: list[tuple[str, int, int]] = []
     embed_graph(conn, ModelRef("fake", None), batch_size=4, progress=lambda *c: calls.append(c), encoder_factory=Encoder)
     assert calls[0] == ("loading model", 0, 1)
     embedding = [c for c in calls if c[0] == "embedding"]
-    assert embedding[0] == ("embedding", 0, nodes)
-    assert len(embedding) == 1 + math.ceil(nodes / 4)
-    assert all(b[1] - a[1] <= 4 for a, b in zip(embedding, embedding[1:]))
-    assert embedding[-1] == ("embedding", nodes, nodes)
+    assert embedding[0] == ("embedding", 0, work)
+    assert len(embedding) == 1 + math.ceil(passages / 4) + math.ceil(nodes / 4)
+    assert all(0 < b[1] - a[1] <= 4 for a, b in zip(embedding, embedding[1:]))
+    assert embedding[-1] == ("embedding", work, work)
 
 
 # -- ctx stats: embeddings -----------------------------------------------------------------------

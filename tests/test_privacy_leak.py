@@ -24,7 +24,8 @@ MARKERS = ("QUOKKAZEBRA7731", "PANGOLINFIG4402", "OKAPIMANGO9158", "NARWHALKIWI2
 # Names only private nodes carry (tags, types, field names): private too, so never printed either.
 # Compared case-insensitively: tag nodes and headers may change the case.
 NAME_MARKERS = ("quasartag", "nebulatype", "nebulafield", "cometlogtag", "orbittag", "stellarfield", "pulsartype")
-LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research", "question")
+LENSES = ("general", "planning", "writing", "coding", "meeting-prep", "claims", "workspace", "research", "question",
+          "answer", "auto")
 TOPICS = (
     "Secret Acquisition",  # a private note's exact title
     "p01",  # a private claim's id

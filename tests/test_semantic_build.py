@@ -80,12 +80,15 @@ def test_scoring_note_names_the_model_or_the_fallback(graphs):
 
 def test_a_question_sharing_no_word_with_its_note_finds_it(graphs):
     embedded, plain = graphs
-    doc = _build(embedded, BREAD_QUESTION)
+    doc = _build(embedded, BREAD_QUESTION, lens="general")
     resolved = doc["meta"]["resolved"][0]
     assert resolved["how"] == "hybrid"
     assert resolved["ids"][0] == "Sourdough starter"
+    # The default lens (question, for a question) puts the note first too.
+    default = build_context(connect(embedded), BuildRequest(topics=(BREAD_QUESTION,), format="json"))
+    assert json.loads(default.text)["nodes"][0]["id"] == "Sourdough starter"
     # Full-text search alone has no content word to go on.
-    result = build_context(connect(plain), BuildRequest(topics=(BREAD_QUESTION,), format="json"))
+    result = build_context(connect(plain), BuildRequest(topics=(BREAD_QUESTION,), lens="general", format="json"))
     assert "Sourdough starter" not in json.loads(result.text)["meta"].get("resolved", [{}])[0].get("ids", [])
 
 
@@ -139,20 +142,24 @@ _NO_TORCH = """
 import json, sys
 from ctx.assemble import BuildRequest, build_context
 from ctx.store import open_graph
-result = build_context(open_graph(sys.argv[1]), BuildRequest(topics=(sys.argv[2],), format="json"))
+result = build_context(open_graph(sys.argv[1]), BuildRequest(topics=(sys.argv[2],), lens=sys.argv[3], format="json"))
 meta = json.loads(result.text)["meta"]
 heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules)
-print(json.dumps({"heavy": heavy, "similarity": meta["scoring"]["similarity"]}))
+print(json.dumps({"heavy": heavy, "similarity": meta.get("scoring", {}).get("similarity"),
+                  "found": result.found}))
 """
 
 
-@pytest.mark.parametrize("topic", ["Kitchen", BREAD_QUESTION])
-def test_build_never_imports_torch(graphs, topic):
+@pytest.mark.parametrize(
+    "topic, lens", [("Kitchen", "general"), (BREAD_QUESTION, "general"), (BREAD_QUESTION, "auto")]
+)
+def test_build_never_imports_torch(graphs, topic, lens):
     embedded, _ = graphs
     out = subprocess.run(
-        [sys.executable, "-c", _NO_TORCH, str(embedded), topic], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", _NO_TORCH, str(embedded), topic, lens], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert report["heavy"] == []
-    assert report["similarity"].startswith("embeddings: all-MiniLM-L6-v2")
+    assert report["heavy"] == [] and report["found"]
+    if lens == "general":  # the question lens's lean header leaves the scoring note out
+        assert report["similarity"].startswith("embeddings: all-MiniLM-L6-v2")

@@ -38,7 +38,8 @@ def embedded_db(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def graph_copy(embedded_db: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
-    """The vault imported afresh (sources are keyed by absolute path), with the module's vectors."""
+    """The vault imported afresh (sources are keyed by absolute path), with the module's node and
+    passage vectors."""
     _, embedded = embedded_db
     vault = write_vault(tmp_path / "vault")
     db = tmp_path / "graph.db"
@@ -49,6 +50,7 @@ def graph_copy(embedded_db: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Pa
         "INSERT INTO embeddings (node_id, model, dim, content_hash, vector)"
         " SELECT node_id, model, dim, content_hash, vector FROM done.embeddings"
     )
+    conn.execute("INSERT INTO passage_vectors SELECT * FROM done.passage_vectors")
     vectors.set_active_model(conn, DEFAULT_MODEL)
     conn.execute("DETACH DATABASE done")
     conn.close()
@@ -111,9 +113,11 @@ def test_switching_models_re_embeds_everything(graph_copy):
     conn = connect(db)
     CountingEncoder.calls = []
     total = vectors.status(conn).nodes
+    passages = conn.execute("SELECT COUNT(DISTINCT hash) FROM passages").fetchone()[0]
     report = embed_graph(conn, ModelRef("fake-model", None), encoder_factory=CountingEncoder)
     assert report.embedded == total and report.switched_from == DEFAULT_MODEL
-    assert len(CountingEncoder.calls) == total
+    assert report.passages == passages > 0
+    assert len(CountingEncoder.calls) == total + passages  # every node and every passage text, once
     assert vectors.active_model(conn) == "fake-model"
     assert {r[0] for r in conn.execute("SELECT model FROM embeddings")} == {"fake-model"}
 

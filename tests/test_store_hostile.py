@@ -69,19 +69,24 @@ def test_an_empty_file_is_no_graph_for_a_read_and_stays_empty(tmp_path, run_cli)
 
 
 def test_a_new_graph_is_marked_and_an_unmarked_old_graph_still_opens(tmp_path, run_cli):
-    from ctx.store.migrations import APPLICATION_ID
+    from ctx.store.migrations import APPLICATION_ID, MIGRATIONS, statements
 
     db = tmp_path / "graph.db"
     assert run_cli("import", str(FIXTURES / "demo-vault"), db=db).exit_code == 0
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    conn.close()
     # As a ctx from before the mark left it: no application id, schema version 3.
-    conn.execute("PRAGMA application_id = 0")
+    old = tmp_path / "old.db"
+    conn = sqlite3.connect(old)
+    for script in MIGRATIONS[:3]:
+        for statement in statements(script):
+            conn.execute(statement)
     conn.execute("PRAGMA user_version = 3")
     conn.commit()
     conn.close()
-    assert run_cli("stats", db=db).exit_code == 0
-    conn = sqlite3.connect(db)
+    assert run_cli("stats", db=old).exit_code == 0
+    conn = sqlite3.connect(old)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     conn.close()
 

@@ -232,7 +232,7 @@ class CtxTools:
         return self._guarded(self._context, topic, options)
 
     def _context(self, topic: str | list[str], options: dict[str, Any]) -> ToolReply:
-        from ctx.assemble import BuildRequest
+        from ctx.assemble import AUTO_LENS, BuildRequest
         from ctx.config import build_defaults
         from ctx.lenses import load_named_lens
 
@@ -242,7 +242,10 @@ class CtxTools:
         # A lens the agent names comes from the lens folders, never a path: no argument may make
         # the server read a file of the agent's choosing. The user's configured default may be
         # any lens the CLI accepts.
-        chosen = load_named_lens(lens) if lens is not None else build_defaults()[0]
+        # "auto" names no file: the build chooses between built-in lenses from the topics.
+        chosen = (
+            AUTO_LENS if lens == AUTO_LENS else load_named_lens(lens) if lens is not None else build_defaults()[0]
+        )
         _, options["max_tokens"], options["encoding"] = build_defaults(
             None, options.get("max_tokens"), options.get("encoding")
         )
@@ -365,7 +368,8 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         lens: Annotated[
             str | None,
             Field(description="Lens name, as listed by the `lenses` tool (file paths are not "
-                  "accepted). Default: the user's configured lens, else " + DEFAULT_LENS + "."),
+                  "accepted). Default: the user's configured lens, else " + DEFAULT_LENS + ": 'question' "
+                  "for a question or phrase, 'general' for a node's id or title."),
         ] = None,
         depth: Annotated[
             int | None,

@@ -18,14 +18,17 @@ MIN_TOKENS = 50
 MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
 MAX_TOPICS = 32
 FORMATS = ("markdown", "json")
-DEFAULT_LENS = "general"
+# The default lens, chosen per build from the topics (``lens_choice``): a topic that names a node
+# (id, title, alias) gets the graph-walk lens, a question or phrase gets the question lens.
+AUTO_LENS = "auto"
+DEFAULT_LENS = AUTO_LENS
 
 
 @dataclass(frozen=True)
 class BuildRequest:
     topics: tuple[str, ...]
-    # A built-in, user or project lens name, or a path to a .yaml; or a Lens already loaded (the
-    # MCP server resolves names itself so that an agent can never name a file).
+    # "auto", a built-in, user or project lens name, or a path to a .yaml; or a Lens already
+    # loaded (the MCP server resolves names itself so that an agent can never name a file).
     lens: "str | Lens" = DEFAULT_LENS
     depth: int | None = None  # None -> the lens's default
     max_tokens: int = 4000

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctx.assemble import outline_view
+from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.render import (
     FULL,
@@ -36,6 +36,32 @@ from ctx.assemble.render import (
 )
 from ctx.assemble.truncate import shorten
 from ctx.lenses import HEADER_LEVELS, Lens
+
+# A node the topic matched in none of its passages (reached by the walk) is worth its score for
+# its first passage, and this much less for each further one.
+UNMATCHED_DECAY = 0.5
+
+
+def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candidate]]:
+    """(-value, rank, ord, candidate) for every passage worth packing, most valuable first.
+
+    A passage is worth its node's score (a share of the best member's) times how it compares with
+    the node's best passage for the topic: the best passages of the best nodes come first, and a
+    long note's weaker passages compete with the next notes' best ones. A node the topic matched
+    nowhere (a bridge the walk found) competes with its opening passages.
+    """
+    top = max((c.score for c in members), default=0.0) or 1.0
+    units: list[tuple[float, int, int, Candidate]] = []
+    for c in members:
+        pieces = c.pieces or []
+        share = max(c.score, 0.0) / top
+        best = max((p.relevance for p in pieces), default=0.0)
+        if best > 0:
+            units.extend((-share * p.relevance / best, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
+        else:
+            units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
+    units.sort(key=lambda u: u[:3])
+    return units
 
 
 class TokenCounter:
@@ -172,6 +198,12 @@ class Packer:
         allowance = block_budget - overhead - 1
         if allowance < (self.min_short if min_tokens is None else min_tokens) and not force:
             return None
+        if c.pieces and len(c.pieces) > 1:
+            focused = self.focused_item(c, allowance, block_budget, compact)
+            if focused is not None:
+                return focused
+            # Not one passage fits: cut the most relevant one instead of the note's opening.
+            body = focus.excerpt(c.pieces, focus.priority(c.pieces)[:1])
         allowance = min(allowance, self.full_body_tokens(c) - 1)
         best: Item | None = None
         room_for_body = block_budget - overhead
@@ -199,6 +231,75 @@ class Packer:
         if best is not None and best.text:
             return best
         return empty if force else None
+
+    def focused_item(self, c: Candidate, allowance: int, block_budget: int, compact: int = 0) -> Item | None:
+        """``c`` as the passages most relevant to the topic that fit (focus.py), or None."""
+        pieces = c.pieces or []
+
+        def item_for(ords: list[int]) -> Item:
+            return Item(c, SHORTENED, focus.excerpt(pieces, ords), compact=compact, passages=tuple(ords))
+
+        chosen = focus.choose(pieces, allowance, lambda ords: self.cost(item_for(ords)) <= block_budget)
+        if not chosen:
+            return None
+        return item_for(chosen)
+
+    def focused_fill(self, members: list[Candidate], room: int) -> tuple[int, list[Candidate]]:
+        """Pack a section passage by passage, skipping what does not fit: a node shows the passages
+        it won (whole when it won them all); seeds always get something. Returns the room left and
+        the members shown nothing. See ``passage_units`` for what a passage is worth."""
+        shown = [c for c in members if c.id in self.has_body]
+        won: dict[str, list[int]] = {}
+        planned = room
+        for _, _, ord_, c in passage_units(shown):
+            piece = next(p for p in c.pieces or [] if p.ord == ord_)
+            cost = piece.tokens + focus.LINE_OVERHEAD
+            if c.id not in won:
+                cost += self.cost(Item(c, SHORTENED, ""))
+            if cost <= planned:
+                won.setdefault(c.id, []).append(ord_)
+                planned -= cost
+        left_out: list[Candidate] = []
+        seeds_left = sum(1 for c in shown if c.seed and c.id not in won)
+        for c in members:
+            ords = won.get(c.id)
+            if ords is not None:
+                item = self.won_item(c, sorted(ords), room)
+                if item is not None:
+                    self.place(item)
+                    room -= self.cost(item)
+                    continue
+            if c.seed and c.id in self.has_body:
+                short = self.shortened_item(c, max(room // max(seeds_left, 1), 0), force=True)
+                assert short is not None
+                self.place(short)
+                room -= self.cost(short)
+                seeds_left -= 1
+                continue
+            left_out.append(c)
+        # Room the passages did not use goes to whole nodes the topic did not match, best first.
+        rest = []
+        for c in left_out:
+            if c.id in self.has_body and not c.pieces_matched():
+                item = Item(c, FULL, c.body or "")
+                cost = self.cost(item)
+                if cost <= room:
+                    self.place(item)
+                    room -= cost
+                    continue
+            rest.append(c)
+        return room, rest
+
+    def won_item(self, c: Candidate, ords: list[int], room: int) -> Item | None:
+        pieces = c.pieces or []
+        if len(ords) == len(pieces):
+            full = Item(c, FULL, c.body or "")
+            if self.cost(full) <= room:
+                return full
+        item = Item(c, SHORTENED, focus.excerpt(pieces, ords), passages=tuple(ords))
+        if self.cost(item) <= room:
+            return item
+        return self.shortened_item(c, room)
 
     # -- placing -------------------------------------------------------------------------------
 
@@ -263,7 +364,12 @@ class Packer:
             room = allot + (0 if section.reserve else carry) - heading
             left_out: list[Candidate] = []
             seeds_left = sum(1 for c in members if c.seed)
-            for c in members:
+            if lens.passages and any(c.pieces_matched() for c in members):
+                room, left_out = self.focused_fill(members, room)
+                members_loop: list[Candidate] = []
+            else:
+                members_loop = members
+            for c in members_loop:
                 if c.id not in self.has_body:
                     left_out.append(c)
                     continue
@@ -279,7 +385,18 @@ class Packer:
                     self.place(short)
                     room -= self.cost(short)
                 else:
-                    left_out.append(c)
+                    # Rank first: a node that does not fit whole gets a useful slice now (at least
+                    # packing.min_slice tokens, or half the room left), before nodes ranked below
+                    # it take the room whole; one that cannot get that much waits.
+                    short = None
+                    least = lens.packing.min_slice
+                    if least and room >= least:
+                        short = self.shortened_item(c, max(least, room // 2), min_tokens=least // 2)
+                    if short is not None:
+                        self.place(short)
+                        room -= self.cost(short)
+                    else:
+                        left_out.append(c)
                 if c.seed:
                     seeds_left -= 1
             # Fill the tail: the best node that did not fit whole, cut to what is left.

@@ -32,6 +32,9 @@ class Candidate:
     search: float = 0.0  # fused full-text + vector relevance, 0..1 (lens semantic.rank: fused)
     neighbours: dict[str, list[str]] = field(default_factory=dict)  # lens output.neighbours
     body: str | None = None  # loaded only for candidates the budget may show
+    # Query-focused rendering (focus.py): the node's passages with their relevance to a free-text
+    # topic, set beside ``body`` when the build ranks passages; None renders the lens's way.
+    pieces: list[Any] | None = None
     # score parts: distance, similarity, recency, boost; score = boost * weighted sum
     parts: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
@@ -46,6 +49,10 @@ class Candidate:
     page: str | None = None
     outline: Any = None
     in_outline_of: str | None = None
+
+    def pieces_matched(self) -> bool:
+        """Whether the topic matched any of this node's passages (focus.py)."""
+        return any(p.relevance > 0 for p in self.pieces or ())
 
     @property
     def path_names(self) -> list[str]:

@@ -84,5 +84,5 @@ def light_info(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str,
         for node_id, ntype, tags, updated in conn.execute(
             f"SELECT id, type, tags, updated FROM nodes WHERE id IN ({marks})", chunk
         ):
-            out[node_id] = (ntype, json.loads(tags) if tags and tags != "[]" else [], updated)
+            out[node_id] = (ntype, json.loads(tags) if tags else [], updated)
     return out

@@ -2,13 +2,16 @@
 
     seeds -> collect -> rank -> describe -> prepare -> pack
 
-* **seeds**: the lens and depth; each topic resolved to seed nodes;
+* **seeds**: the lens (the default chosen from the topics) and depth; each topic resolved to seed
+  nodes (a free-text topic by its best passages); close titles for a topic that named nothing;
 * **collect**: the walk from the seeds, plus what lens options add (siblings, recent edits, fused
   search hits, similar nodes); private nodes never become candidates; each candidate's metadata;
+  the free-text topics' passage ranking;
 * **rank**: scores, diversity, sections, outliner pages folded with their blocks;
 * **describe**: the document around the nodes: header notes, cycles, what was withheld, metadata,
   and the header that fits the budget;
-* **prepare**: the text of the candidates the budget may show (``prepare.py``);
+* **prepare**: the text of the candidates the budget may show, with their passages' relevance to a
+  free-text topic (``prepare.py``);
 * **pack**: the exact-budget packing (``budget.py``) and the audit of what happened to each node.
 
 Each stage is a function of the request, the graph state and what earlier stages put in ``Build``;
@@ -22,17 +25,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from ctx.assemble import BuildRequest, BuildResult
+from ctx.assemble import AUTO_LENS, BuildRequest, BuildResult
 from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, count_withheld, sibling_window
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
+from ctx.assemble.passage_rank import PassageRanking
+from ctx.assemble.passage_view import passage_ranking, passage_searcher
 from ctx.assemble.prepare import prepare_text
 from ctx.assemble.relevance import fused_relevance
 from ctx.assemble.render import Document, SectionOut, explain_text
-from ctx.assemble.resolve import ResolvedTopic, resolve_topics, seed_ids
+from ctx.assemble.resolve import PassageSearch, ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,
     Weights,
@@ -63,6 +68,7 @@ class Build:
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     # seeds
+    passage_search: PassageSearch | None = None  # None: the graph has no passages
     resolved: list[ResolvedTopic] = field(default_factory=list)
     seeds: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # topics that matched nothing
@@ -73,6 +79,7 @@ class Build:
     recent: set[str] = field(default_factory=set)
     similarity: dict[str, float] | None = None
     similarity_note: str = ""
+    ranking: PassageRanking | None = None  # the free-text topics' passages, by relevance
     candidates: list[Candidate] = field(default_factory=list)  # best first once ranked
     # rank
     in_outlines: int = 0  # candidates folded into an outliner page's outline
@@ -84,14 +91,16 @@ class Build:
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     # What this reader may see is decided once, here: every stage reads through this view.
     graph = GraphView(conn, include_private=request.include_private)
-    build = start(request)
+    build = start(graph, request)
     find_seeds(graph, build)
     if not build.seeds:
         return not_found(build)
     collect(graph, build)
     rank(graph, build)
     describe(graph, build)
-    build.ready = prepare_text(conn, build.candidates, build.lens, content_room(build.doc, build.header_cost))
+    build.ready = prepare_text(
+        conn, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,
+    )
     return pack_and_report(build)
 
 
@@ -99,9 +108,19 @@ def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
 # seeds
 
 
-def start(request: BuildRequest) -> Build:
+def start(graph: GraphView, request: BuildRequest) -> Build:
     """The lens, the depth it allows, and the (empty) document for this request."""
-    lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
+    lens_choice = None
+    if isinstance(request.lens, Lens):
+        lens = request.lens
+    elif request.lens == AUTO_LENS:
+        from ctx.assemble.lens_choice import choose
+
+        name, why = choose(graph, tuple(t for t in request.topics if t.strip()))
+        lens_choice = {"lens": name, "why": why}
+        lens = load_lens(name)
+    else:
+        lens = load_lens(request.lens)
     warnings: list[str] = []
     depth = lens.depth if request.depth is None else request.depth
     if depth > lens.max_depth:
@@ -122,27 +141,52 @@ def start(request: BuildRequest) -> Build:
         citations=lens.output.citations,
         empty_sections=lens.output.empty_sections,
     )
-    return Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
+    build = Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
+    if lens_choice is not None:
+        build.meta["lens_choice"] = lens_choice
+    return build
 
 
 def find_seeds(graph: GraphView, build: Build) -> None:
     seeds = build.lens.seeds
-    build.resolved = resolve_topics(graph, build.topics, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
+    build.passage_search = passage_searcher(graph.conn) if build.lens.passages else None
+    build.resolved = resolve_topics(
+        graph, build.topics, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions, build.passage_search,
+    )
     build.seeds = seed_ids(build.resolved)
     build.missing = [r.topic for r in build.resolved if not r.ids]
     if build.seeds:
         # When nothing matched at all, the not-found error says so; a partial miss is a notice.
         build.warnings += [f"no matching nodes found for {topic!r}" for topic in build.missing]
+    suggestions = _suggestions(graph, build.resolved)
+    for topic, titles in suggestions.items():
+        build.warnings.append(f"{topic!r} names no node; did you mean " + " or ".join(repr(t) for t in titles) + "?")
     build.doc.found = bool(build.seeds)
     build.meta.update({
         "resolved": [{"topic": r.topic, "ids": list(r.ids), "how": r.how} for r in build.resolved],
+        **({"suggestions": suggestions} if suggestions else {}),
         "depth": build.depth,
         "encoding": build.request.encoding,
     })
 
 
+def _suggestions(graph: GraphView, resolved: list[ResolvedTopic]) -> dict[str, list[str]]:
+    """Close titles for each short topic that did not name a node exactly (a likely typo)."""
+    from ctx.assemble.suggest import close_titles, looks_like_a_name
+
+    out: dict[str, list[str]] = {}
+    for r in resolved:
+        if r.how in ("id", "title") or not looks_like_a_name(r.topic):
+            continue
+        titles = close_titles(graph, r.topic)
+        if titles:
+            out[r.topic] = titles
+    return out
+
+
 def not_found(build: Build) -> BuildResult:
     """The empty context that says no topic matched, within the budget like any other."""
+    build.doc.meta = dict(build.meta)  # what the not-found text says (suggestions) comes from here
     header_cost = choose_header(build.doc, build.lens, build.counter)
     text, used = pack(build.doc, [], build.lens, build.counter, header_cost, set())
     build.meta["tokens"] = {"used": used, "budget": build.request.max_tokens}
@@ -167,7 +211,13 @@ def collect(graph: GraphView, build: Build) -> None:
     sibling_offsets = add_siblings(graph, seeds, walked, window) if window is not None else {}
     build.recent = add_recent(graph, lens, walked, reference)
     topic = topic_for(graph, build.topics)
-    search_relevance = fused_relevance(graph, request, lens, seeds, topic) if lens.semantic.rank == "fused" else None
+    # The free-text topics' passages: what a long node shows of itself, and, for a lens that ranks
+    # by passages, what ranks the nodes.
+    build.ranking = passage_ranking(graph, build.resolved, topic)
+    search_relevance = (
+        fused_relevance(graph, request, lens, seeds, topic, build.ranking if lens.passages else None)
+        if lens.semantic.rank == "fused" else None
+    )
     if search_relevance is not None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
         fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
@@ -314,7 +364,9 @@ def _withheld(graph: GraphView, build: Build) -> int:
     everything = graph.including_private()
     hidden_matches = {
         i
-        for r in resolve_topics(everything, again, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions)
+        for r in resolve_topics(
+            everything, again, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions, build.passage_search,
+        )
         for i in r.ids
     }
     return count_withheld(graph, graph.private_among(hidden_matches), [c.id for c in build.candidates])

@@ -15,10 +15,12 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING
 
+from ctx.semantic.fusion import POOL
 from ctx.stopwords import STOPWORDS, content_words
 
 if TYPE_CHECKING:
     from ctx.assemble import BuildRequest
+    from ctx.assemble.passage_rank import PassageRanking
     from ctx.lenses import Lens
     from ctx.semantic.topic import TopicVector
     from ctx.store.view import GraphView
@@ -59,16 +61,32 @@ def fused_relevance(
     lens: "Lens",
     seeds: list[str],
     topic: "TopicVector | None",
+    ranking: "PassageRanking | None" = None,
 ) -> dict[str, float] | None:
-    """Each visible node in either ranking's top ``hybrid.POOL`` -> fused score / best; None without vectors."""
+    """Each visible node in any ranking's top ``POOL`` -> fused score / best; None when there is
+    nothing to rank by (no passage ranking and no vectors).
+
+    The rankings: the topic's passage ranking by node (``passage_rank``), the nearest node
+    vectors, and full-text search widened by the seeds' names (feedback), fused by rank.
+    """
+    from ctx.semantic.fusion import reciprocal_rank_fusion
     from ctx.semantic.hybrid import fused_ranking
 
-    if topic is None or topic.vector is None or topic.model is None:
+    has_vectors = topic is not None and topic.vector is not None and topic.model is not None
+    if (ranking is None or not ranking.nodes) and not has_vectors:
         return None
+    rankings: list[list[str]] = []
+    if ranking is not None and ranking.nodes:
+        rankings.append(ranking.node_order()[:POOL])
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(graph.conn, text, seeds, lens.semantic.feedback)
-    fused = fused_ranking(graph, query, topic, k=lens.semantic.rrf_k)
+    if has_vectors:
+        assert topic is not None
+        rankings.append([h.id for h in fused_ranking(graph, query, topic, mode="vector")])
+    if ranking is None or lens.semantic.feedback > 0:
+        rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or")])
+    fused = reciprocal_rank_fusion([r for r in rankings if r], k=lens.semantic.rrf_k)
     if not fused:
         return {}
-    best = fused[0].score
-    return {hit.id: round(hit.score / best, 6) for hit in fused}
+    best = fused[0][1]
+    return {node_id: round(score / best, 6) for node_id, score in fused}

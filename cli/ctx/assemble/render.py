@@ -27,6 +27,7 @@ class Item:
     tokens: int = 0  # what this item's block costs (set by the packer when it places it)
     compact: int = 0  # tiny budgets: 1 = title and id only, 2 = the title alone
     outline_n: int | None = None  # outline entries shown (None: all when FULL, none otherwise)
+    passages: tuple[int, ...] | None = None  # passages shown (ords) when shortened to its relevant parts
 
     def outline_shown(self) -> int:
         return 0 if self.compact else outline_view.shown_count(self.cand, self.variant, self.outline_n, FULL)
@@ -237,7 +238,11 @@ def render_markdown(doc: Document, used: int) -> str:
             parts.append("No matching nodes found.")
         else:
             limit = (120, 60, 40)[doc.header_level]
-            parts.append(f"No matching nodes found for {' + '.join(repr(_clip(t, limit)) for t in doc.topics)}.")
+            line = f"No matching nodes found for {' + '.join(repr(_clip(t, limit)) for t in doc.topics)}."
+            meant = [t for titles in doc.meta.get("suggestions", {}).values() for t in titles]
+            if meant:
+                line += " Did you mean " + " or ".join(repr(_clip(t, limit)) for t in meant) + "?"
+            parts.append(line)
         return "\n\n".join(parts) + "\n"
     cites = extras.citations_for(i.cand for i in doc.ordered_shown()) if doc.citations else {}
     for section in doc.sections:
@@ -275,7 +280,10 @@ def dumps(value: Any) -> str:
     return strict_dumps(value, separators=(",", ":"))
 
 
-def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0) -> dict[str, Any]:
+def json_node(
+    c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0,
+    passages: tuple[int, ...] | None = None,
+) -> dict[str, Any]:
     if compact:
         # Tiny budgets: the keys every node carries (docs/context.schema.json), nothing more; at
         # the tiniest the title's value goes too (after the content): a script reading the JSON
@@ -310,6 +318,8 @@ def json_node(c: Candidate, variant: str, text: str, tokens: int, compact: int =
         **({"neighbours": c.neighbours} if c.neighbours else {}),
         **({"breadcrumb": list(c.breadcrumb)} if c.breadcrumb else {}),
         "content": text,
+        # Which of the node's passages (0-based, in reading order) a shortened node shows.
+        **({"passages": {"shown": list(passages), "total": len(c.pieces or ())}} if passages is not None else {}),
         **({"outline": outline_view.json_entries(c, outline_n)} if outline_n else {}),
         **({"outline_truncated": outline_view.cut(c, outline_n).truncated} if c.outline is not None else {}),
     }
@@ -342,10 +352,16 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     elif doc.header_level >= 2:
         # Smaller headers drop what a script can do without, never the keys the schema requires.
         meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
+        if doc.header_level == 2 and not doc.found:
+            # A lean header still says when nothing matched, and what was probably meant.
+            meta["found"] = False
+            if doc.meta.get("suggestions"):
+                meta["suggestions"] = doc.meta["suggestions"]
     nodes = []
     for section in doc.sections:
         for item in order_items(section.items, section.order):
-            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown()))
+            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown(),
+                                   item.passages))
     out: dict[str, Any] = {"meta": meta, "nodes": nodes}
     if doc.header_level == 0:
         out["sections"] = [
@@ -384,7 +400,7 @@ def block_text(doc: Document, item: Item) -> str:
     if doc.fmt == "json":
         if item.variant == SUMMARY:
             return dumps(json_summary(item.cand)) + ","
-        node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown())
+        node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown(), item.passages)
         if doc.citations:
             node["citation"] = 99
         return dumps(node) + ","

@@ -10,9 +10,19 @@ With ``seeds.mentions`` a free-text topic also seeds from the notes whose titles
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ctx.stopwords import content_words
 from ctx.store.view import GraphView
+
+if TYPE_CHECKING:
+    from ctx.assemble.passage_rank import PassageRanking
+
+# Ranks the passages a graph view may see for a free-text topic: (view, text, retrieval) -> a
+# ranking; None where the graph has no passages (then whole nodes are searched).
+PassageSearch = Callable[[GraphView, str, str], "PassageRanking | None"]
 
 FTS_MAX_SEEDS = 3
 # A hit must score at least this share of the best hit's BM25 to become a seed as well.
@@ -39,8 +49,9 @@ def resolve_topic(
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
     mentions: bool = False,
+    passage_search: PassageSearch | None = None,
 ) -> ResolvedTopic:
-    found = _resolve(graph, topic, max_seeds, cutoff, retrieval)
+    found = _resolve(graph, topic, max_seeds, cutoff, retrieval, passage_search)
     if not mentions or found.how in ("id", "title"):
         return found
     # The entities a free-text topic names are seeds too, after the search hits.
@@ -58,6 +69,7 @@ def _resolve(
     max_seeds: int,
     cutoff: float,
     retrieval: str,
+    passage_search: PassageSearch | None = None,
 ) -> ResolvedTopic:
     text = topic.strip()
     if not text:
@@ -67,6 +79,16 @@ def _resolve(
     names = graph.find_by_name(text)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
+    ranking = passage_search(graph, text, retrieval) if passage_search is not None else None
+    if ranking is not None:
+        # The best notes by their best passages: every content word counts (OR), stemmed.
+        order = ranking.node_order()
+        if not order:
+            return ResolvedTopic(topic, (), "none")
+        top = ranking.nodes[order[0]]
+        picked = [n for n in order if ranking.nodes[n] >= top * cutoff][:max_seeds]
+        how = "hybrid" if "vectors" in ranking.method else "search"
+        return ResolvedTopic(topic, tuple(picked), how, tuple(round(ranking.nodes[n] / top, 6) for n in picked))
     if retrieval != "fts":
         from ctx.semantic.seeds import search_seeds
 
@@ -74,7 +96,8 @@ def _resolve(
         if found is not None:
             ids, relevance = found
             return ResolvedTopic(topic, ids, retrieval if ids else "none", relevance)
-    hits = graph.search(text, limit=max_seeds * 3)
+    # Function words say nothing about which note is meant ("how does X work" is about X).
+    hits = graph.search(content_words(text), limit=max_seeds * 3)
     if not hits:
         return ResolvedTopic(topic, (), "none")
     best = hits[0].score
@@ -90,8 +113,9 @@ def resolve_topics(
     cutoff: float = FTS_RELATIVE_CUTOFF,
     retrieval: str = "hybrid",
     mentions: bool = False,
+    passage_search: PassageSearch | None = None,
 ) -> list[ResolvedTopic]:
-    return [resolve_topic(graph, t, max_seeds, cutoff, retrieval, mentions) for t in topics]
+    return [resolve_topic(graph, t, max_seeds, cutoff, retrieval, mentions, passage_search) for t in topics]
 
 
 def seed_ids(resolved: list[ResolvedTopic]) -> list[str]:

@@ -64,6 +64,15 @@ def topic_for(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector | Non
     return topic_vector(graph, topics)
 
 
+def text_vector(graph: "GraphView", text: str) -> "TopicVector | None":
+    """A free-text topic's own vector, or None when the graph has no vectors."""
+    if not _graph_has_embeddings(graph.conn):
+        return None
+    from ctx.semantic.topic import from_text
+
+    return from_text(graph.conn, [text])
+
+
 def compute_similarity(
     conn: sqlite3.Connection,
     topic: "TopicVector | None",

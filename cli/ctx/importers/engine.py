@@ -24,6 +24,7 @@ from ctx.importers.base import FileInfo, Importer, ParsedFile
 from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
 from ctx.store import writes
+from ctx.store import passages
 from ctx.store.privacy import privacy_config_changed, refresh_private_flags
 from ctx.store.records import EdgeRecord, NodeRecord
 from ctx.store.transaction import transaction
@@ -171,10 +172,14 @@ def import_path(
         raise ImportFormatError("\n".join(report.failed[:20]))
     privacy = load_privacy_config()
     if not changes and not vanished:
-        if privacy_config_changed(conn, privacy):
-            # New privacy settings apply to the whole graph even when no file changed.
+        new_privacy = privacy_config_changed(conn, privacy)
+        if new_privacy or passages.stale(conn):
+            # New privacy settings apply to the whole graph even when no file changed; a graph
+            # made before passages existed (or by another splitter) gets them now.
             with transaction(conn):
-                refresh_private_flags(conn, privacy)
+                if new_privacy:
+                    refresh_private_flags(conn, privacy)
+                passages.refresh(conn)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -318,6 +323,7 @@ def _apply(
         writes.insert_tag_nodes(conn, source_id, count_many)
         writes.resolve_edges(conn, source_id)
         refresh_private_flags(conn, privacy)
+        passages.refresh(conn)
         writes.mark_imported(conn, source_id, importer.format)
     report.changed = True
     if progress is not None:

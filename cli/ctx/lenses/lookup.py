@@ -103,8 +103,13 @@ def load_lens_file(path: Path, *, name: str | None = None, source: str = "file")
 
 
 def _unknown_lens(name: str) -> UsageError:
-    known = ", ".join(sorted({entry.name for entry in list_lenses()}))
-    return UsageError(f"no lens named {name!r}; available: {known}")
+    import difflib
+
+    # "auto" is the default, chosen per build from the topics (ctx.assemble.lens_choice).
+    names = sorted({entry.name for entry in list_lenses()} | {"auto"})
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return UsageError(f"no lens named {name!r}; {hint}available: {', '.join(names)}")
 
 
 def find_named_lens(name: str) -> tuple[str, Path]:

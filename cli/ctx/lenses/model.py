@@ -192,6 +192,9 @@ class OutputOptions:
 @dataclass(frozen=True)
 class Packing:
     strategy: str = choice("score", PACKING_STRATEGIES)  # score: by score per token; greedy: by document; ...
+    # A node that does not fit whole first gets a slice of at least this many tokens (or half the
+    # room left) before lower-ranked nodes are packed whole; 0: it only gets what is left at the end.
+    min_slice: int = number(160, low=0, high=100000, integer=True)
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,10 @@ class Lens:
     max_depth: int = number(5, low=0, high=HARD_MAX_DEPTH, integer=True)  # --depth above this is capped
     fan_out: int = number(50, low=1, high=100000, integer=True)  # new neighbours kept per node
     paths: str = choice("mixed", PATH_MODES)  # "pure": every hop of a path follows the same edge as the first
+    # For a free-text topic: resolve it, rank candidates and pack the budget by passages (the
+    # parts of notes that match the topic) rather than by whole notes. Without it a long node is
+    # still shortened to its most relevant passages.
+    passages: bool = flag(False)
     rules: tuple[EdgeRule, ...] = ()
     fields: FieldFilter = FieldFilter()
     boosts: Boosts = Boosts()

@@ -91,11 +91,10 @@ def _mapping(value: Any, key: str, problems: _Problems) -> dict[str, Any]:
 
 
 def _unknown(data: dict[str, Any], allowed: set[str], prefix: str, problems: _Problems) -> None:
+    from difflib import get_close_matches
+
     for key in data:
         if key not in allowed:
-            # Imported only for a mistake: difflib costs more than validating a whole lens.
-            from difflib import get_close_matches
-
             hint = get_close_matches(str(key)[:100], sorted(allowed), n=1, cutoff=0.6)
             more = f" (did you mean {hint[0]!r}?)" if hint else ""
             problems.add(f"{prefix}{_label(key)}", f"unknown key{more}; allowed: {', '.join(sorted(allowed))}")
@@ -221,7 +220,7 @@ def _section_options(cls: type[T], data: dict[str, Any], key: str, problems: _Pr
 TOP_KEYS = {
     "name", "description", "depth", "max_depth", "fan_out", "edges", "fields", "boosts", "scoring",
     "sections", "output", "packing", "truncation", "dedup", "semantic", "privacy",
-    "paths", "activity", "cycles", "seeds",
+    "paths", "activity", "cycles", "seeds", "passages",
 }
 EDGE_KEYS = {"direction", "weight", "max_depth"}
 SELECT_KEYS = {f.name for f in dataclasses.fields(Selector)}
@@ -401,6 +400,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         problems.add("name", f"must be a non-empty string, not {_kind(declared)}")
         declared = name
     paths = _top_level(data, "paths", problems)
+    passages = bool(_top_level(data, "passages", problems))
     if problems.lines:
         raise LensError(problems.lines)
     return Lens(
@@ -412,6 +412,7 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         max_depth=max_depth,
         fan_out=fan_out,
         paths=paths,
+        passages=passages,
         rules=rules,
         fields=field_filter,
         boosts=boosts,

@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 RRF_K = 60
+# How deep each ranking goes before fusion: deep enough that an item ranked well by one retriever
+# and poorly by the other still surfaces, shallow enough to stay cheap.
+POOL = 50
 
 
 def reciprocal_rank_fusion(

@@ -2,23 +2,20 @@
 
 Words catch names and rare terms; vectors catch a question that shares no word with its answer.
 Neither alone is reliable on real questions, and RRF needs no score calibration between them.
-This is the one place the two rankings are fetched and fused: free-text seeds
-(``ctx.semantic.seeds``) and the fused relevance score term (``ctx.assemble.relevance``) both
-call ``fused_ranking``.
+This is the one place the two node rankings are fetched and fused: free-text seeds
+(``ctx.semantic.seeds``, for graphs without passages) and the fused relevance score term
+(``ctx.assemble.relevance``) both call ``fused_ranking``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctx.semantic.fusion import RRF_K, reciprocal_rank_fusion
+from ctx.semantic.fusion import POOL, RRF_K, reciprocal_rank_fusion
 from ctx.semantic.search import load_index
 from ctx.semantic.topic import TopicVector
 from ctx.store.view import GraphView
 
-# How deep each list goes before fusion: deep enough that an item ranked well by one retriever
-# and poorly by the other still surfaces, shallow enough to stay cheap.
-POOL = 50
 MODES = ("hybrid", "fts", "vector")
 
 

@@ -148,15 +148,83 @@ _M004_APPLICATION_ID = f"""
 PRAGMA application_id = {APPLICATION_ID};
 """
 
+# Passages (ctx/passages.py): each node's text in pieces of ~100-250 tokens, the unit of text
+# relevance and of shortening. Stored with their text (attachments collapsed) so that full-text
+# search, vectors and rendering all see the same words; ``context`` holds the titles of the
+# node's outline/hierarchy ancestors (a Logseq block's page, a Dendron note's parents), which
+# say what a short passage is about. ``nodes.split`` records the splitter
+# version a node's passages were made with (0: not split yet), so imports re-split only new or
+# changed nodes, and all of them after the splitter changes.
+_M005_PASSAGES = """
+        ALTER TABLE nodes ADD COLUMN split INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX nodes_unsplit ON nodes (split) WHERE split = 0;
+
+        CREATE TABLE passages (
+            id INTEGER PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            ord INTEGER NOT NULL,           -- position in the node, from 0
+            start INTEGER NOT NULL,         -- character span in the node's body
+            "end" INTEGER NOT NULL,
+            title TEXT NOT NULL,            -- the node's title (indexed with every passage)
+            context TEXT NOT NULL DEFAULT '',  -- ancestor titles, outermost first, ' > '-joined
+            heading TEXT NOT NULL DEFAULT '',  -- heading path inside the node, ' > '-joined
+            text TEXT NOT NULL,
+            tokens INTEGER NOT NULL,        -- estimated at import; renders are counted exactly
+            hash TEXT NOT NULL              -- of what is embedded: keys the passage's vector
+        );
+        CREATE INDEX passages_by_node ON passages (node_id, ord);
+        CREATE INDEX passages_by_hash ON passages (hash);
+
+        -- Two indexes of the same text: stemmed (a question says "encrypted graphs", the note
+        -- "encryption" and "graph") and exact (a name is a name: "Brand" is not "branding").
+        CREATE VIRTUAL TABLE passages_fts USING fts5 (
+            title, context, heading, text,
+            content='passages', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE passages_exact USING fts5 (
+            title, context, heading, text,
+            content='passages', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts (rowid, title, context, heading, text)
+            VALUES (new.id, new.title, new.context, new.heading, new.text);
+            INSERT INTO passages_exact (rowid, title, context, heading, text)
+            VALUES (new.id, new.title, new.context, new.heading, new.text);
+        END;
+        CREATE TRIGGER passages_ad AFTER DELETE ON passages BEGIN
+            INSERT INTO passages_fts (passages_fts, rowid, title, context, heading, text)
+            VALUES ('delete', old.id, old.title, old.context, old.heading, old.text);
+            INSERT INTO passages_exact (passages_exact, rowid, title, context, heading, text)
+            VALUES ('delete', old.id, old.title, old.context, old.heading, old.text);
+        END;
+        -- A node's passages go with it (a re-import deletes and re-inserts a changed file's nodes).
+        CREATE TRIGGER nodes_passages_ad AFTER DELETE ON nodes BEGIN
+            DELETE FROM passages WHERE node_id = old.id;
+        END;
+
+        -- One vector per distinct passage text and model: unchanged passages keep theirs across
+        -- re-imports and re-splits, and a passage that occurs twice is embedded once.
+        CREATE TABLE passage_vectors (
+            model TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,           -- dim little-endian float32, L2-normalised
+            PRIMARY KEY (model, hash)
+        );
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
     _M003_UPDATED_INDEX,
     _M004_APPLICATION_ID,
+    _M005_PASSAGES,
 ]
-# Migrations a reader can do without (an index, a mark): a read-only graph that lacks only these
-# is read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4})
+# Migrations a reader can do without (an index, a mark, the passages that builds fall back from
+# to whole nodes): a read-only graph that lacks only these is read as it is instead of refused.
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

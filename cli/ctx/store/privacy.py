@@ -56,6 +56,24 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
         [tag_list, *field_params],
     )
     _add_derived_only_private(conn)
+    # An outline page's passages hold its blocks' text, private blocks left out: when a block's
+    # privacy changes, the pages above it are split again (store/passages.py).
+    conn.execute(
+        """
+        UPDATE nodes SET split = 0 WHERE split != 0 AND id IN (
+            WITH RECURSIVE up(id, depth) AS (
+                SELECT parent_id, 1 FROM nodes
+                WHERE parent_id IS NOT NULL AND (
+                    (private = 1 AND id NOT IN (SELECT id FROM temp.private_ids))
+                    OR (private = 0 AND id IN (SELECT id FROM temp.private_ids)))
+                UNION
+                SELECT n.parent_id, up.depth + 1 FROM nodes n JOIN up ON n.id = up.id
+                WHERE n.parent_id IS NOT NULL AND up.depth < 64
+            )
+            SELECT id FROM up
+        )
+        """
+    )
     conn.execute(
         "UPDATE nodes SET private = 0 WHERE private = 1"
         " AND id NOT IN (SELECT id FROM temp.private_ids)"

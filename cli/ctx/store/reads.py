@@ -129,8 +129,10 @@ def find_mentions(
     """Node ids whose title or alias occurs verbatim (word-bounded, case-insensitive) in ``text``.
 
     A title's trailing disambiguator counts as optional: "Hello Love (song)" is named by "hello
-    love". A name made only of function words ("The", "Who") names nothing. Longest names first
-    (a longer name is more specific), then by position in the text, then by id.
+    love". A name made only of function words ("The", "Who") names nothing, and a one-word name
+    counts only where the text writes it as a name — capitalised and not opening a sentence, or
+    with a digit ("how does it work" does not name a note called "Work"; "ask Maya" names "Maya").
+    Longest names first (a longer name is more specific), then by position in the text, then by id.
     """
     from ctx.stopwords import STOPWORDS
 
@@ -140,6 +142,8 @@ def find_mentions(
     for i, first in enumerate(words):
         for j in range(i, min(len(words), i + MENTION_MAX_WORDS)):
             if all(w.group() in STOPWORDS for w in words[i : j + 1]):
+                continue
+            if i == j and not _written_as_name(text, first.start(), first.end()):
                 continue
             phrase = lowered[first.start() : words[j].end()]
             # "Hello Love's performer" names "Hello Love": a possessive is not part of the name.
@@ -157,6 +161,17 @@ def find_mentions(
                     if node_id not in seen or rank < seen[node_id]:
                         seen[node_id] = rank
     return sorted(seen, key=lambda node_id: (seen[node_id], node_id))
+
+
+def _written_as_name(text: str, start: int, end: int) -> bool:
+    word = text[start:end]
+    if any(ch.isdigit() for ch in word):
+        return True
+    if not word[:1].isupper():
+        return False
+    # The first word of a sentence is capitalised whatever it is.
+    before = text[:start].rstrip()
+    return bool(before) and before[-1] not in ".!?:\n\"'“(["
 
 
 def resolve_one(

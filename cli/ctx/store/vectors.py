@@ -115,10 +115,58 @@ def write_vectors(
     return len(data)
 
 
-def prune_orphans(conn: sqlite3.Connection) -> int:
-    """Drop vectors of nodes that no longer exist."""
-    cur = conn.execute("DELETE FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)")
-    return cur.rowcount
+def prune_orphans(conn: sqlite3.Connection, model: str | None = None) -> int:
+    """Drop vectors of nodes that no longer exist and, given the active ``model``, passage
+    vectors no passage needs (another model's, or texts no passage has any more). Returns the
+    node vectors dropped."""
+    with transaction(conn):
+        dropped = conn.execute("DELETE FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").rowcount
+        if model is not None:
+            conn.execute(
+                "DELETE FROM passage_vectors WHERE model != ? OR hash NOT IN (SELECT hash FROM passages)",
+                (model,),
+            )
+    return dropped
+
+
+# -- passage vectors (migration 5): one per distinct embedded text and model ---------------------
+
+
+def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, str]]:
+    """(hash, text to embed) of every distinct passage text without a vector of ``model``."""
+    from ctx.store.passages import embed_text
+
+    rows = conn.execute(
+        "SELECT p.hash, p.title, p.context, p.heading, p.text FROM passages p"
+        " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)"
+        " GROUP BY p.hash ORDER BY length(p.text), p.hash",
+        (model,),
+    ).fetchall()
+    return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
+
+
+def write_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+    with transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO passage_vectors (model, hash, dim, vector) VALUES (?, ?, ?, ?)",
+            [(model, h, int(v.shape[0]), to_blob(v)) for h, v in rows],
+        )
+
+
+def all_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], np.ndarray]:
+    """(passage ids, their node ids, float32 matrix) of every passage with a vector of ``model``."""
+    try:
+        rows = conn.execute(
+            "SELECT p.id, p.node_id, v.vector FROM passages p"
+            " JOIN passage_vectors v ON v.model = ? AND v.hash = p.hash ORDER BY p.id",
+            (model,),
+        ).fetchall()
+    except sqlite3.OperationalError:  # a read-only graph from before passages existed
+        rows = []
+    if not rows:
+        return [], [], np.zeros((0, 0), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return [r[0] for r in rows], [r[1] for r in rows], matrix
 
 
 def vectors_for(conn: sqlite3.Connection, model: str, ids: list[str]) -> dict[str, np.ndarray]:

@@ -1,0 +1,27 @@
+"""The default lens, decided by what the user typed.
+
+A topic that names a node (its id, title or alias) asks for that node and what surrounds it: the
+graph-walk lens (``general``). A question or phrase asks for an answer: the ``answer`` lens,
+which ranks passages by the words and meaning of the question. Several topics get the graph-walk
+lens only when every one of them names a node. The choice is reported in the context's metadata.
+"""
+
+from __future__ import annotations
+
+from ctx.store.view import GraphView
+
+GRAPH_LENS = "general"
+QUESTION_LENS = "answer"
+
+
+def names_a_node(graph: GraphView, topic: str) -> bool:
+    text = topic.strip()
+    return graph.node_exists(text) or bool(graph.find_by_name(text))
+
+
+def choose(graph: GraphView, topics: tuple[str, ...]) -> tuple[str, str]:
+    """(lens name, why) for the default lens."""
+    named = [t for t in topics if t.strip() and names_a_node(graph, t)]
+    if topics and len(named) == len([t for t in topics if t.strip()]):
+        return GRAPH_LENS, "every topic names a node"
+    return QUESTION_LENS, "a topic is a question or phrase, not a node's name"

@@ -1,0 +1,138 @@
+"""Passage retrieval for a free-text topic: which parts of which notes answer it.
+
+Full-text search ranks passages by BM25 over their text, heading path, note title and ancestor
+titles, matching ANY content word of the topic (function words dropped), so one word the answer
+does not use never hides it; a stemmed index finds "graph" for "graphs" and an exact one keeps
+names apart (``store.passages.search``). When the graph has
+passage vectors, the nearest passages by meaning are fused with the BM25 ranking by reciprocal
+rank. A node's relevance comes from its best passages; every candidate's passages keep their own
+relevance, which query-focused rendering uses to show a long note's relevant parts.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ctx.stopwords import STOPWORDS
+from ctx.store import passages as stored
+from ctx.store.reads import MAX_QUERY_TERMS
+
+if TYPE_CHECKING:
+    from ctx.semantic.topic import TopicVector
+    from ctx.store.view import GraphView
+
+# How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
+# of them ranks well and the other poorly still surfaces.
+POOL = 200
+RRF_K = 60
+# A question longer than this many distinct content words keeps its first ones (a pasted page
+# would otherwise become a query of thousands of OR-ed terms): the same cap as every search.
+MAX_TERMS = MAX_QUERY_TERMS
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def query_terms(text: str) -> list[str]:
+    """The topic's content words, lowercased, once each, in order (at most ``MAX_TERMS``)."""
+    out: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        out.setdefault(word, None)
+        if len(out) >= MAX_TERMS:
+            break
+    if not out:  # a topic made only of function words still searches for them
+        out = dict.fromkeys(w for w in _WORD.findall(text.lower())[:MAX_TERMS])
+    return list(out)
+
+
+def known_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+    """The terms that occur somewhere in the graph's passages."""
+    found = []
+    for term in terms:
+        try:
+            hit = conn.execute(
+                "SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT 1",
+                ('"' + term.replace('"', '""') + '"',),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            hit = None
+        if hit:
+            found.append(term)
+    return found
+
+
+@dataclass
+class PassageRanking:
+    passages: dict[int, float] = field(default_factory=dict)  # passage id -> relevance in (0, 1]
+    node_of: dict[int, str] = field(default_factory=dict)  # passage id -> node id
+    nodes: dict[str, float] = field(default_factory=dict)  # node id -> relevance in (0, 1]
+    method: str = "none"  # "bm25", "vectors" or "bm25+vectors"
+
+    def node_order(self) -> list[str]:
+        return sorted(self.nodes, key=lambda n: (-self.nodes[n], n))
+
+    def of_node(self, node_id: str) -> dict[int, float]:
+        return {p: s for p, s in self.passages.items() if self.node_of[p] == node_id}
+
+
+def rank_passages(
+    graph: "GraphView",
+    text: str,
+    topic: "TopicVector | None",
+    *,
+    pool: int = POOL,
+    mode: str = "hybrid",
+) -> PassageRanking:
+    """Passages and nodes relevant to ``text``, best first, as shares of the best score.
+
+    ``mode``: ``hybrid`` (full text and vectors), ``fts`` or ``vector`` alone (lens
+    ``seeds.retrieval``)."""
+    conn, include_private = graph.conn, graph.include_private
+    terms = query_terms(text)
+    bm25 = stored.search(conn, terms, limit=pool, include_private=include_private) if mode != "vector" else []
+    node_of = {h.id: h.node_id for h in bm25}
+    dense = _dense(graph, topic, pool) if mode != "fts" else {}
+    node_of.update(dense)
+    method = "+".join(m for m, r in (("bm25", bm25), ("vectors", dense)) if r) or "none"
+    scores: dict[int, float] = {}
+    if bm25 and not dense:
+        # Full-text alone: its own scores say how much better the best is (ranks would flatten it).
+        scores = {h.id: max(h.score, 0.0) + 1e-9 for h in bm25}
+    else:
+        for ranking in ([h.id for h in bm25], list(dense)):
+            for rank, pid in enumerate(ranking, start=1):
+                scores[pid] = scores.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+    if not scores:
+        return PassageRanking(method=method)
+    best = max(scores.values())
+    shares = {pid: s / best for pid, s in scores.items()}
+    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method)
+
+
+def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[str, float]:
+    """A node is as relevant as its best passage: a long note with many weak matches (a changelog)
+    must not outrank the note that answers."""
+    out: dict[str, float] = {}
+    for pid, share in shares.items():
+        node_id = node_of[pid]
+        out[node_id] = max(out.get(node_id, 0.0), round(share, 6))
+    return out
+
+
+def _dense(graph: "GraphView", topic: "TopicVector | None", pool: int) -> dict[int, str]:
+    """Nearest passages by vector (passage id -> node id, best first); empty without vectors."""
+    if topic is None or topic.vector is None or topic.model is None:
+        return {}
+    from ctx.semantic.passage_index import load_passage_index
+
+    index = load_passage_index(graph.conn, topic.model)
+    if not len(index):
+        return {}
+    hits = index.nearest(topic.vector, pool)
+    nodes = index.nodes_of([pid for pid, _ in hits])
+    visible = graph.visible_ids(sorted(set(nodes.values())))
+    return {pid: nodes[pid] for pid, _ in hits if nodes.get(pid) in visible}

@@ -1,0 +1,83 @@
+"""The build's view of passages: the topic's passage ranking and each shown node's pieces.
+
+A free-text topic (not an id, title or alias) gets a passage ranking (``passage_rank``); every
+candidate the packer may show then carries its passages with their relevance (``focus.Piece``),
+so a long node enters the context as its relevant parts. An id or title topic has no ranking:
+its nodes render the lens's way (whole, or cut by the lens's truncation strategy).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from ctx.assemble.candidate import Candidate
+from ctx.assemble.focus import Piece
+from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
+from ctx.assemble.resolve import PassageSearch, ResolvedTopic
+from ctx.assemble.suggest import looks_like_a_name
+from ctx.store import passages as stored
+from ctx.store.view import GraphView
+
+if TYPE_CHECKING:
+    from ctx.assemble.budget import TokenCounter
+    from ctx.semantic.topic import TopicVector
+
+EXACT = ("id", "title")
+
+
+def free_text(resolved: list[ResolvedTopic]) -> str:
+    """The topics that are questions or phrases rather than names of nodes, joined."""
+    return " ".join(r.topic.strip() for r in resolved if r.how not in EXACT and r.topic.strip())
+
+
+def passage_ranking(
+    graph: GraphView, resolved: list[ResolvedTopic], topic: "TopicVector | None"
+) -> PassageRanking | None:
+    """The free-text topics' passage ranking (all of them as one query); None when every topic
+    names a node or the graph has no passages."""
+    text = free_text(resolved)
+    if not text or not stored.has_passages(graph.conn):
+        return None
+    return rank_passages(graph, text, topic)
+
+
+def passage_searcher(conn: sqlite3.Connection) -> PassageSearch | None:
+    """Per-topic passage rankings for the resolver, each computed once per build; None for a
+    graph without passages (resolution then searches whole nodes)."""
+    if not stored.has_passages(conn):
+        return None
+    cache: dict[tuple[str, str, bool], PassageRanking] = {}
+
+    def search(graph: GraphView, text: str, retrieval: str) -> PassageRanking:
+        key = (text, retrieval, graph.include_private)
+        if key in cache:
+            return cache[key]
+        if looks_like_a_name(text) and not known_terms(conn, query_terms(text)):
+            # A short topic none of whose words occur anywhere ("Canvs") is a typo, not a question
+            # to answer by meaning alone: nothing matches, and the build suggests titles instead.
+            cache[key] = PassageRanking(method="none")
+            return cache[key]
+        topic = None
+        if retrieval != "fts":
+            from ctx.assemble.similarity import text_vector
+
+            topic = text_vector(graph, text)
+        cache[key] = rank_passages(graph, text, topic, mode=retrieval)
+        return cache[key]
+
+    return search
+
+
+def attach_pieces(
+    conn: sqlite3.Connection, candidates: list[Candidate], ranking: PassageRanking, counter: "TokenCounter"
+) -> None:
+    found = stored.passages_of(conn, [c.id for c in candidates])
+    for c in candidates:
+        rows = found.get(c.id)
+        if not rows:
+            continue
+        c.pieces = [
+            Piece(p.ord, p.heading, p.text, counter.count(p.text), ranking.passages.get(p.id, 0.0))
+            for p in rows
+        ]

@@ -1,0 +1,41 @@
+""""Did you mean …": the titles closest to a topic that matched nothing exactly.
+
+A near-miss of a title ("Canvs") must not silently become a context about something else: the
+build says which titles were meant (stderr and JSON meta), and a short topic none of whose words
+occur in the graph is reported as not found rather than answered by meaning alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from ctx.store.view import GraphView
+
+# Topics longer than this are questions, not attempts at a title.
+MAX_WORDS = 4
+MAX_SUGGESTIONS = 3
+CUTOFF = 0.75
+# Keys compared at most (only on the path where nothing matched exactly).
+MAX_KEYS = 200_000
+
+
+def looks_like_a_name(topic: str) -> bool:
+    words = topic.split()
+    return 0 < len(words) <= MAX_WORDS and not topic.rstrip().endswith("?")
+
+
+def close_titles(graph: GraphView, topic: str) -> list[str]:
+    """Up to three titles or aliases spelled like ``topic`` (not equal to it), closest first."""
+    key = " ".join(topic.lower().split())
+    if len(key) < 3 or not looks_like_a_name(topic):
+        return []
+    visible = f" AND {graph.where_visible('n.')}"
+    rows = graph.conn.execute(
+        "SELECT k.key, MIN(n.title) FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+        f" WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN ? AND ?{visible}"
+        " GROUP BY k.key LIMIT ?",
+        (max(1, len(key) - 3), len(key) + 3, MAX_KEYS),
+    ).fetchall()
+    titles = {r[0]: r[1] for r in rows if r[0] != key}
+    close = difflib.get_close_matches(key, sorted(titles), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
+    return [titles[k] for k in close]

@@ -1,0 +1,314 @@
+"""Passages: a node's text cut into pieces of roughly 100–250 tokens, each knowing its heading path.
+
+A node is the unit of the graph (walked, scored, cited); a passage is the unit of text relevance
+and of shortening. Real notes are long, and a question is usually answered by one part of one: a
+long note enters a context as its most relevant passages rather than its first N tokens.
+
+Splitting is deterministic and works on markdown as written: a heading starts a new passage
+(unless the one before is still short), paragraphs, lists and outline items are merged up to
+``MAX_TOKENS``, a fenced code block is kept whole however long, and a paragraph too long for one
+passage is cut at sentence ends (or list items, or lines). Short notes are one passage.
+
+Passage text is the note's own text with image and attachment links collapsed to a short
+placeholder (they cost tokens and answer nothing); headings stay in the text where they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Passages aim between these sizes (cl100k tokens). A heading starts a new passage once the
+# current one has MIN_TOKENS; blocks are merged while the passage stays within MAX_TOKENS.
+MIN_TOKENS = 100
+MAX_TOKENS = 250
+# A piece left at the end of a section shorter than this is merged back into the previous one.
+TAIL_TOKENS = 40
+# Bumped whenever splitting changes, so the next import re-splits every node (store/passages.py).
+SPLITTER_VERSION = 1
+
+Count = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """About the cl100k count of ``text``, from its UTF-8 size: splitting only needs "roughly",
+    and exact counting at import would cost as much again as the import itself. Renders are
+    always counted exactly."""
+    return (len(text.encode("utf-8")) * 10 + 41) // 42
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+")
+
+# Images and attachments: ![alt](target), ![[target]], and links to files that are not notes.
+_ATTACHMENT_EXT = (
+    r"png|jpe?g|gif|webp|svg|bmp|tiff?|ico|heic|avif|pdf|mp4|mov|webm|mkv|avi|mp3|wav|ogg|m4a|flac|"
+    r"zip|gz|tgz|tar|7z|rar|docx?|xlsx?|pptx?|odt|ods|excalidraw|canvas"
+)
+_MD_IMAGE = re.compile(r"!\[([^\]\n]{0,200})\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"\n]*\")?\)")
+_WIKI_EMBED_FILE = re.compile(
+    r"!\[\[([^\]\n|#]{1,300}\.(?:" + _ATTACHMENT_EXT + r"))(?:[|#][^\]\n]*)?\]\]", re.I
+)
+_MD_FILE_LINK = re.compile(
+    r"(?<!!)\[([^\]\n]{0,200})\]\((?:[^()\s]*\.(?:" + _ATTACHMENT_EXT + r"))(?:\?[^()\s]*)?(?:\s+\"[^\"\n]*\")?\)",
+    re.I,
+)
+_HTML_IMG = re.compile(r"<img\b[^>\n]{0,2000}>", re.I)
+_ALT = re.compile(r"\balt\s*=\s*[\"']([^\"'\n]{0,200})[\"']", re.I)
+
+
+def _placeholder(kind: str, label: str) -> str:
+    label = " ".join(label.split())
+    return f"[{kind}: {label}]" if label else f"[{kind}]"
+
+
+def collapse_attachments(text: str) -> str:
+    """Image and attachment links become ``[image: alt]`` / ``[file: name]``: the URL goes."""
+    if "![" not in text and "<img" not in text.lower() and "](" not in text:
+        return text
+    text = _MD_IMAGE.sub(lambda m: _placeholder("image", m.group(1)), text)
+    text = _WIKI_EMBED_FILE.sub(lambda m: _placeholder("file", m.group(1).rsplit("/", 1)[-1]), text)
+    text = _MD_FILE_LINK.sub(lambda m: _placeholder("file", m.group(1)), text)
+
+    def img(m: re.Match[str]) -> str:
+        alt = _ALT.search(m.group(0))
+        return _placeholder("image", alt.group(1) if alt else "")
+
+    return _HTML_IMG.sub(img, text)
+
+
+@dataclass(frozen=True)
+class Passage:
+    ord: int  # 0-based position in the node
+    start: int  # character offsets of the span in the node's body
+    end: int
+    heading: tuple[str, ...]  # headings the passage sits under (the node's own title excluded)
+    text: str  # the span as shown: attachments collapsed, outer blank lines removed
+    tokens: int
+
+
+@dataclass
+class _Block:
+    start: int
+    end: int
+    kind: str  # "heading", "fence", "text"
+    heading: tuple[str, ...]  # path in force for this block (a heading block: including itself)
+    tokens: int = 0
+
+
+def _lines(body: str) -> list[tuple[int, int, str]]:
+    """(start, end, line) for each line; ``end`` includes the newline."""
+    out = []
+    pos = 0
+    for line in body.splitlines(keepends=True):
+        out.append((pos, pos + len(line), line.rstrip("\n")))
+        pos += len(line)
+    return out
+
+
+def _blocks(body: str, title: str) -> list[_Block]:
+    """Headings, fenced code and runs of non-blank lines, each with the heading path in force."""
+    blocks: list[_Block] = []
+    stack: list[tuple[int, str]] = []  # (level, text) of the headings in force
+    lines = _lines(body)
+    i = 0
+    seen_content = False
+    while i < len(lines):
+        start, end, line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)
+            j = i + 1
+            while j < len(lines) and not lines[j][2].lstrip().startswith(marker[0] * len(marker)):
+                j += 1
+            last = min(j, len(lines) - 1)
+            blocks.append(_Block(start, lines[last][1], "fence", tuple(t for _, t in stack)))
+            seen_content = True
+            i = last + 1
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            level, text = len(heading.group(1)), heading.group(2).strip()
+            if not seen_content and not stack and text.lower() == title.strip().lower():
+                pass  # the note's own title as its first heading: the node's block already says it
+            else:
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, text))
+                blocks.append(_Block(start, end, "heading", tuple(t for _, t in stack)))
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines):
+            nxt = lines[j + 1][2]
+            if not nxt.strip() or _FENCE.match(nxt) or _HEADING.match(nxt):
+                break
+            j += 1
+        blocks.append(_Block(start, lines[j][1], "text", tuple(t for _, t in stack)))
+        seen_content = True
+        i = j + 1
+    return blocks
+
+
+def _split_long(body: str, block: _Block, count: Count) -> list[_Block]:
+    """Pieces of an over-long text block: at list items, else sentence ends, else line ends."""
+    text = body[block.start : block.end]
+    cuts = _cut_points(text)
+    pieces: list[_Block] = []
+    piece_start = 0
+    running = 0
+    prev = 0
+    for cut in [*cuts, len(text)]:
+        size = count(text[prev:cut])
+        if running and running + size > MAX_TOKENS:
+            pieces.append(_Block(block.start + piece_start, block.start + prev, "text", block.heading, running))
+            piece_start, running = prev, 0
+        running += size
+        prev = cut
+    pieces.append(_Block(block.start + piece_start, block.end, "text", block.heading, running))
+    out: list[_Block] = []
+    for piece in pieces:
+        out.extend(_hard_cut(body, piece, count) if piece.tokens > 2 * MAX_TOKENS else [piece])
+    return out
+
+
+def _cut_points(text: str) -> list[int]:
+    lines = text.splitlines(keepends=True)
+    items = []
+    pos = 0
+    indents = []
+    for line in lines:
+        m = _LIST_ITEM.match(line)
+        if m:
+            indents.append(len(m.group(1).expandtabs(4)))
+    top = min(indents) if indents else None
+    for line in lines:
+        m = _LIST_ITEM.match(line)
+        if m and top is not None and len(m.group(1).expandtabs(4)) == top and pos > 0:
+            items.append(pos)
+        pos += len(line)
+    if len(items) >= 2:
+        return items
+    sentences = [m.end() for m in _SENTENCE_END.finditer(text) if m.end() < len(text)]
+    if sentences:
+        return sentences
+    return [m.end() for m in re.finditer(r"\n", text) if m.end() < len(text)]
+
+
+def _hard_cut(body: str, block: _Block, count: Count) -> list[_Block]:
+    """A piece with no usable boundary (one enormous sentence): cut at spaces by size."""
+    out = []
+    step = MAX_TOKENS * 4  # characters; about MAX_TOKENS tokens of prose
+    pos = block.start
+    while pos < block.end:
+        end = min(block.end, pos + step)
+        if end < block.end:
+            space = body.rfind(" ", pos + step // 2, end)
+            end = space + 1 if space > pos else end
+        out.append(_Block(pos, end, "text", block.heading, count(body[pos:end])))
+        pos = end
+    return out
+
+
+def split(body: str, title: str, count: Count = estimate_tokens) -> list[Passage]:
+    """The passages of a node's body, in order. An empty body has none."""
+    if not body.strip():
+        return []
+    units: list[_Block] = []
+    for block in _blocks(body, title):
+        block.tokens = count(body[block.start : block.end])
+        if block.kind == "text" and block.tokens > MAX_TOKENS:
+            units.extend(_split_long(body, block, count))
+        else:
+            units.append(block)
+    groups: list[list[_Block]] = []
+    current: list[_Block] = []
+    size = 0
+    for unit in units:
+        starts_section = unit.kind == "heading"
+        if current and (
+            (starts_section and size >= MIN_TOKENS)
+            or (size + unit.tokens > MAX_TOKENS and size >= TAIL_TOKENS)
+        ):
+            groups.append(current)
+            current, size = [], 0
+        current.append(unit)
+        size += unit.tokens
+    if current:
+        if groups and size < TAIL_TOKENS and _tokens(groups[-1]) + size <= MAX_TOKENS * 1.2 and not any(
+            u.kind == "heading" for u in current
+        ):
+            groups[-1].extend(current)
+        else:
+            groups.append(current)
+    passages: list[Passage] = []
+    for group in groups:
+        content = next((u for u in group if u.kind != "heading"), group[0])
+        # A passage that opens with a heading sits under that heading.
+        heading = group[0].heading if group[0].kind == "heading" else content.heading
+        text = collapse_attachments(body[group[0].start : group[-1].end]).strip("\n")
+        if not text.strip():
+            continue
+        passages.append(
+            Passage(len(passages), group[0].start, group[-1].end, heading, text, _tokens(group))
+        )
+    return passages
+
+
+def _tokens(group: list[_Block]) -> int:
+    # Each join between blocks costs about one token ("\n\n").
+    return sum(u.tokens for u in group) + max(len(group) - 1, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering helpers shared by whole-node and passage output.
+
+def _heading_lines(text: str):
+    """(line index, level, text) of each heading line outside fenced code."""
+    in_fence: str | None = None
+    for i, line in enumerate(text.split("\n")):
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)
+            if in_fence is None:
+                in_fence = marker
+            elif line.lstrip().startswith(in_fence[0] * len(in_fence)):
+                in_fence = None
+            continue
+        if in_fence is None:
+            m = _HEADING.match(line)
+            if m:
+                yield i, len(m.group(1)), m.group(2).strip()
+
+
+def top_heading_level(text: str) -> int | None:
+    """The level of the shallowest heading in ``text`` (None without headings)."""
+    if "#" not in text:
+        return None
+    return min((level for _, level, _ in _heading_lines(text)), default=None)
+
+
+NODE_HEADING_LEVEL = 3  # a node's block is "### Title"; its own headings go below it
+
+
+def nest_headings(text: str, top: int | None = None) -> str:
+    """Headings inside a node's text moved below the node's own ``###`` heading: the shallowest
+    (``top``, by default the shallowest in ``text``) becomes ``####``, the rest keep their depth
+    relative to it (at most ``######``). Code is left alone."""
+    if "#" not in text:
+        return text
+    top = top_heading_level(text) if top is None else top
+    if top is None:
+        return text
+    shift = NODE_HEADING_LEVEL + 1 - top
+    if shift <= 0:
+        return text
+    lines = text.split("\n")
+    for i, level, heading in list(_heading_lines(text)):
+        lines[i] = "#" * min(level + shift, 6) + " " + heading
+    return "\n".join(lines)

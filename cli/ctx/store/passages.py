@@ -1,0 +1,285 @@
+"""Passages in the store: written after every import, read by retrieval and rendering.
+
+Each node's body is split (``ctx.passages``) into passages stored with their text, the node's
+title and the titles of its outline/hierarchy ancestors; two FTS5 indexes cover all four, one
+stemmed and one exact (``search``). Splitting is incremental: a node inserted by an import has ``split = 0`` and is split by the
+next ``refresh``; a changed splitter (``SPLITTER_VERSION``) re-splits every node once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ctx.passages import SPLITTER_VERSION, split
+
+_VERSION_KEY = "splitter_version"
+BATCH = 2000
+# Ancestors that give a passage its context: the nearest few, each title clipped.
+CONTEXT_DEPTH = 6
+CONTEXT_TITLE_CHARS = 80
+HEADING_SEP = " > "
+# An outline page's passages cover at most this many of its blocks (a page of 100,000 blocks is
+# an export artefact, not a page anyone reads whole).
+OUTLINE_MAX_BLOCKS = 5000
+
+
+@dataclass(frozen=True)
+class StoredPassage:
+    id: int
+    node_id: str
+    ord: int
+    heading: tuple[str, ...]
+    text: str
+    tokens: int
+    hash: str
+
+
+def embed_text(title: str, context: str, heading: str, text: str) -> str:
+    """What a passage's vector is computed from: where it sits, then what it says."""
+    where = [part for part in (context, title, heading) if part]
+    # An outline block's title is its own first words: saying it twice only costs model input.
+    if title and text.startswith(title[:40]):
+        where = [part for part in where if part != title]
+    label = HEADING_SEP.join(where)
+    return f"{label}\n{text}" if label else text
+
+
+def passage_hash(embedded: str) -> str:
+    return hashlib.blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def stale(conn: sqlite3.Connection) -> bool:
+    """Whether some node still needs splitting (an older graph, or a changed splitter)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    if row is None or int(row[0]) != SPLITTER_VERSION:
+        return conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
+    return conn.execute("SELECT 1 FROM nodes WHERE split = 0 LIMIT 1").fetchone() is not None
+
+
+def refresh(conn: sqlite3.Connection) -> int:
+    """Split every node not split by the current splitter; returns how many nodes were split.
+
+    Runs inside the caller's transaction (the import's), so the graph and its passages change
+    together or not at all.
+    """
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    if row is None or int(row[0]) != SPLITTER_VERSION:
+        conn.execute("UPDATE nodes SET split = 0 WHERE split != 0")
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_VERSION_KEY, str(SPLITTER_VERSION)))
+    done = 0
+    titles: dict[str, tuple[str, str | None]] = {}
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, id, title, body, parent_id, type FROM nodes WHERE split = 0 LIMIT ?", (BATCH,)
+        ).fetchall()
+        if not rows:
+            return done
+        ids = [r[1] for r in rows]
+        _delete_for(conn, ids)
+        _load_ancestors(conn, [r[4] for r in rows if r[4]], titles)
+        pages = _outline_pages(conn, ids)
+        out = []
+        for _, node_id, title, body, parent_id, node_type in rows:
+            if node_type == "block" and parent_id:
+                continue  # an outline block's text is in its page's passages
+            context = _context(parent_id, titles)
+            text = body or ""
+            if node_id in pages:
+                text = _with_outline(conn, node_id, text)
+            for p in split(text, title):
+                heading = HEADING_SEP.join(p.heading)
+                digest = passage_hash(embed_text(title, context, heading, p.text))
+                out.append((node_id, p.ord, p.start, p.end, title, context, heading, p.text, p.tokens, digest))
+        conn.executemany(
+            'INSERT INTO passages (node_id, ord, start, "end", title, context, heading, text, tokens, hash)'
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            out,
+        )
+        conn.executemany(
+            "UPDATE nodes SET split = ? WHERE rowid = ?", [(SPLITTER_VERSION, r[0]) for r in rows]
+        )
+        done += len(rows)
+
+
+def _outline_pages(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    """Those of ``ids`` that have outline blocks beneath them (Logseq, Roam, Tana, Notion pages)."""
+    out: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        out.update(
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT parent_id FROM nodes WHERE type = 'block'"
+                f" AND parent_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return out
+
+
+def _with_outline(conn: sqlite3.Connection, page_id: str, body: str) -> str:
+    """An outline page's text: its own body, then its blocks as indented bullets in reading
+    order (empty blocks left out), so that passages keep neighbouring blocks together."""
+    from ctx.store.outline import outline_of
+
+    entries = outline_of(conn, page_id, OUTLINE_MAX_BLOCKS).entries
+    private = _private_among(conn, [e.id for e in entries])
+    lines = []
+    hidden_below: int | None = None  # depth of a private block whose subtree is being skipped
+    for entry in entries:
+        if hidden_below is not None and entry.depth > hidden_below:
+            continue
+        hidden_below = None
+        if entry.id in private:
+            # A private block, and everything under it, never reaches a public page's passages.
+            hidden_below = entry.depth
+            continue
+        text = entry.body.strip()
+        if not text:
+            continue
+        pad = "  " * (entry.depth - 1)
+        first, *more = text.split("\n")
+        lines.append(f"{pad}- {first}")
+        lines.extend(f"{pad}  {line}" for line in more if line.strip())
+    outline = "\n".join(lines)
+    return f"{body.rstrip()}\n\n{outline}" if body.strip() and outline else (outline or body)
+
+
+def _private_among(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    out: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        out.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM nodes WHERE private = 1 AND id IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
+    return out
+
+
+def _delete_for(conn: sqlite3.Connection, ids: list[str]) -> None:
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        conn.execute(f"DELETE FROM passages WHERE node_id IN ({','.join('?' * len(chunk))})", chunk)
+
+
+def _load_ancestors(
+    conn: sqlite3.Connection, parents: list[str], titles: dict[str, tuple[str, str | None]]
+) -> None:
+    """Fill ``titles`` (id -> (title, parent id)) for every ancestor of ``parents``, level by level."""
+    wanted = {p for p in parents if p not in titles}
+    for _ in range(CONTEXT_DEPTH):
+        if not wanted:
+            return
+        found: set[str] = set()
+        chunk_list = sorted(wanted)
+        for start in range(0, len(chunk_list), 500):
+            chunk = chunk_list[start : start + 500]
+            for node_id, title, parent in conn.execute(
+                f"SELECT id, title, parent_id FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                titles[node_id] = (title, parent)
+                found.add(node_id)
+        # A parent that no longer exists is simply where the chain ends.
+        for missing in wanted - found:
+            titles[missing] = ("", None)
+        wanted = {p for node_id in found for p in [titles[node_id][1]] if p and p not in titles}
+
+
+def _context(parent_id: str | None, titles: dict[str, tuple[str, str | None]]) -> str:
+    chain: list[str] = []
+    seen: set[str] = set()
+    while parent_id and parent_id in titles and parent_id not in seen and len(chain) < CONTEXT_DEPTH:
+        seen.add(parent_id)
+        title, parent_id = titles[parent_id]
+        if title:
+            title = " ".join(title.split())
+            chain.append(title if len(title) <= CONTEXT_TITLE_CHARS else title[: CONTEXT_TITLE_CHARS - 1] + "…")
+    return HEADING_SEP.join(reversed(chain))
+
+
+def passages_of(conn: sqlite3.Connection, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
+    """Every passage of the given nodes, in order (nodes without passages are absent)."""
+    ids = list(dict.fromkeys(node_ids))
+    out: dict[str, list[StoredPassage]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for r in conn.execute(
+            "SELECT id, node_id, ord, heading, text, tokens, hash FROM passages"
+            f" WHERE node_id IN ({','.join('?' * len(chunk))}) ORDER BY node_id, ord",
+            chunk,
+        ):
+            heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
+            out.setdefault(r[1], []).append(StoredPassage(r[0], r[1], r[2], heading, r[4], r[5], r[6]))
+    return out
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    id: int
+    node_id: str
+    score: float  # higher is better
+
+
+# Column weights for BM25 (title, ancestors' titles, heading path, text): a word of the note's
+# title or headings says more about what a passage is about than the same word in running text.
+# In the exact index a title word counts most: a question names its subject, and the subject's
+# own note has that name as its title.
+STEMMED_WEIGHTS = (2.0, 1.0, 2.0, 1.0)
+EXACT_WEIGHTS = (10.0, 5.0, 2.0, 1.0)
+
+
+def has_passages(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:  # a read-only graph from before passages existed
+        return False
+
+
+def search(
+    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool
+) -> list[PassageHit]:
+    """Passages matching ANY of ``terms`` (already free of function words), best first.
+
+    The score adds each index's BM25 as a share of its best hit: stemming finds the other forms
+    of a word, the exact index keeps a name from matching its look-alikes.
+    """
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    if not quoted:
+        return []
+    query = " OR ".join(quoted)
+    combined: dict[int, float] = {}
+    node_of: dict[int, str] = {}
+    for table, weights in (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS)):
+        hits = _bm25(conn, table, weights, query, limit, include_private)
+        if not hits:
+            continue
+        top = max(score for _, _, score in hits) or 1.0
+        for pid, node_id, score in hits:
+            combined[pid] = combined.get(pid, 0.0) + max(score, 0.0) / top
+            node_of[pid] = node_id
+    ranked = sorted(combined, key=lambda pid: (-combined[pid], pid))[:limit]
+    return [PassageHit(pid, node_of[pid], combined[pid]) for pid in ranked]
+
+
+def _bm25(
+    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int, include_private: bool
+) -> list[tuple[int, str, float]]:
+    visible = "" if include_private else " AND n.private = 0"
+    columns = ", ".join(str(w) for w in weights)
+    try:
+        rows = conn.execute(
+            f"SELECT p.id, p.node_id, -bm25({table}, {columns}) AS score"
+            f" FROM {table} JOIN passages p ON p.id = {table}.rowid"
+            " JOIN nodes n ON n.id = p.node_id"
+            f" WHERE {table} MATCH ?{visible}"
+            " ORDER BY score DESC, p.id LIMIT ?",
+            (query, limit),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []  # a term FTS5 still refuses, or a graph from before passages: no match
+    return [(r[0], r[1], float(r[2])) for r in rows]
