@@ -104,34 +104,34 @@ def long_query(corpus: Path, words: int = 1500) -> str:
 
 
 def query_times(corpus: Path, runs: int) -> None:
-    from ctx.assemble import BuildRequest, build_context
-    from ctx.importers.engine import import_path
+    from ctx import Graph
     from ctx.inspection import search_report
-    from ctx.store import connect
 
     query = long_query(corpus)
     with tempfile.TemporaryDirectory() as workdir:
         db = Path(workdir) / "graph.db"
-        conn = connect(db, create=True)
-        import_path(conn, corpus)
-        search_report(conn, "warm up", limit=20, fmt="text", include_private=False)
-        build_context(conn, BuildRequest(topics=("warm up",)))
+        graph = Graph.open(db, create=True)
+        graph.import_path(corpus)
+        search_report(graph, "warm up", limit=20, fmt="text")
+        graph.build("warm up")
         searches, builds = [], []
         for _ in range(runs):
             started = time.perf_counter()
-            search_report(conn, query, limit=20, fmt="text", include_private=False)
+            search_report(graph, query, limit=20, fmt="text")
             searches.append(time.perf_counter() - started)
             started = time.perf_counter()
-            build_context(conn, BuildRequest(topics=(query,), max_tokens=4000))
+            graph.build(query, max_tokens=4000)
             builds.append(time.perf_counter() - started)
-        conn.close()
+        graph.close()
         print(f"  in-process, warm (median of {runs}): search {statistics.median(searches):.3f} s,"
               f" build {statistics.median(builds):.3f} s   [load {load()}]")
         ctx = str(Path(sys.executable).parent / "ctx") if (Path(sys.executable).parent / "ctx").exists() else "ctx"
         for command in (["search", query], ["build", query]):
             started = time.perf_counter()
-            subprocess.run([ctx, *command, "--db", str(db)], capture_output=True, check=False, timeout=600)
-            print(f"  cold `ctx {command[0]}` process: {time.perf_counter() - started:.3f} s   [load {load()}]")
+            done = subprocess.run([ctx, *command, "--db", str(db)], capture_output=True, check=False, timeout=600)
+            seconds = time.perf_counter() - started
+            outcome = f"exit {done.returncode}" + (f": {done.stderr.decode()[:120]}" if done.returncode else "")
+            print(f"  cold `ctx {command[0]}` process: {seconds:.3f} s ({outcome})   [load {load()}]")
 
 
 def main() -> None:

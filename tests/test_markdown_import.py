@@ -325,3 +325,28 @@ def test_unreadable_file_warns(tmp_path, run_cli):
     finally:
         (vault / "secret.md").chmod(0o644)
     assert any("secret.md" in w for w in report["warnings"])
+
+
+def test_frontmatter_flow_lists_read_fast_exactly_as_pyyaml_reads_them():
+    """`tags: [a, b]` skips PyYAML's composer; whatever the fast reader accepts, PyYAML agrees on."""
+    import random
+
+    import yaml
+
+    from ctx.importers.markdown import _simple_frontmatter, _yaml_loader
+
+    pool = ["a", "b c", "2024-01-02", "2024-01-02T10:00:00", "yes", "no", "null", "~", "1", "1.5",
+            "0x10", "a:b", "a: b", "a#b", "a #b", "x/y", "tag-name", "#tag", "@x", "%", "a!", "é",
+            "TRUE", "1_000", ".inf", "-1", "+1", "", " ", "=", "<<", "'q'", '"q"', "[n]", "{m}"]
+    rng = random.Random(1)
+    read_fast = 0
+    for _ in range(3000):
+        items = [rng.choice(pool) for _ in range(rng.randint(0, 4))]
+        separator = rng.choice([", ", ",", " , "])
+        text = f"tags: [{separator.join(items)}]{rng.choice(['', ' '])}\ntitle: x\n"
+        got = _simple_frontmatter(text)
+        if got is None:
+            continue
+        read_fast += 1
+        assert got == yaml.load(text, Loader=_yaml_loader()), text
+    assert read_fast > 1000  # the common shapes do take the fast path

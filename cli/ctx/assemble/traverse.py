@@ -61,8 +61,6 @@ class Walk:
 # (node id, rule weight) -> sort key; lower sorts first. Used only when a node exceeds the fan-out.
 NeighbourRank = Callable[[list[tuple[str, float]]], list[str]]
 
-
-
 def walk(
     graph: GraphView,
     lens: Lens,
@@ -89,16 +87,23 @@ def walk(
             scans.append(("out", graph.edges_from(frontier, "src")))
         if wants_in:
             scans.append(("in", graph.edges_from(frontier, "dst")))
+        # Which rule (if any) takes an edge depends only on its type, direction and the hop; a
+        # hub's frontier brings 100,000s of edge rows of a handful of types.
+        rule_of: dict[tuple[str, str], tuple[float, str, float] | None] = {}
         for direction, rows in scans:
             for src, dst, etype in rows:
                 u, v = (src, dst) if direction == "out" else (dst, src)
                 if u not in frontier_set or u == v:
                     continue
-                rule = lens.rules_for(etype, direction, hop)
-                if rule is None:
+                if (etype, direction) in rule_of:
+                    taken = rule_of[(etype, direction)]
+                else:
+                    rule = lens.rules_for(etype, direction, hop)
+                    taken = None if rule is None else (1.0 / rule.weight, walked_name(etype, direction), rule.weight)
+                    rule_of[(etype, direction)] = taken
+                if taken is None:
                     continue
-                step = 1.0 / rule.weight
-                name = walked_name(etype, direction)
+                step, name, weight = taken
                 # Lens ``paths: pure``: a path never changes edge (a claims chain upward never
                 # turns down into a sibling's conclusions).
                 if lens.paths == "pure" and reached[u].path and name != reached[u].path[0].edge:
@@ -106,7 +111,7 @@ def walk(
                 prior = offers[u].get(v)
                 # The cheapest edge between two nodes wins; ties go to the alphabetically first name.
                 if prior is None or (step, name) < (prior[0], prior[1]):
-                    offers[u][v] = (step, name, rule.weight, etype, direction)
+                    offers[u][v] = (step, name, weight, etype, direction)
         next_frontier: set[str] = set()
         for u in frontier:
             options = offers[u]

@@ -24,6 +24,7 @@ from ctx.errors import ImportFormatError
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 from ctx.importers.json_exports import read_head
+from ctx.importers.json_stream import document_records
 from ctx.importers.sanitize import short
 
 NODE_KEYS = {
@@ -185,62 +186,7 @@ def _records(relpath: str, text: str, warnings: list[str]) -> list[tuple[str, An
                 reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
                 warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
         return records
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFormatError(
-            f"{relpath}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"
-        ) from None
-    except ValueError:
-        raise ImportFormatError(f"{relpath}: invalid JSON: a number too long") from None
-    if isinstance(document, list):
-        return _located(relpath, text, "", document)
-    if isinstance(document, dict) and ("nodes" in document or "edges" in document):
-        nodes = document.get("nodes") or []
-        edges = document.get("edges") or []
-        if not isinstance(nodes, list) or not isinstance(edges, list):
-            raise ImportFormatError(f"{relpath}:1: 'nodes' and 'edges' must be lists")
-        return _located(relpath, text, "nodes", nodes) + _located(relpath, text, "edges", edges)
-    raise ImportFormatError(f"{relpath}:1: expected {{\"nodes\": [...]}} or a list of nodes")
-
-
-def _located(relpath: str, text: str, key: str, items: list[Any]) -> list[tuple[str, Any]]:
-    """Pair each record with 'file:line' so errors can point at it."""
-    lines = _element_lines(text, key, len(items))
-    label = f"{key}[{{}}]" if key else "[{}]"
-    return [
-        (f"{relpath}:{lines[i]} ({label.format(i)})" if lines else f"{relpath} ({label.format(i)})", item)
-        for i, item in enumerate(items)
-    ]
-
-
-def _element_lines(text: str, key: str, count: int) -> list[int]:
-    """Line numbers where each element of the top-level array ``key`` starts ([] if unsure)."""
-    decoder = json.JSONDecoder()
-    if key:
-        marker = text.find(f'"{key}"')
-        if marker < 0:
-            return []
-        start = text.find("[", marker)
-    else:
-        start = text.find("[")
-    if start < 0:
-        return []
-    pos, lines = start + 1, []
-    # Lines are counted from the previous element on, not from the start each time: counting
-    # from 0 made a file of 50,000 records cost 50,000 scans of the whole file.
-    line, counted = text.count("\n", 0, pos) + 1, pos
-    try:
-        for _ in range(count):
-            while text[pos] in " \t\r\n,":
-                pos += 1
-            line += text.count("\n", counted, pos)
-            counted = pos
-            lines.append(line)
-            _, pos = decoder.raw_decode(text, pos)
-    except (ValueError, IndexError, RecursionError):
-        return []
-    return lines
+    return list(document_records(relpath, (text,)))
 
 
 def _require_str(record: dict[str, Any], keys: tuple[str, ...], where: str) -> str:

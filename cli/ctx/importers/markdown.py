@@ -500,7 +500,8 @@ def _yaml_loader() -> Any:
 # ``- value`` items (one indentation for all items), where each value fits on its line: a plain
 # scalar (no YAML indicator first, no ': ', ' #', tab or bracket inside) or a quoted string with
 # no escapes. Anything else -- nesting, comments, blank lines, anchors, tags, block scalars,
-# multi-line values, flow collections -- goes to PyYAML.
+# multi-line values, flow collections other than a one-line list of plain scalars -- goes to
+# PyYAML.
 _SIMPLE_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
 _SIMPLE_ITEM_LINE = re.compile(r"( *)- +(.*)")
 _PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -598,11 +599,34 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
                 i += 1
             out[key] = items
             continue
-        parsed = _simple_scalar(loader, value)
+        parsed = _simple_flow_list(loader, value) if value.startswith("[") else _simple_scalar(loader, value)
         if parsed is _NOT_SIMPLE:
             return None
         out[key] = parsed
     return out
+
+
+def _simple_flow_list(loader: Any, value: str) -> Any:
+    """``[a, b c, 2024-01-02]`` of plain scalars as PyYAML constructs it, or _NOT_SIMPLE.
+
+    Obsidian writes ``tags: [a, b]``; without this every such note paid for PyYAML's composer.
+    Quotes, nesting and empty items are left to PyYAML."""
+    value = value.rstrip(" ")
+    inner = value[1:-1]
+    if not value.endswith("]") or any(c in inner for c in "[]{}'\"\t"):
+        return _NOT_SIMPLE
+    if not inner.strip(" "):
+        return []
+    items = []
+    for raw in inner.split(","):
+        item = raw.strip(" ")
+        if not item or item[0] in "-?:":
+            return _NOT_SIMPLE
+        parsed = _simple_scalar(loader, item)
+        if parsed is _NOT_SIMPLE:
+            return _NOT_SIMPLE
+        items.append(parsed)
+    return items
 
 
 class ObsidianImporter(MarkdownImporter):

@@ -91,10 +91,11 @@ def _mapping(value: Any, key: str, problems: _Problems) -> dict[str, Any]:
 
 
 def _unknown(data: dict[str, Any], allowed: set[str], prefix: str, problems: _Problems) -> None:
-    from difflib import get_close_matches
-
     for key in data:
         if key not in allowed:
+            # Imported only for a mistake: difflib costs more than validating a whole lens.
+            from difflib import get_close_matches
+
             hint = get_close_matches(str(key)[:100], sorted(allowed), n=1, cutoff=0.6)
             more = f" (did you mean {hint[0]!r}?)" if hint else ""
             problems.add(f"{prefix}{_label(key)}", f"unknown key{more}; allowed: {', '.join(sorted(allowed))}")
