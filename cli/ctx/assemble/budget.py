@@ -185,8 +185,9 @@ class Packer:
         full = Item(c, FULL, body, compact=compact)
         if self.cost(full) <= block_budget:
             return full
-        if full.outline_shown():
-            # A page's outline goes before its own text: keep the most blocks that still fit.
+        if full.outline_shown() and not (c.pieces and c.pieces_matched()):
+            # A page's outline goes before its own text: keep the most blocks that still fit
+            # (unless the topic matched some of its passages: those are shown instead).
             n = outline_view.largest_fitting(
                 full.outline_shown(),
                 lambda k: self.cost(Item(c, SHORTENED, body, compact=compact, outline_n=k)) <= block_budget,

@@ -19,10 +19,12 @@ stay separate candidates; only same-file descendants form an outline.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ctx.assemble.candidate import Candidate
+from ctx.passages import collapse_attachments
 from ctx.store.outline import Outline, breadcrumb, render_outline
 from ctx.store.view import GraphView
 
@@ -145,11 +147,17 @@ def cut(c: Candidate, n: int) -> Outline:
 
 
 def markdown(c: Candidate, n: int) -> str:
-    return render_outline(cut(c, n)) if n > 0 else ""
+    return render_outline(_as_shown(cut(c, n))) if n > 0 else ""
+
+
+def _as_shown(outline: Outline) -> Outline:
+    """Blocks' image and attachment links as short placeholders, as in every note's text."""
+    entries = [replace(e, body=collapse_attachments(e.body)) if e.body else e for e in outline.entries]
+    return replace(outline, entries=entries)
 
 
 def json_entries(c: Candidate, n: int) -> list[dict[str, Any]]:
-    return [{"id": e.id, "depth": e.depth, "text": (e.body or e.title).strip()} for e in cut(c, n).entries]
+    return [{"id": e.id, "depth": e.depth, "text": (e.body or e.title).strip()} for e in _as_shown(cut(c, n)).entries]
 
 
 def meta_part(c: Candidate) -> str | None:
