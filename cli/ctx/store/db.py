@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from ctx.errors import CtxError, NoGraphError
@@ -51,7 +52,7 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
             raise CtxError(f"{path} was written by a newer ctx (schema {version}); upgrade ctx")
         if version < len(MIGRATIONS):
             try:
-                conn.execute("PRAGMA journal_mode = WAL")
+                _use_wal(conn)
                 migrate(conn)
             except sqlite3.OperationalError as exc:
                 if create or "readonly" not in str(exc) or not readable_as_is(version):
@@ -62,6 +63,27 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise storage_error(exc, path) from None
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch a graph to WAL, waiting like any other lock if another process holds the file.
+
+    SQLite answers a journal-mode change that meets a lock with "database is locked" at once,
+    without calling the busy handler, so two first imports of the same new graph would fail one
+    of them; this waits up to the same busy timeout instead.
+    """
+    deadline = time.monotonic() + busy_timeout_ms() / 1000
+    pause = 0.005
+    while True:
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
 
 def _open(path: Path, *, create: bool) -> sqlite3.Connection:
