@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from ctx.passages import SPLITTER_VERSION, split
+from ctx.store.fts import indexed_in_bulk
 
 _VERSION_KEY = "splitter_version"
 BATCH = 2000
@@ -93,15 +95,27 @@ def refresh(conn: sqlite3.Connection) -> int:
                 heading = HEADING_SEP.join(p.heading)
                 digest = passage_hash(embed_text(title, context, heading, p.text))
                 out.append((node_id, p.ord, p.start, p.end, title, context, heading, p.text, p.tokens, digest))
-        conn.executemany(
-            'INSERT INTO passages (node_id, ord, start, "end", title, context, heading, text, tokens, hash)'
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            out,
-        )
+        with _indexed_in_bulk(conn):
+            conn.executemany(
+                'INSERT INTO passages (node_id, ord, start, "end", title, context, heading, text, tokens, hash)'
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                out,
+            )
         conn.executemany(
             "UPDATE nodes SET split = ? WHERE rowid = ?", [(SPLITTER_VERSION, r[0]) for r in rows]
         )
         done += len(rows)
+
+
+def _indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[None]":
+    return indexed_in_bulk(
+        conn, "passages_ai", "passages", "id",
+        tuple(
+            f"INSERT INTO {table} (rowid, title, context, heading, text)"
+            " SELECT id, title, context, heading, text FROM passages WHERE id > ?"
+            for table in ("passages_fts", "passages_exact")
+        ),
+    )
 
 
 def _outline_pages(conn: sqlite3.Connection, ids: list[str]) -> set[str]:

@@ -1,0 +1,143 @@
+"""Imports index new rows in bulk (store/fts.py): the indexes must hold exactly what the per-row
+triggers would have written, after re-imports and deletions, and after a rolled-back import."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ctx.importers.engine import import_path
+from ctx.store import connect
+from ctx.store.fts import indexed_in_bulk
+from ctx.store.transaction import transaction
+
+from conftest import FIXTURES
+
+INDEXES = ("nodes_fts", "passages_fts", "passages_exact")
+NODE_COLUMNS = (
+    "rowid, id, title, body, type, tags, fields, aliases, source_id, source_path, file, parent_id,"
+    " position, created, updated, content_hash, tokens, private, split"
+)
+PASSAGE_COLUMNS = 'id, node_id, ord, start, "end", title, context, heading, text, tokens, hash'
+
+
+def postings(conn: sqlite3.Connection, index: str) -> list[tuple[object, ...]]:
+    """Every (term, row, column, offset) the index holds: equal lists are equal indexes."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{index}_postings USING fts5vocab(main, {index}, instance)")
+    rows = conn.execute(f"SELECT term, doc, col, offset FROM temp.{index}_postings ORDER BY 1, 2, 3, 4")
+    return [tuple(r) for r in rows]
+
+
+def by_triggers(graph: sqlite3.Connection, path: Path) -> sqlite3.Connection:
+    """A copy of ``graph``'s nodes and passages written a row at a time, through the triggers."""
+    copy = connect(path, create=True)
+    copy.execute("ATTACH DATABASE ? AS original", (str(graph.execute("PRAGMA database_list").fetchone()[2]),))
+    with transaction(copy):
+        copy.execute(f"INSERT INTO nodes ({NODE_COLUMNS}) SELECT {NODE_COLUMNS} FROM original.nodes ORDER BY rowid")
+        # Inserting the nodes does not split them: the passages are copied as they are.
+        copy.execute(f"INSERT INTO passages ({PASSAGE_COLUMNS}) SELECT {PASSAGE_COLUMNS} FROM original.passages ORDER BY id")
+    copy.execute("DETACH DATABASE original")
+    return copy
+
+
+def assert_indexed_as_by_triggers(graph: sqlite3.Connection, tmp_path: Path, name: str) -> None:
+    expected = by_triggers(graph, tmp_path / f"{name}.db")
+    for index in INDEXES:
+        found = postings(graph, index)
+        assert found, index
+        assert found == postings(expected, index), index
+        # FTS5's own check of the index against its content table.
+        graph.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+    expected.close()
+
+
+def triggers(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+
+
+@pytest.fixture
+def vaults(tmp_path: Path) -> tuple[Path, Path]:
+    markdown = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", markdown)
+    outline = tmp_path / "outline"
+    shutil.copytree(FIXTURES / "outline-logseq", outline)
+    return markdown, outline
+
+
+def test_bulk_indexes_equal_the_triggers_through_imports_and_re_imports(tmp_path, vaults):
+    markdown, outline = vaults
+    conn = connect(tmp_path / "g.db", create=True)
+    all_triggers = triggers(conn)
+    import_path(conn, markdown)
+    import_path(conn, outline, format="logseq")
+    assert triggers(conn) == all_triggers
+    assert_indexed_as_by_triggers(conn, tmp_path, "first")
+
+    notes = sorted(markdown.rglob("*.md"))
+    notes[0].write_text(notes[0].read_text() + "\n\nA zeppelin appended later, with #newtag.\n")
+    notes[1].unlink()
+    (markdown / "Fresh note.md").write_text("# Fresh\n\nLinks to [[Home]] and talks of quokkas.\n")
+    import_path(conn, markdown)
+    assert triggers(conn) == all_triggers
+    assert_indexed_as_by_triggers(conn, tmp_path, "second")
+    hits = conn.execute("SELECT COUNT(*) FROM passages_exact WHERE passages_exact MATCH 'quokkas'").fetchone()[0]
+    assert hits == 1
+
+
+def test_a_rolled_back_import_leaves_the_indexes_and_triggers_as_they_were(tmp_path, vaults, monkeypatch):
+    from ctx.store import passages
+
+    markdown, outline = vaults
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, markdown)
+    before = {index: postings(conn, index) for index in INDEXES}
+    all_triggers = triggers(conn)
+
+    def split_then_fail(conn: sqlite3.Connection) -> int:
+        done = refresh(conn)
+        assert done > 0 and "passages_ai" in triggers(conn)
+        raise RuntimeError("killed after splitting")
+
+    refresh = passages.refresh
+    monkeypatch.setattr(passages, "refresh", split_then_fail)
+    with pytest.raises(RuntimeError, match="killed after splitting"):
+        import_path(conn, outline, format="logseq")
+    monkeypatch.setattr(passages, "refresh", refresh)
+
+    assert not conn.in_transaction
+    assert triggers(conn) == all_triggers
+    assert {index: postings(conn, index) for index in INDEXES} == before
+    assert_indexed_as_by_triggers(conn, tmp_path, "rolled-back")
+    # The next import goes through, and its rows are indexed as the triggers would have.
+    import_path(conn, outline, format="logseq")
+    assert_indexed_as_by_triggers(conn, tmp_path, "after")
+
+
+def test_rows_of_a_failed_statement_inside_the_block_are_still_indexed(tmp_path):
+    conn = connect(tmp_path / "g.db", create=True)
+    with transaction(conn):
+        conn.execute("INSERT INTO sources (root, name, format) VALUES ('/x', 'x', 'obsidian')")
+        try:
+            with indexed_in_bulk(
+                conn, "nodes_ai", "nodes", "rowid",
+                ("INSERT INTO nodes_fts (rowid, title, aliases, body) SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ?",),
+            ):
+                conn.execute("INSERT INTO nodes (id, title, body, source_id, content_hash) VALUES ('a', 'Alpaca', 'wool', 1, 'h')")
+                conn.execute("INSERT INTO nodes (id, title, body, source_id, content_hash) VALUES ('a', 'Again', '', 1, 'h')")
+        except sqlite3.IntegrityError:
+            pass
+        assert "nodes_ai" in triggers(conn)
+    assert [tuple(r) for r in conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH 'wool'")] == [(1,)]
+    conn.execute("INSERT INTO nodes_fts (nodes_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_outside_a_transaction_the_trigger_does_the_indexing(tmp_path):
+    conn = connect(tmp_path / "g.db", create=True)
+    conn.execute("INSERT INTO sources (root, name, format) VALUES ('/x', 'x', 'obsidian')")
+    with indexed_in_bulk(conn, "nodes_ai", "nodes", "rowid", ("SELECT ?",)):
+        assert "nodes_ai" in triggers(conn)
+        conn.execute("INSERT INTO nodes (id, title, body, source_id, content_hash) VALUES ('a', 'Alpaca', 'wool', 1, 'h')")
+    assert [tuple(r) for r in conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH 'wool'")] == [(1,)]
