@@ -33,6 +33,9 @@ def test_wheel_ships_every_builtin_lens(wheel):
     in_repo = {p.name for p in (REPO / "lenses").glob("*.yaml")}
     assert in_repo and shipped == in_repo
     assert "ctx/app.py" in names
+    # The console script starts at ctx.entry, whose fast path answers `ctx build` without Typer.
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    assert "ctx = ctx.entry:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_installed_wheel_lists_lenses_outside_the_repo(wheel, tmp_path):

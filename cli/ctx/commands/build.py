@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
 
 from ctx.assemble import DEFAULT_LENS, FORMATS, MIN_TOKENS, BuildRequest
-from ctx.commands.common import (
-    DbOption,
-    PlainOption,
-    handle_errors,
-    set_plain,
-    stdout_is_terminal,
-    warn,
-    write_stdout,
-)
-from ctx.errors import EXIT_NOT_FOUND
-from ctx.paths import resolve_db_path
+from ctx.commands.common import DbOption, PlainOption, handle_errors
 
 EPILOG = """Examples:
 
@@ -86,17 +75,9 @@ def build_command(
     plain: PlainOption = False,
 ) -> None:
     """Build LLM context about TOPICS from the graph: walk it as the lens says, rank, fit the budget."""
-    from ctx.config import build_defaults
-    from ctx.freshness import refresh_if_enabled
-    from ctx.graph import Graph
+    from ctx.commands.build_run import run_build
 
-    if plain:
-        set_plain(True)
-    lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
-    graph = Graph.open(resolve_db_path(db), include_private=include_private)
-    for line in refresh_if_enabled(graph.conn):
-        warn(line)
-    request = BuildRequest(
+    code = run_build(
         topics=tuple(topics),
         lens=lens,
         depth=depth,
@@ -106,48 +87,8 @@ def build_command(
         encoding=encoding,
         explain=explain,
         include_private=include_private,
+        db=db,
+        plain=plain,
     )
-    result = graph.build(request)
-    _print(result.text, format)
-    for line in result.warnings:
-        warn(line)
-    if explain and result.candidates:
-        _print_explain(result.candidates)
-    if not result.found:
-        sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
-        raise typer.Exit(code=EXIT_NOT_FOUND)
-
-
-def _print(text: str, fmt: str) -> None:
-    """The exact text when piped (what the budget counted); rendered on a terminal."""
-    if not stdout_is_terminal():
-        write_stdout(text)
-        return
-    from rich.console import Console
-
-    console = Console(soft_wrap=fmt == "json")
-    if fmt == "json":
-        console.print_json(text)
-    else:
-        from rich.markdown import Markdown
-
-        console.print(Markdown(text))
-
-
-def _print_explain(rows: list[dict]) -> None:
-    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_cells, explain_text
-
-    if not sys.stderr.isatty():
-        sys.stderr.write(explain_text(rows))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="ctx build --explain", show_lines=False)
-    for _, title in EXPLAIN_COLUMNS:
-        table.add_column(title, overflow="fold")
-    for row in rows:
-        table.add_row(*explain_cells(row))
-    Console(stderr=True).print(table)
-
-
+    if code:
+        raise typer.Exit(code=code)

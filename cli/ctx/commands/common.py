@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from collections.abc import Callable, Iterable
 from enum import StrEnum
 from pathlib import Path
@@ -12,7 +10,16 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ctx.errors import EXIT_RUNTIME, CtxError
+from ctx.commands.console import (  # noqa: F401 - re-exported: every command imports them from here
+    error,
+    exit_code_for,
+    note,
+    set_plain,
+    stdout_is_terminal,
+    warn,
+    write_stdout,
+)
+from ctx.errors import EXIT_RUNTIME
 
 
 def _given(context: Any, name: str) -> bool:
@@ -59,16 +66,6 @@ DbOption = Annotated[
     ),
 ]
 
-# `--plain`: print exactly what a pipe would get (no markdown rendering, no JSON colours), even on
-# a terminal. Set by the root callback (`ctx --plain ...`) or a command's own flag.
-_plain = False
-
-
-def set_plain(value: bool) -> None:
-    global _plain
-    _plain = value
-
-
 PlainOption = Annotated[
     bool,
     typer.Option("--plain", help="Print exactly the text a pipe gets, even on a terminal (no rendering)."),
@@ -79,22 +76,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def fail(message: str, code: int = EXIT_RUNTIME) -> typer.Exit:
     """Print ``message`` as one line on stderr and return the Exit to raise."""
-    sys.stderr.write(f"ctx: error: {message.splitlines()[0] if message else 'failed'}\n")
-    for extra in message.splitlines()[1:]:
-        sys.stderr.write(f"ctx: error: {extra}\n")
-    sys.stderr.flush()
+    error(message)
     return typer.Exit(code=code)
-
-
-def warn(message: str) -> None:
-    sys.stderr.write(f"ctx: warning: {message}\n")
-    sys.stderr.flush()
-
-
-def note(message: str) -> None:
-    """Something the user should know that is not a problem (e.g. which folder was imported)."""
-    sys.stderr.write(f"ctx: note: {message}\n")
-    sys.stderr.flush()
 
 
 def handle_errors(func: F) -> F:
@@ -106,54 +89,10 @@ def handle_errors(func: F) -> F:
             return func(*args, **kwargs)
         except typer.Exit:
             raise
-        except CtxError as exc:
-            raise fail(str(exc), exc.exit_code) from None
-        except KeyboardInterrupt:
-            sys.stderr.write("ctx: interrupted; nothing was changed by the unfinished step\n")
-            raise typer.Exit(code=130) from None
-        except BrokenPipeError:
-            # The reader went away (e.g. `| head`); that is not an error worth a message.
-            try:
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-            except OSError:
-                pass
-            raise typer.Exit(code=0) from None
-        except Exception as exc:  # noqa: BLE001 - the last line of defence for a CLI
-            if os.environ.get("CTX_DEBUG"):
-                raise
-            import sqlite3
-
-            if isinstance(exc, sqlite3.DatabaseError):
-                # A lock held past the busy timeout, a read-only graph: one line, not "internal".
-                from ctx.store.db import storage_error
-
-                raise fail(str(storage_error(exc)), EXIT_RUNTIME) from None
-            raise fail(f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)") from None
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the last line of defence for a CLI
+            raise typer.Exit(code=exit_code_for(exc)) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def stdout_is_terminal() -> bool:
-    """Whether to render for a person: a terminal, unless --plain asked for the piped text."""
-    return sys.stdout.isatty() and not _plain
-
-
-def write_stdout(text: str) -> None:
-    """Write exactly ``text`` to stdout: what a budget counted is what the reader gets.
-
-    Where stdout's encoding cannot hold the text (PYTHONIOENCODING=ascii and the header's "·",
-    a note in Greek), the text goes out as UTF-8 bytes rather than failing or being changed:
-    replacing characters would change what the budget counted.
-    """
-    try:
-        sys.stdout.write(text)
-    except UnicodeEncodeError:
-        buffer = getattr(sys.stdout, "buffer", None)
-        if buffer is None:
-            raise
-        sys.stdout.flush()
-        buffer.write(text.encode("utf-8"))
-    sys.stdout.flush()
 
 
 def print_json(data: Any) -> None:

@@ -1,0 +1,154 @@
+"""`ctx build` with plain arguments, read and run without loading Typer (see ``ctx.entry``).
+
+Loading Typer, Click and (Typer 0.29 and later) pydantic for argument handling costs more than a
+build of a small graph itself. `ctx build` is what agents and scripts run again and again, so
+when its arguments use only the options below, in the spellings below, they are read here and
+the same ``run_build`` the Typer command calls does the work. Anything else -- help, another
+command, an unknown or malformed option, a value Typer would refuse, shell completion -- goes to
+the Typer app, which then parses, validates and reports it exactly as it always has.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+# Spellings of `ctx build`'s options -> its parameter names (tests hold this to the Typer command).
+BUILD_VALUE_OPTIONS = {
+    "--lens": "lens", "-l": "lens",
+    "--depth": "depth", "-d": "depth",
+    "--max-tokens": "max_tokens", "-t": "max_tokens",
+    "--format": "format", "-f": "format",
+    "--encoding": "encoding",
+    "--db": "db",
+}
+BUILD_FLAGS = {
+    "--include-fields": ("include_fields", True),
+    "--no-include-fields": ("include_fields", False),
+    "--explain": ("explain", True),
+    "--include-private": ("include_private", True),
+    "--plain": ("plain", True),
+}
+INT_MINIMUM = {"depth": 0, "max_tokens": 50}
+# Options of the root command that may stand before `build`.
+ROOT_VALUE_OPTIONS = {"--db": "db"}
+ROOT_FLAGS = {"--plain": ("plain", True)}
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def parse_build(argv: list[str]) -> dict[str, Any] | None:
+    """``run_build``'s keyword arguments for ``argv`` (without the program name), or None when
+    anything about it is not plainly a `ctx build` these rules read the way Typer would."""
+    if os.environ.get("CTX_NO_FAST_PATH") or any(name.startswith("_CTX_COMPLETE") for name in os.environ):
+        return None
+    root: dict[str, Any] = {}
+    at = _read_options(argv, 0, ROOT_VALUE_OPTIONS, ROOT_FLAGS, root)
+    if at is None or at >= len(argv) or argv[at] != "build":
+        return None
+    options: dict[str, Any] = {}
+    topics: list[str] = []
+    if _read_options(argv, at + 1, BUILD_VALUE_OPTIONS, BUILD_FLAGS, options, topics=topics) is None:
+        return None
+    if not topics:
+        return None
+    for name, minimum in INT_MINIMUM.items():
+        if name in options:
+            if not _DIGITS.fullmatch(options[name]) or int(options[name]) < minimum:
+                return None
+            options[name] = int(options[name])
+    env = os.environ.get("CTX_DB")
+    if env is not None and not env:
+        return None  # an empty $CTX_DB: leave its reading to Click
+    # Click converts every --db it sees (both flags and the variable, for the root and for
+    # `build`) and refuses an existing file it cannot read as a usage error.
+    if any(path is not None and not _readable_or_absent(path) for path in (env, root.get("db"), options.get("db"))):
+        return None
+    db = options.get("db", root.get("db"))
+    if db is None:
+        db = env
+    if db is not None and not db:
+        return None
+    from ctx.assemble import BuildRequest
+
+    return {
+        "topics": tuple(topics),
+        "lens": options.get("lens"),
+        "depth": options.get("depth", BuildRequest.depth),
+        "max_tokens": options.get("max_tokens"),
+        "format": options.get("format", BuildRequest.format),
+        "include_fields": options.get("include_fields", BuildRequest.include_fields),
+        "encoding": options.get("encoding"),
+        "explain": options.get("explain", BuildRequest.explain),
+        "include_private": options.get("include_private", BuildRequest.include_private),
+        "db": Path(db) if db is not None else None,
+        "plain": bool(options.get("plain") or root.get("plain")),
+    }
+
+
+def _readable_or_absent(path: str) -> bool:
+    try:
+        os.stat(path)
+    except (OSError, ValueError):
+        return True
+    return os.access(path, os.R_OK)
+
+
+def _read_options(
+    argv: list[str],
+    at: int,
+    values: dict[str, str],
+    flags: dict[str, tuple[str, bool]],
+    into: dict[str, Any],
+    *,
+    topics: list[str] | None = None,
+) -> int | None:
+    """Read options from ``argv[at:]`` into ``into``; return where reading stopped, or None when
+    something is not understood. Arguments go to ``topics``; without it, the first one stops the
+    reading (the root's options end at the subcommand's name)."""
+    while at < len(argv):
+        token = argv[at]
+        if token == "--" and topics is not None:
+            topics.extend(argv[at + 1 :])
+            return len(argv)
+        if token == "-":
+            return None
+        if not token.startswith("-"):
+            if topics is None:
+                return at  # the subcommand's name
+            topics.append(token)
+            at += 1
+            continue
+        name, equals, attached = token.partition("=")
+        if name in flags and not equals:
+            key, value = flags[name]
+            into[key] = value
+            at += 1
+        elif name in values and name.startswith("--") and equals:
+            into[values[name]] = attached
+            at += 1
+        elif token in values and at + 1 < len(argv) and not argv[at + 1].startswith("-"):
+            into[values[token]] = argv[at + 1]
+            at += 2
+        else:
+            return None
+    return at
+
+
+def run_parsed(options: dict[str, Any]) -> int:
+    """Run `ctx build` with ``parse_build``'s result; the exit code, errors reported as Typer's are."""
+    from ctx.commands.build_run import run_build
+    from ctx.commands.console import exit_code_for
+
+    try:
+        return run_build(**options)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported as the CLI always does
+        return exit_code_for(exc)
+
+
+def fast_build(argv: list[str]) -> int | None:
+    """The exit code of `ctx build` run here, or None when the Typer app must handle ``argv``."""
+    options = parse_build(argv)
+    return None if options is None else run_parsed(options)

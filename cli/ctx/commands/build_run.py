@@ -1,0 +1,93 @@
+"""What `ctx build` does once its arguments are known, free of Typer: the Typer command and the
+fast path in ``ctx.entry`` both call ``run_build``, so they print and fail alike."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ctx.commands.console import set_plain, stdout_is_terminal, warn, write_stdout
+from ctx.errors import EXIT_NOT_FOUND
+
+
+def run_build(
+    *,
+    topics: tuple[str, ...],
+    lens: str | None,
+    depth: int | None,
+    max_tokens: int | None,
+    format: str,
+    include_fields: bool,
+    encoding: str | None,
+    explain: bool,
+    include_private: bool,
+    db: Path | None,
+    plain: bool,
+) -> int:
+    """Print the context (and its notices on stderr); return the exit code. Core errors raise."""
+    from ctx.assemble import BuildRequest
+    from ctx.config import build_defaults
+    from ctx.freshness import refresh_if_enabled
+    from ctx.graph import Graph
+    from ctx.paths import resolve_db_path
+
+    if plain:
+        set_plain(True)
+    lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
+    graph = Graph.open(resolve_db_path(db), include_private=include_private)
+    for line in refresh_if_enabled(graph.conn):
+        warn(line)
+    request = BuildRequest(
+        topics=topics,
+        lens=lens,
+        depth=depth,
+        max_tokens=max_tokens,
+        format=format,
+        include_fields=include_fields,
+        encoding=encoding,
+        explain=explain,
+        include_private=include_private,
+    )
+    result = graph.build(request)
+    _print(result.text, format)
+    for line in result.warnings:
+        warn(line)
+    if explain and result.candidates:
+        _print_explain(result.candidates)
+    if not result.found:
+        sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
+        return EXIT_NOT_FOUND
+    return 0
+
+
+def _print(text: str, fmt: str) -> None:
+    """The exact text when piped (what the budget counted); rendered on a terminal."""
+    if not stdout_is_terminal():
+        write_stdout(text)
+        return
+    from rich.console import Console
+
+    console = Console(soft_wrap=fmt == "json")
+    if fmt == "json":
+        console.print_json(text)
+    else:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(text))
+
+
+def _print_explain(rows: list[dict]) -> None:
+    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_cells, explain_text
+
+    if not sys.stderr.isatty():
+        sys.stderr.write(explain_text(rows))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="ctx build --explain", show_lines=False)
+    for _, title in EXPLAIN_COLUMNS:
+        table.add_column(title, overflow="fold")
+    for row in rows:
+        table.add_row(*explain_cells(row))
+    Console(stderr=True).print(table)

@@ -1,0 +1,106 @@
+"""What every command prints and how an error becomes one stderr line and an exit code.
+
+Free of Typer, so the fast path of `ctx build` (``ctx.entry``) prints and fails exactly as the
+Typer commands do without loading them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ctx.errors import EXIT_RUNTIME, CtxError
+
+# `--plain`: print exactly what a pipe would get (no markdown rendering, no JSON colours), even on
+# a terminal. Set by the root callback (`ctx --plain ...`) or a command's own flag.
+_plain = False
+
+
+def set_plain(value: bool) -> None:
+    global _plain
+    _plain = value
+
+
+def stdout_is_terminal() -> bool:
+    """Whether to render for a person: a terminal, unless --plain asked for the piped text."""
+    return sys.stdout.isatty() and not _plain
+
+
+def write_stdout(text: str) -> None:
+    """Write exactly ``text`` to stdout: what a budget counted is what the reader gets.
+
+    Where stdout's encoding cannot hold the text (PYTHONIOENCODING=ascii and the header's "·",
+    a note in Greek), the text goes out as UTF-8 bytes rather than failing or being changed:
+    replacing characters would change what the budget counted.
+    """
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:
+            raise
+        sys.stdout.flush()
+        buffer.write(text.encode("utf-8"))
+    sys.stdout.flush()
+
+
+def error(message: str) -> None:
+    """``message`` as ``ctx: error:`` lines on stderr (one per line of the message)."""
+    sys.stderr.write(f"ctx: error: {message.splitlines()[0] if message else 'failed'}\n")
+    for extra in message.splitlines()[1:]:
+        sys.stderr.write(f"ctx: error: {extra}\n")
+    sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"ctx: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def note(message: str) -> None:
+    """Something the user should know that is not a problem (e.g. which folder was imported)."""
+    sys.stderr.write(f"ctx: note: {message}\n")
+    sys.stderr.flush()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C, also when Python wrapped it (a class body interrupted mid-import raises
+    ``RuntimeError: Error calling __set_name__`` caused by the KeyboardInterrupt)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Report ``exc`` the one way every command does and return its exit code; never a traceback
+    (except with CTX_DEBUG=1, where an unexpected exception is raised again)."""
+    if isinstance(exc, CtxError):
+        error(str(exc))
+        return exc.exit_code
+    if _interrupted(exc):
+        sys.stderr.write("ctx: interrupted; nothing was changed by the unfinished step\n")
+        return 130
+    if isinstance(exc, BrokenPipeError):
+        # The reader went away (e.g. `| head`); that is not an error worth a message.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 0
+    if os.environ.get("CTX_DEBUG"):
+        raise exc
+    import sqlite3
+
+    if isinstance(exc, sqlite3.DatabaseError):
+        # A lock held past the busy timeout, a read-only graph: one line, not "internal".
+        from ctx.store.db import storage_error
+
+        error(str(storage_error(exc)))
+        return EXIT_RUNTIME
+    error(f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)")
+    return EXIT_RUNTIME
