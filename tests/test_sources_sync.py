@@ -114,6 +114,35 @@ def test_remove_takes_a_sources_nodes_edges_files_and_vectors(vault, run_cli, db
     assert run_cli("build", "Project Apollo").exit_code == 3
 
 
+def test_remove_takes_the_sources_passages_their_index_rows_and_vectors(vault, run_cli, db_path):
+    run_cli("import", str(vault))
+    run_cli("import", str(CLAIMS))
+    conn = connect(db_path)
+    embed_graph(conn, FAKE_MODEL, encoder_factory=HashEncoder)
+    vault_id, claims_id = (r[0] for r in conn.execute("SELECT id FROM sources ORDER BY id"))
+    owned = "SELECT p.{} FROM passages p JOIN nodes n ON n.id = p.node_id WHERE n.source_id = ?"
+    vault_passages = {r[0] for r in conn.execute(owned.format("id"), (vault_id,))}
+    claims_hashes = {r[0] for r in conn.execute(owned.format("hash"), (claims_id,))}
+    vault_only_hashes = {r[0] for r in conn.execute(owned.format("hash"), (vault_id,))} - claims_hashes
+    assert vault_passages and claims_hashes and vault_only_hashes
+    vectored = {r[0] for r in conn.execute("SELECT hash FROM passage_vectors")}
+    assert vault_only_hashes <= vectored and claims_hashes <= vectored
+    conn.close()
+
+    assert run_cli("sources", "remove", str(vault)).exit_code == 0
+    conn = connect(db_path)
+    remaining = {r[0] for r in conn.execute("SELECT id FROM passages")}
+    assert remaining and not remaining & vault_passages
+    assert {r[0] for r in conn.execute(owned.format("hash"), (claims_id,))} == claims_hashes
+    for index in ("passages_fts", "passages_exact"):
+        # Every row the index still has is a remaining passage's ("Apollo" is only the vault's).
+        conn.execute(f"CREATE VIRTUAL TABLE temp.{index}_rows USING fts5vocab(main, {index}, instance)")
+        assert {r[0] for r in conn.execute(f"SELECT DISTINCT doc FROM temp.{index}_rows")} == remaining
+        assert conn.execute(f"SELECT COUNT(*) FROM {index} WHERE {index} MATCH 'Apollo'").fetchone()[0] == 0
+        conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('integrity-check', 1)")
+    assert {r[0] for r in conn.execute("SELECT hash FROM passage_vectors")} == claims_hashes
+
+
 def test_remove_is_one_transaction(vault, run_cli, db_path):
     run_cli("import", str(vault))
     before = _source_counts(db_path)

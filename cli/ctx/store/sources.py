@@ -102,6 +102,12 @@ def remove_source(conn: sqlite3.Connection, source_id: int) -> Removed:
         vectors = conn.execute(
             "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = embeddings.node_id)"
         ).rowcount
+        # The nodes' passages went with them (a trigger, and their index rows with those); a
+        # passage vector is shared by every passage with the same text, so it goes only when no
+        # passage is left to use it.
+        conn.execute(
+            "DELETE FROM passage_vectors WHERE NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = passage_vectors.hash)"
+        )
         # Links from other sources to the removed nodes become unresolved, as after a delete.
         conn.execute(
             "UPDATE edges SET dst = NULL WHERE dst IS NOT NULL"
