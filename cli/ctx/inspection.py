@@ -175,11 +175,13 @@ def embedding_coverage(conn: sqlite3.Connection) -> dict[str, Any]:
     from ctx.store.vectors import active_model
 
     model = active_model(conn)
-    nodes, fresh, stale = conn.execute(
-        "SELECT COUNT(*),"
-        " COALESCE(SUM(e.node_id IS NOT NULL AND e.model = :m AND e.content_hash = n.content_hash), 0),"
-        " COALESCE(SUM(e.node_id IS NOT NULL AND NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
-        " FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id",
+    nodes = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+    # From the vectors' side: a graph without vectors costs nothing to check (a node has at
+    # most one vector; vectors of deleted nodes wait for `ctx embed` and count for nothing).
+    fresh, stale = conn.execute(
+        "SELECT COALESCE(SUM(e.model = :m AND e.content_hash = n.content_hash), 0),"
+        " COALESCE(SUM(NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
+        " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
         {"m": model or ""},
     ).fetchone()
     return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}

@@ -23,8 +23,7 @@ from ctx.files import Confinement, FileRefused, read_regular
 from ctx.importers.base import FileInfo, Importer, ParsedFile
 from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
-from ctx.store import writes
-from ctx.store import passages
+from ctx.store import counts, passages, writes
 from ctx.store.privacy import privacy_config_changed, refresh_private_flags
 from ctx.store.records import EdgeRecord, NodeRecord
 from ctx.store.transaction import transaction
@@ -179,7 +178,10 @@ def import_path(
             with transaction(conn):
                 if new_privacy:
                     refresh_private_flags(conn, privacy)
+                    # What every reader may see changed: caches keyed by the version must go.
+                    writes.bump_graph_version(conn)
                 passages.refresh(conn)
+                counts.recount(conn)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -325,6 +327,7 @@ def _apply(
         refresh_private_flags(conn, privacy)
         passages.refresh(conn)
         writes.mark_imported(conn, source_id, importer.format)
+        counts.recount(conn)
     report.changed = True
     if progress is not None:
         progress(SAVING, 1, 1)

@@ -215,16 +215,23 @@ _M005_PASSAGES = """
         );
 """
 
+# Private nodes are few: counting them (``ctx stats``, the key of the stored counts in
+# store/counts.py) reads this small index instead of every node.
+_M006_PRIVATE_INDEX = """
+CREATE INDEX nodes_private ON nodes (private) WHERE private = 1;
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
     _M003_UPDATED_INDEX,
     _M004_APPLICATION_ID,
     _M005_PASSAGES,
+    _M006_PRIVATE_INDEX,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes): a read-only graph that lacks only these is read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -317,25 +317,13 @@ def stats(conn: sqlite3.Connection, *, include_private: bool = False) -> dict[st
     """Counts for ``ctx stats``. Types and edge types are named only as far as visible nodes carry
     them: a type or a field name (``field:<name>`` edges) that only private nodes have is itself
     private; those nodes and edges are counted in the totals and in ``private_*`` alone."""
+    from ctx.store import counts
+
     nodes_total = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
-    by_type = {
-        r[0]: r[1]
-        for r in conn.execute(
-            f"SELECT type, COUNT(*) FROM nodes WHERE {_visible(include_private)} GROUP BY type ORDER BY type"
-        )
-    }
-    edges = {
-        r[0]: r[1]
-        for r in conn.execute(
-            "SELECT e.type, COUNT(*) FROM edges e JOIN nodes s ON s.id = e.src"
-            " LEFT JOIN nodes d ON d.id = e.dst"
-            f" WHERE {_visible(include_private, 's.')} AND (d.id IS NULL OR {_visible(include_private, 'd.')})"
-            " GROUP BY e.type ORDER BY e.type"
-        )
-    }
+    by_type, edges = counts.by_type(conn, include_private=include_private)
     edges_total = conn.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
     unresolved = conn.execute("SELECT COUNT(*) FROM edges WHERE dst IS NULL").fetchone()[0]
-    private = conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0]
+    private = counts.private_nodes(conn)
     sources = [
         {
             "id": r["id"],

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from ctx.store import counts
+from ctx.store.writes import bump_graph_version
 from ctx.store.transaction import transaction
 
 
@@ -114,5 +116,6 @@ def remove_source(conn: sqlite3.Connection, source_id: int) -> Removed:
             " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = edges.dst)"
         )
         conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
-        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'graph_version'")
+        bump_graph_version(conn)
+        counts.recount(conn)
     return Removed(row["root"], nodes, edges, files, vectors, kept)

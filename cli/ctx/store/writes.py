@@ -102,8 +102,12 @@ def mark_imported(conn: sqlite3.Connection, source_id: int, fmt: str) -> None:
     conn.execute(
         "UPDATE sources SET imported_at = ?, checked_at = ?, format = ? WHERE id = ?", (now, now, fmt, source_id)
     )
-    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'graph_version'")
+    bump_graph_version(conn)
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_import', ?)", (str(now),))
+
+
+def bump_graph_version(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'graph_version'")
 
 
 # ---------------------------------------------------------------------------------------------
