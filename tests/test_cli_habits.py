@@ -109,15 +109,27 @@ def test_plain_json_of_stats_on_a_terminal(demo_db):
 def test_import_progress_names_each_phase_in_order(tmp_path):
     calls: list[tuple[str, int, int]] = []
     conn = connect(tmp_path / "g.db", create=True)
-    import_path(conn, FIXTURES / "demo-vault", progress=lambda *call: calls.append(call))
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    import_path(conn, vault, progress=lambda *call: calls.append(call))
+    # A first import: every file is new, counted and written as it is read.
     phases = list(dict.fromkeys(phase for phase, _, _ in calls))
-    assert phases == ["reading files", "counting tokens", "saving"]
-    notes = len(list((FIXTURES / "demo-vault").rglob("*.md")))
+    assert phases == ["reading files", "saving"]
+    notes = sorted(vault.rglob("*.md"))
     reading = [c for c in calls if c[0] == "reading files"]
-    assert reading[-1] == ("reading files", notes, notes) and len(reading) == notes
-    counting = [c for c in calls if c[0] == "counting tokens"]
-    assert counting[-1][1] == counting[-1][2] > 0
+    assert reading == [("reading files", n, len(notes)) for n in range(1, len(notes) + 1)]
     assert calls[-1] == ("saving", 1, 1)  # the bar ends when the commit is done, not before
+
+    # Changed files are read first, then their nodes counted.
+    for note in notes[:3]:
+        note.write_text(note.read_text() + "\nOne more line.\n")
+    calls.clear()
+    import_path(conn, vault, progress=lambda *call: calls.append(call))
+    assert list(dict.fromkeys(phase for phase, _, _ in calls)) == ["reading files", "counting tokens", "saving"]
+    assert [c for c in calls if c[0] == "reading files"][-1] == ("reading files", 3, 3)
+    counting = [c for c in calls if c[0] == "counting tokens"]
+    assert counting[-1][1] == counting[-1][2] >= 3
+    assert calls[-1] == ("saving", 1, 1)
 
 
 def test_embed_progress_moves_after_every_batch(tmp_path):
@@ -198,7 +210,7 @@ def test_progress_bars_name_their_phases_on_a_terminal(tmp_path):
     db = tmp_path / "g.db"
     code, err = _stderr_on_a_terminal(["import", str(vault), "--db", str(db)])
     assert code == 0, err
-    assert "reading files" in err and "counting tokens" in err
+    assert "reading files" in err and "saving" in err
     for note in vault.rglob("*.md"):
         os.utime(note, (note.stat().st_atime, note.stat().st_mtime + 10))
     code, err = _stderr_on_a_terminal(["sync", "--db", str(db)])

@@ -1,10 +1,16 @@
 """The incremental import engine shared by every format.
 
-One import = stat every file of the source, parse only new or changed ones (outside any
-transaction), then apply all changes in a single transaction: replace the changed files' nodes
-and edges, drop deleted files, recompute derived records, re-resolve links, bump the graph
+One import = stat every file of the source, read only new or changed ones, then apply all
+changes in a single transaction: replace the changed files' nodes and edges, drop deleted files,
+write the new files' records, recompute derived records, re-resolve links, bump the graph
 version. An interrupted import (Ctrl-C, kill) therefore leaves the previous state intact, and an
 import of an unchanged folder writes nothing at all.
+
+Files never imported before (all of them, in a first import) are read and written a batch at a
+time inside the transaction, so the memory an import needs does not grow with the source.
+Files that changed since the last import are parsed first, before the transaction: one that
+cannot be parsed keeps what the graph has for it, and the others' old records must all be gone
+before any new record is written (a node may move from one file to another).
 """
 
 from __future__ import annotations
@@ -28,12 +34,16 @@ from ctx.store.privacy import privacy_config_changed, refresh_private_flags
 from ctx.store.records import EdgeRecord, NodeRecord
 from ctx.store.transaction import transaction
 
-# (phase, done, total). The phases, in order: "reading files" (parse the changed ones), "counting
-# tokens" (the stored token count of every new node: the longest step of a first import), then
-# "saving" (links, privacy, commit: one step whose length is not known beforehand).
+# (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files
+# are also counted and written as they are read), "counting tokens" (the stored token count of
+# every node of the changed files), then "saving" (links, privacy, passages, commit: one step
+# whose length is not known beforehand).
 ProgressFn = Callable[[str, int, int], None]
 READING, COUNTING, SAVING = "reading files", "counting tokens", "saving"
 TOKEN_CHUNK = 256
+# New files are read and written in batches of at most this many files or bytes of source.
+BATCH_FILES = 1000
+BATCH_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -153,24 +163,33 @@ def import_path(
 
     vanished = sorted(set(known) - (set(relpaths) - refused))
     limits = load_import_limits()
+    privacy = load_privacy_config()
+    reading = _Steps(progress, READING, len(candidates))
     changes: list[_Change] = []
-    for done, (rel, abspath, st) in enumerate(candidates, start=1):
+    fresh = []
+    for rel, abspath, st in candidates:
+        if rel not in known:
+            fresh.append((rel, abspath, st))
+            continue
         change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report, limits)
         if change is not None:
             changes.append(change)
-        elif rel in known:
+        else:
             # Unreadable now: keep what the graph already has for it.
             vanished = [v for v in vanished if v != rel]
-        if progress is not None:
-            progress(READING, done, len(candidates))
+        reading.step()
 
-    if report.failed and not changes and not vanished:
-        # An import that read nothing but failures (its one export file is truncated, say) is an
-        # error, not "unchanged" with a warning. Nothing was written: the graph keeps what it had
-        # and a first import leaves no source behind.
-        raise ImportFormatError("\n".join(report.failed[:20]))
-    privacy = load_privacy_config()
-    if not changes and not vanished:
+    if fresh or changes or vanished:
+        try:
+            _apply(conn, importer, source_id, root, changes, vanished, fresh, report, privacy, limits, reading, progress)
+        except _NothingWritten:
+            pass  # rolled back: every new file was unreadable or failed to parse
+    if not report.changed:
+        if report.failed:
+            # An import that read nothing but failures (its one export file is truncated, say) is
+            # an error, not "unchanged" with a warning. Nothing was written: the graph keeps what
+            # it had and a first import leaves no source behind.
+            raise ImportFormatError("\n".join(report.failed[:20]))
         new_privacy = privacy_config_changed(conn, privacy)
         if new_privacy or passages.stale(conn):
             # New privacy settings apply to the whole graph even when no file changed; a graph
@@ -182,12 +201,24 @@ def import_path(
                     writes.bump_graph_version(conn)
                 passages.refresh(conn)
                 counts.recount(conn)
-        report.seconds = time.perf_counter() - started
-        return report
-
-    _apply(conn, importer, source_id, root, changes, vanished, report, privacy, progress)
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _NothingWritten(Exception):
+    """Raised inside the import's transaction to roll back an import that changed nothing."""
+
+
+class _Steps:
+    """Progress of one phase, a step at a time."""
+
+    def __init__(self, progress: ProgressFn | None, phase: str, total: int) -> None:
+        self.progress, self.phase, self.total, self.done = progress, phase, total, 0
+
+    def step(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.phase, self.done, self.total)
 
 
 def _load_source(conn: sqlite3.Connection, root: Path, fmt: str) -> tuple[int | None, dict[str, writes.FileState]]:
@@ -285,39 +316,43 @@ def _apply(
     root: Path,
     changes: list[_Change],
     vanished: list[str],
+    fresh: list[tuple[str, Path, os.stat_result]],
     report: ImportReport,
     privacy: PrivacyConfig,
+    limits: ImportLimits,
+    reading: _Steps,
     progress: ProgressFn | None = None,
 ) -> None:
     from ctx.tokens import count_many
 
     count = _token_counter(progress)
     replaced = [c for c in changes if c.parsed is not None]
-    nodes: list[tuple[str, NodeRecord]] = []
-    edges: list[tuple[str, EdgeRecord]] = []
-    for change in replaced:
-        assert change.parsed is not None
-        nodes.extend((change.info.relpath, n) for n in change.parsed.nodes)
-        edges.extend((change.info.relpath, e) for e in change.parsed.edges)
-        # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
-        mtime = change.info.mtime if date_problem(change.info.mtime) is None else None
-        for node in change.parsed.nodes:
-            if node.created is None:
-                node.created = mtime
-            if node.updated is None:
-                node.updated = mtime
     with transaction(conn):
         # Another import of the same folder may have committed while this one parsed; then its
         # rows are replaced like any re-import's (every file here was parsed afresh).
         source_id = writes.ensure_source(conn, root, importer.format) if source_id is None else source_id
-        writes.forget_files(conn, source_id, [c.info.relpath for c in replaced], vanished)
+        # New files too: another import of this folder may have written them while this one read.
+        writes.forget_files(conn, source_id, [c.info.relpath for c in replaced] + [f[0] for f in fresh], vanished)
         report.files_deleted = len(vanished)
         writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
         # Derived records depend on the whole source, so they are recomputed from scratch.
         writes.forget_derived(conn, source_id)
-        _insert(conn, importer, source_id, nodes, edges, count, report)
+        _insert(conn, importer, source_id, *_records_of(replaced), count, report)
+        written = bool(changes or vanished)
+        for batch in _batches(fresh):
+            new = []
+            for rel, abspath, st in batch:
+                change = _read_and_parse(importer, rel, abspath, st, None, report, limits)
+                if change is not None:
+                    new.append(change)
+                reading.step()
+            writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
+            _insert(conn, importer, source_id, *_records_of(new), count_many, report)
+            written = written or bool(new)
+        if not written:
+            raise _NothingWritten
         derived = importer.finalize(writes.SourceView(conn, source_id))
-        check_parsed(derived, "derived", load_import_limits())
+        check_parsed(derived, "derived", limits)
         report.warnings.extend(derived.warnings)
         _insert(conn, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
         if progress is not None:
@@ -331,6 +366,37 @@ def _apply(
     report.changed = True
     if progress is not None:
         progress(SAVING, 1, 1)
+
+
+def _batches(files: list[tuple[str, Path, os.stat_result]]) -> list[list[tuple[str, Path, os.stat_result]]]:
+    out: list[list[tuple[str, Path, os.stat_result]]] = []
+    size = 0
+    for entry in files:
+        if not out or len(out[-1]) >= BATCH_FILES or size + entry[2].st_size > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(entry)
+        size += entry[2].st_size
+    return out
+
+
+def _records_of(changes: list[_Change]) -> tuple[list[tuple[str, NodeRecord]], list[tuple[str, EdgeRecord]]]:
+    """The (file, record) pairs of parsed files, undated nodes dated by their file's mtime."""
+    nodes: list[tuple[str, NodeRecord]] = []
+    edges: list[tuple[str, EdgeRecord]] = []
+    for change in changes:
+        if change.parsed is None:
+            continue
+        nodes.extend((change.info.relpath, n) for n in change.parsed.nodes)
+        edges.extend((change.info.relpath, e) for e in change.parsed.edges)
+        # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
+        mtime = change.info.mtime if date_problem(change.info.mtime) is None else None
+        for node in change.parsed.nodes:
+            if node.created is None:
+                node.created = mtime
+            if node.updated is None:
+                node.updated = mtime
+    return nodes, edges
 
 
 def _insert(
