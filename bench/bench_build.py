@@ -1,13 +1,18 @@
-"""Benchmark `ctx build` on obsidian-dwarves-brain (884 notes): cold wall time, imports, budget use.
+"""Benchmark `ctx build` on obsidian-dwarves-brain (884 notes): cold time, imports, budget use.
 
     python bench/bench_build.py                 # uses ../shared/corpora/obsidian-dwarves-brain
     python bench/bench_build.py --runs 15 --pairs 200
+    python bench/bench_build.py --no-utilisation --typer   # start-up figures only, both CLI paths
 
 Prints:
-* cold wall time of `ctx build` in a new process (process start included), median of --runs, for
-  depth 2 and depth 5 at 4,000 tokens, for an ID topic (the most linked-to note);
+* the floor: a new `python -c 'import sqlite3'` process with the same interpreter;
+* cold `ctx build` in a new process (process start included), median (and min) of --runs, wall
+  time and CPU time (user + system of the process: on a shared machine the figure that says what
+  the command cost), for depth 2 and depth 5 at 4,000 tokens on an ID topic (the most linked-to
+  note), and for a free-text question; with --typer, the same through the Typer command
+  (CTX_NO_FAST_PATH=1) beside it;
 * whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich, pydantic, mcp,
-  sqlite-utils) on that path, with a WARNING line naming any that is;
+  sqlite-utils, typer) on that path, with a WARNING line naming any that is;
 * budget utilisation over --pairs random (topic, budget) pairs, both formats: min and median of
   used/budget where the candidates exceeded the budget, and overruns (must be 0). Budgets are drawn
   log-uniformly from 500..16,000 (the summary-first range below 500 is reported separately).
@@ -55,20 +60,31 @@ def hub_topic(db: Path) -> str:
     return row[0]
 
 
-def cold_times(db: Path, topic: str, depth: int, runs: int) -> list[float]:
-    argv = [ctx_executable(), "build", topic, "--depth", str(depth), "--max-tokens", "4000", "--db", str(db)]
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm caches
-    times = []
+def cold_runs(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
+    """Wall and CPU (user + system) seconds of ``runs`` fresh processes of ``argv``, after one
+    unmeasured run that warms the page cache and ctx's own caches."""
+    subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    walls: list[float] = []
+    cpus: list[float] = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - started)
-    return times
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - started)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        if os.waitstatus_to_exitcode(status) not in (0, 3):
+            sys.exit(f"{argv} failed with status {status}")
+    return walls, cpus
+
+
+def describe(label: str, walls: list[float], cpus: list[float]) -> str:
+    return (f"{label}: wall median {statistics.median(walls) * 1000:.0f} ms (min {min(walls) * 1000:.0f}),"
+            f" CPU median {statistics.median(cpus) * 1000:.0f} ms (min {min(cpus) * 1000:.0f}), n={len(walls)}")
 
 
 # Modules a cold build must not load: each costs tens to thousands of milliseconds (pydantic ~0.1 s:
 # typer 0.29 loads it whenever it is installed, which is why typer is bounded below 0.29).
-HEAVY_MODULES = ("torch", "sentence_transformers", "numpy", "rich", "pydantic", "mcp", "sqlite_utils")
+HEAVY_MODULES = ("torch", "sentence_transformers", "numpy", "rich", "pydantic", "mcp", "sqlite_utils", "typer")
 
 
 def heavy_imports(db: Path, topic: str) -> dict[str, bool]:
@@ -130,6 +146,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--typer", action="store_true", help="also time the Typer command (CTX_NO_FAST_PATH=1)")
+    parser.add_argument("--no-utilisation", action="store_true", help="only the start-up figures")
+    parser.add_argument("--question", default="how do we run a retrospective",
+                        help="the free-text topic of the third row")
     args = parser.parse_args()
     if not args.corpus.exists():
         sys.exit(f"corpus not found: {args.corpus}")
@@ -138,15 +158,26 @@ def main() -> None:
         import_corpus(args.corpus, db)
         topic = hub_topic(db)
         print(f"corpus: {args.corpus.name}; topic: {topic!r}; load average: {os.getloadavg()[0]:.2f}")
-        for depth in (2, 5):
-            times = cold_times(db, topic, depth, args.runs)
-            print(f"cold ctx build, depth {depth}, 4000 tokens: median {statistics.median(times):.3f} s"
-                  f" (min {min(times):.3f}, max {max(times):.3f}, n={len(times)})")
+        walls, cpus = cold_runs([sys.executable, "-c", "import sqlite3"], args.runs)
+        print(describe("floor: python -c 'import sqlite3'", walls, cpus))
+        rows = [(f"depth {depth}, 4000 tokens", [topic, "--depth", str(depth)]) for depth in (2, 5)]
+        rows.append((f"free text {args.question!r}, 4000 tokens", [args.question]))
+        typer_env = {**os.environ, "CTX_NO_FAST_PATH": "1"}
+        for label, request in rows:
+            argv = [ctx_executable(), "build", *request, "--max-tokens", "4000", "--db", str(db)]
+            walls, cpus = cold_runs(argv, args.runs)
+            print(describe(f"cold ctx build, {label}", walls, cpus))
+            if args.typer:
+                walls, cpus = cold_runs(argv, args.runs, env=typer_env)
+                print(describe("  the same through Typer (CTX_NO_FAST_PATH=1)", walls, cpus))
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
         imports = heavy_imports(db, topic)
         print("imports on the build path: " + ", ".join(f"{m}={'yes' if v else 'no'}" for m, v in imports.items()))
         flagged = [m for m, loaded in imports.items() if loaded]
         if flagged:
             print(f"WARNING: the build path imports {', '.join(flagged)}")
+        if args.no_utilisation:
+            return
         u = utilisation(db, args.pairs, args.seed)
         print(f"budget utilisation over {u['pairs']} random (topic, budget 500..16000) pairs, both formats:"
               f" {u['exceeded']} exceeded their budget; used/budget min {u['min']:.3f},"

@@ -33,19 +33,26 @@ class PrivacyConfig:
 def _read(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
-    import yaml
-
-    from ctx import yaml_safe
+    from ctx import yaml_cache
     from ctx.files import FileRefused, read_regular
 
     try:
-        data = yaml_safe.load(read_regular(path, limit=1 << 20).decode("utf-8"))
+        text = read_regular(path, limit=1 << 20).decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{path}: cannot read configuration: not UTF-8 text") from None
     except (OSError, FileRefused) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise UsageError(f"{path}: cannot read configuration: {reason}") from None
-    except (yaml.YAMLError, yaml_safe.YamlRefused) as exc:
+    try:
+        data = yaml_cache.load(text)
+    except Exception as exc:
+        # PyYAML is imported only here: a file parsed before comes from the cache without it.
+        import yaml
+
+        from ctx import yaml_safe
+
+        if not isinstance(exc, (yaml.YAMLError, yaml_safe.YamlRefused)):
+            raise
         line, problem = yaml_safe.problem_parts(exc)
         raise UsageError(f"{path}: {line}: invalid YAML: {problem}") from None
     if data is None:

@@ -29,6 +29,17 @@ def user_config_dir() -> Path:
     return Path(base).expanduser() / "ctx"
 
 
+def cache_dir() -> Path:
+    """What ctx keeps only to start faster (the parsed tokenizer, parsed lens and config files):
+    deleting it costs one slow run."""
+    if os.environ.get("CTX_CACHE_DIR"):
+        return Path(os.environ["CTX_CACHE_DIR"]).expanduser()
+    if os.environ.get("CTX_HOME"):
+        return Path(os.environ["CTX_HOME"]).expanduser() / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "ctx"
+
+
 def find_project_dir(start: Path | None = None) -> Path | None:
     """The nearest ``.ctx`` folder at or above ``start`` (the current folder by default)."""
     here = (start or Path.cwd()).resolve()

@@ -20,20 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctx.errors import UsageError
+from ctx.paths import cache_dir
 
 if TYPE_CHECKING:
     import tiktoken
 
 DEFAULT_ENCODING = "cl100k_base"
-
-
-def cache_dir() -> Path:
-    if os.environ.get("CTX_CACHE_DIR"):
-        return Path(os.environ["CTX_CACHE_DIR"]).expanduser()
-    if os.environ.get("CTX_HOME"):
-        return Path(os.environ["CTX_HOME"]).expanduser() / "cache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "ctx"
 
 
 def _cache_file(name: str) -> Path:

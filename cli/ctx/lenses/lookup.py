@@ -88,15 +88,20 @@ def read_lens_text(path: Path) -> str:
 
 
 def load_lens_file(path: Path, *, name: str | None = None, source: str = "file") -> Lens:
-    import yaml
-
-    from ctx import yaml_safe
+    from ctx import yaml_cache
 
     where = str(path)
     text = read_lens_text(path)
     try:
-        data = yaml_safe.load(text)
-    except (yaml.YAMLError, yaml_safe.YamlRefused) as exc:
+        data = yaml_cache.load(text)
+    except Exception as exc:
+        # PyYAML is imported only here: a lens parsed before comes from the cache without it.
+        import yaml
+
+        from ctx import yaml_safe
+
+        if not isinstance(exc, (yaml.YAMLError, yaml_safe.YamlRefused)):
+            raise
         line, problem = yaml_safe.problem_parts(exc)
         raise LensError([f"{where}: {line}: invalid YAML: {problem}"]) from None
     return parse_lens(data, where=where, name=name or path.stem, source=source)
