@@ -2,9 +2,10 @@
 
     python bench/bench_semantic.py                 # everything
     python bench/bench_semantic.py --skip-embed    # reuse the embedded graph in --workdir
+    python bench/bench_semantic.py --embed-only    # only the `ctx embed` figures
 
-1. `ctx embed` on ../shared/corpora/obsidian-dwarves-brain from scratch: nodes/s (model load
-   excluded from the rate, included in the wall time), then a second run (nothing to do).
+1. `ctx embed` on ../shared/corpora/obsidian-dwarves-brain from scratch: passages and nodes per second,
+   wall and CPU (process start and model load included), then a second run (nothing to do).
 2. `ctx build` wall time as a subprocess (process start included), median of --runs: an ID topic
    (seed vectors, no model), a free-text topic the first time (numpy encoder) and repeated (query
    cache). Also checks that no run imported torch (`python -X importtime`).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -52,19 +54,28 @@ def heavy_imports(db: Path, topic: str, env: dict[str, str]) -> list[str]:
     return sorted(n for n in names if n.split(".")[0] in ("torch", "sentence_transformers", "transformers"))
 
 
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def bench_embed(workdir: Path, env: dict[str, str]) -> Path:
     db = workdir / "dwarves.db"
     for stale in workdir.glob("dwarves.db*"):
         stale.unlink()
     ctx("import", str(VAULT), "--db", str(db), "-q", env=env)
-    started = time.perf_counter()
+    load = os.getloadavg()[0]
+    started, cpu = time.perf_counter(), child_cpu()
     first = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, child_cpu() - cpu
     started = time.perf_counter()
     second = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
     again = time.perf_counter() - started
-    print(f"ctx embed, dwarves-brain: {first['embedded']} nodes, {first['notes_per_second']:.1f} nodes/s "
-          f"(rate over the whole run, model load included: {first['seconds']:.1f} s; {wall:.1f} s wall with process start)")
+    texts = first["embedded"] + first["passages_embedded"]
+    print(f"ctx embed, dwarves-brain: {first['passages_embedded']} passages + {first['embedded']} nodes"
+          f" ({first['precision']}, {first['threads']} thread(s)), load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"  {wall:.1f} s wall, {cpu:.1f} s CPU (process start and model load included):"
+          f" {texts / wall:.1f} texts/s wall, {texts / cpu:.1f} texts per CPU-second")
     print(f"ctx embed again: {second['embedded']} embedded, {again:.2f} s wall")
     return db
 
@@ -149,12 +160,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--skip-embed", action="store_true")
+    parser.add_argument("--embed-only", action="store_true", help="only the `ctx embed` figures")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     if VAULT.exists():
         db = args.workdir / "dwarves.db" if args.skip_embed else bench_embed(args.workdir, env)
+        if args.embed_only:
+            return 0
         bench_build(db, args.runs, env)
     else:
         print(f"{VAULT} not found: embed and build figures skipped (set CTX_SHARED_DIR)")

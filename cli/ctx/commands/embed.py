@@ -48,9 +48,12 @@ def embed_command(
         print_json(report.as_dict() | {"db": str(db_path)})
         return
     switched = f" (replacing {report.switched_from})" if report.switched_from else ""
-    rate = f", {report.rate:.1f} nodes/s" if report.embedded else ""
+    done = report.embedded + report.passages
+    rate = f", {report.texts_rate:.1f} texts/s" if done else ""
+    how = f" ({report.precision}, {report.threads} thread{'s' if report.threads != 1 else ''})" if report.precision else ""
     sys.stderr.write(
-        f"embedded: {report.embedded} nodes with {report.model}{switched} -> {db_path}\n"
+        f"embedded: {report.embedded} nodes and {report.passages} passages with {report.model}{switched}{how}"
+        f" -> {db_path}\n"
         f"  {report.unchanged} unchanged, {report.pruned} orphaned vectors removed; "
         f"dim {report.dim}; {report.seconds:.2f}s{rate}\n"
     )

@@ -36,10 +36,17 @@ class EmbedReport:
     seconds: float
     switched_from: str | None = None
     passages: int = 0  # passage texts embedded (each distinct text once)
+    precision: str | None = None  # what the encoder ran in ("bf16", "fp32"), when it ran
+    threads: int | None = None
 
     @property
     def rate(self) -> float:
         return self.embedded / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def texts_rate(self) -> float:
+        """Passages and nodes embedded per second, model load included."""
+        return (self.embedded + self.passages) / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -52,6 +59,9 @@ class EmbedReport:
             "notes_per_second": round(self.rate, 1),
             "switched_from": self.switched_from,
             "passages_embedded": self.passages,
+            "texts_per_second": round(self.texts_rate, 1),
+            "precision": self.precision,
+            "threads": self.threads,
         }
 
 
@@ -96,33 +106,48 @@ def embed_graph(
         if progress:
             progress(EMBEDDING, 0, work)
 
-    def encode(texts: list[str]) -> list[np.ndarray]:
-        """Vectors for ``texts`` (in their order), longest first within the chunk so each batch
-        holds texts of about one length (little padding); progress moves after every batch."""
-        nonlocal dim, done
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out: list[np.ndarray] = [np.empty(0, dtype=np.float32)] * len(texts)
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            encoded = encoder.encode([texts[i] for i in batch], batch_size=batch_size)  # type: ignore[attr-defined]
-            dim = int(encoded.shape[1])
-            for i, vector in zip(batch, encoded, strict=True):
-                out[i] = vector
-            done += len(batch)
-            if progress:
-                progress(EMBEDDING, done, work)
-        return out
+    def lengths(texts: list[str]) -> list[int]:
+        measure = getattr(encoder, "token_lengths", None)
+        return list(measure(texts)) if measure is not None else [len(t) for t in texts]
 
-    # One commit per chunk of several batches keeps an interrupted run's work.
-    chunk = batch_size * 8
-    for start in range(0, len(pending_passages), chunk):
-        part = pending_passages[start : start + chunk]
-        encoded = encode([text[:MAX_CHARS] for _, text in part])
-        vectors.write_passage_vectors(conn, model.name, [(h, v) for (h, _), v in zip(part, encoded, strict=True)])
-    for rows in vectors.iter_node_texts(conn, pending, chunk=chunk):
-        encoded = encode([node_text(title, body) for _, title, body, _ in rows])
-        vectors.write_vectors(conn, model.name, [(r[0], r[3], v) for r, v in zip(rows, encoded, strict=True)])
-        embedded += len(rows)
+    def embed_sorted(texts: list[str], write: Callable[[list[int], list[np.ndarray]], None]) -> None:
+        """Embed ``texts`` longest first, so each batch holds texts of one length (padding is work
+        thrown away: sorting by characters left 31% of a vault's passage batches padding, by word
+        pieces 0.5%). ``write(indices, vectors)`` stores each chunk of a few batches as it is done,
+        so an interrupted run keeps its work; progress moves after every batch."""
+        nonlocal dim, done
+        size = lengths(texts)
+        order = sorted(range(len(texts)), key=lambda i: (-size[i], i))
+        chunk = batch_size * 8
+        for start in range(0, len(order), chunk):
+            part = order[start : start + chunk]
+            out: list[np.ndarray] = []
+            for first in range(0, len(part), batch_size):
+                batch = part[first : first + batch_size]
+                encoded = encoder.encode([texts[i] for i in batch], batch_size=batch_size)  # type: ignore[attr-defined]
+                dim = int(encoded.shape[1])
+                out.extend(encoded)
+                done += len(batch)
+                if progress:
+                    progress(EMBEDDING, done, work)
+            write(part, out)
+
+    passage_texts = [text[:MAX_CHARS] for _, text in pending_passages]
+    embed_sorted(
+        passage_texts,
+        lambda part, out: vectors.write_passage_vectors(
+            conn, model.name, [(pending_passages[i][0], v) for i, v in zip(part, out, strict=True)]
+        ),
+    )
+    # Node texts are read a window at a time (a node's text can be long) and sorted within it.
+    for rows in vectors.iter_node_texts(conn, pending, chunk=batch_size * 64):
+
+        def write_nodes(part: list[int], out: list[np.ndarray], rows: list[tuple[str, str, str, str]] = rows) -> None:
+            nonlocal embedded
+            vectors.write_vectors(conn, model.name, [(rows[i][0], rows[i][3], v) for i, v in zip(part, out, strict=True)])
+            embedded += len(part)
+
+        embed_sorted([node_text(title, body) for _, title, body, _ in rows], write_nodes)
     if not dim:
         dim = vectors.model_dim(conn, model.name)
     return EmbedReport(
@@ -134,4 +159,6 @@ def embed_graph(
         seconds=time.perf_counter() - started,
         switched_from=previous if previous not in (None, model.name) else None,
         passages=len(pending_passages),
+        precision=getattr(encoder, "precision", None),
+        threads=getattr(encoder, "threads", None),
     )

@@ -63,26 +63,105 @@ def load_sentence_transformer(model: ModelRef) -> Any:
         ) from None
 
 
-class DocumentEncoder:
-    """Batches of node texts -> normalised float32 vectors, with sentence-transformers."""
+@lru_cache(maxsize=2)
+def _bf16_copy(model: ModelRef) -> Any:
+    # A copy, so a query encoded through the fallback in query_encoder stays in float32.
+    import copy
 
-    def __init__(self, model: ModelRef) -> None:
+    import torch
+
+    return copy.deepcopy(load_sentence_transformer(model)).to(torch.bfloat16)
+
+
+class DocumentEncoder:
+    """Batches of node texts -> normalised float32 vectors, with sentence-transformers.
+
+    The model runs in bfloat16 where the CPU multiplies bfloat16 matrices natively (AMX or
+    AVX-512 BF16): about three times the float32 throughput, with vectors at a cosine above 0.9999
+    to the float32 ones (tests hold it to 0.99 and to the same nearest neighbours). Pooling and
+    normalisation are redone in float32. Elsewhere, and with ``CTX_EMBED_PRECISION=fp32``, it runs in
+    float32 as before.
+    """
+
+    def __init__(self, model: ModelRef, precision: str | None = None, threads: int | None = None) -> None:
         self.model_ref = model
-        self._model = load_sentence_transformer(model)
+        self._model = load_sentence_transformer(model)  # first: it says when the extra is missing
+        import torch
+
+        self.threads = threads or embed_threads()
+        torch.set_num_threads(self.threads)
+        self.precision = precision or embed_precision()
+        if self.precision not in PRECISIONS:
+            raise CtxError(f"{PRECISION_ENV} must be one of {', '.join(PRECISIONS)}, not {self.precision!r}")
+        if self.precision == "bf16":
+            self._model = _bf16_copy(model)
         # Renamed in sentence-transformers 5; the old name warns there.
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.max_length = int(getattr(self._model, "max_seq_length", 0) or 0)
 
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """How many word pieces the model will see of each text (its window caps it), so batches
+        can hold texts of one length: padding is work thrown away."""
+        tokenizer = self._model.tokenizer
+        ids = tokenizer(
+            texts,
+            truncation=bool(self.max_length),
+            max_length=self.max_length or None,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+        )["input_ids"]
+        return [len(row) for row in ids]
+
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         vectors = self._model.encode(
             texts,
             batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
+            normalize_embeddings=False,
+            convert_to_tensor=True,
             show_progress_bar=False,
         )
-        return np.asarray(vectors, dtype=np.float32)
+        out = vectors.float().numpy()
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+PRECISION_ENV = "CTX_EMBED_PRECISION"
+THREADS_ENV = "CTX_EMBED_THREADS"
+PRECISIONS = ("bf16", "fp32")
+
+
+def embed_precision() -> str:
+    """``$CTX_EMBED_PRECISION``, else bf16 where the CPU has bfloat16 matrix units, else fp32."""
+    chosen = os.environ.get(PRECISION_ENV, "").strip().lower()
+    if chosen:
+        return chosen
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    native = any(
+        bool(getattr(cpu, probe, lambda: False)())
+        for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    )
+    return "bf16" if native else "fp32"
+
+
+def embed_threads() -> int:
+    """``$CTX_EMBED_THREADS``, else one thread per core that is idle now (at least one).
+
+    The math library's threads wait for each other at every operation; on a busy machine a thread
+    that is descheduled stalls the others, so more threads than idle cores costs CPU time and wall
+    time alike (measured on a 2-core machine under a load of 9: one thread embedded twice as
+    many passages per second as two).
+    """
+    chosen = os.environ.get(THREADS_ENV, "").strip()
+    if chosen:
+        try:
+            return max(1, int(chosen))
+        except ValueError:
+            raise CtxError(f"{THREADS_ENV} must be a whole number, not {chosen!r}") from None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(cores, cores - int(busy)))
 
 
 def query_encoder(model: ModelRef) -> tuple[Callable[[str], np.ndarray], str]:
