@@ -270,7 +270,9 @@ def _read_and_parse(
         # Notes saved on Windows (CRLF) or old Macs (CR) would otherwise carry "\r" into every
         # stored body and so into the context (and its token count); parsers all expect "\n".
         text = text.replace("\r\n", "\n").replace("\r", "\n")
+        del data  # a single export file can be most of the import: not held twice while parsed
         parsed = _parse_one(importer, info, text, report)
+        del text
     else:
         parsed = _parse_one(importer, info, data, report)
     if parsed is None:
@@ -325,7 +327,6 @@ def _apply(
 ) -> None:
     from ctx.tokens import count_many
 
-    count = _token_counter(progress)
     replaced = [c for c in changes if c.parsed is not None]
     with transaction(conn):
         # Another import of the same folder may have committed while this one parsed; then its
@@ -337,7 +338,9 @@ def _apply(
         writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
         # Derived records depend on the whole source, so they are recomputed from scratch.
         writes.forget_derived(conn, source_id)
-        _insert(conn, importer, source_id, *_records_of(replaced), count, report)
+        nodes, edges = _records_of(replaced)
+        _insert(conn, importer, source_id, nodes, edges, _token_counter(progress, len(nodes)), report)
+        del nodes, edges
         written = bool(changes or vanished)
         for batch in _batches(fresh):
             new = []
@@ -354,6 +357,7 @@ def _apply(
         derived = importer.finalize(writes.SourceView(conn, source_id))
         check_parsed(derived, "derived", limits)
         report.warnings.extend(derived.warnings)
+        count = _token_counter(progress, len(derived.nodes))
         _insert(conn, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
         if progress is not None:
             progress(SAVING, 0, 1)
@@ -414,18 +418,22 @@ def _insert(
     report.edges_written += written.edges
 
 
-def _token_counter(progress: ProgressFn | None) -> Callable[[list[str]], list[int]]:
-    """``count_many``, reporting its progress a chunk at a time when someone is watching."""
+def _token_counter(progress: ProgressFn | None, total: int) -> Callable[[list[str]], list[int]]:
+    """``count_many``, reporting its progress a chunk at a time when someone is watching; the
+    store asks for ``total`` counts in all, a part at a time."""
     from ctx.tokens import count_many
 
     if progress is None:
         return count_many
+    done = 0
 
     def count(texts: list[str]) -> list[int]:
+        nonlocal done
         counts: list[int] = []
         for start in range(0, len(texts), TOKEN_CHUNK):
             counts.extend(count_many(texts[start : start + TOKEN_CHUNK]))
-            progress(COUNTING, len(counts), len(texts))
+            progress(COUNTING, done + len(counts), max(total, done + len(counts)))
+        done += len(counts)
         return counts
 
     return count

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,9 @@ class JsonGraphImporter(Importer):
 
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
         out = ParsedFile()
-        records = _records(info.relpath, text, out.warnings)
+        # Lines that are not JSON are reported first, as when every line was decoded up front.
+        unreadable: list[str] = []
+        records = _records(info.relpath, text, unreadable)
         seen_edges: set[tuple[str, str, str]] = set()
         ids: set[str] = set()
         for where, record in records:
@@ -126,6 +128,7 @@ class JsonGraphImporter(Importer):
                 f"{info.relpath}: {len(dangling) - DANGLING_LISTED} more edges from unknown nodes ignored"
             )
         out.edges = [e for e in out.edges if e.src in ids]
+        out.warnings[:0] = unreadable
         return out
 
 
@@ -170,23 +173,36 @@ def _position(record: dict[str, Any]) -> int | None:
     return None
 
 
-def _records(relpath: str, text: str, warnings: list[str]) -> list[tuple[str, Any]]:
+def _records(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
+    """Each record with where it starts, decoded as it is reached (a list of every record of a
+    million-node file, or of every line, would hold the file a second time)."""
     if relpath.lower().endswith(".jsonl"):
-        records = []
-        # split("\n"), not splitlines(): a form feed or U+2028 inside a line is not a line end
-        # in JSON Lines, and warnings must name the line an editor shows.
-        for lineno, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append((f"{relpath}:{lineno}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}); line skipped")
-            except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
-                reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
-                warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
-        return records
-    return list(document_records(relpath, (text,)))
+        yield from _lines(relpath, text, warnings)
+    else:
+        yield from document_records(relpath, (text,))
+
+
+def _lines(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
+    # Split at "\n" only, not as splitlines() does: a form feed or U+2028 inside a line is not
+    # a line end in JSON Lines, and warnings must name the line an editor shows.
+    start = 0
+    lineno = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            end = len(text)
+        line = text[start:end]
+        start = end + 1
+        lineno += 1
+        if not line.strip():
+            continue
+        try:
+            yield f"{relpath}:{lineno}", json.loads(line)
+        except json.JSONDecodeError as exc:
+            warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}); line skipped")
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+            warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
 
 
 def _require_str(record: dict[str, Any], keys: tuple[str, ...], where: str) -> str:

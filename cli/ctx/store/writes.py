@@ -143,6 +143,33 @@ def insert_records(
             node.id = new_id
         seen.add(node.id)
 
+    # Rows are made and written a chunk of nodes at a time: a single file of a million nodes
+    # would otherwise hold every body twice more (as text to count, as a row to insert).
+    with _nodes_indexed_in_bulk(conn):
+        for start in range(0, len(nodes), _ROWS_CHUNK):
+            chunk = nodes[start : start + _ROWS_CHUNK]
+            _insert_nodes(conn, source_id, chunk, renamed, count, normalize_key)
+    for start in range(0, len(edges), _ROWS_CHUNK):
+        _insert_edges(conn, source_id, edges[start : start + _ROWS_CHUNK], renamed)
+    tag_edges = _tag_edges(nodes)
+    for start in range(0, len(tag_edges), _ROWS_CHUNK):
+        _insert_edges(conn, source_id, tag_edges[start : start + _ROWS_CHUNK], renamed)
+    written.nodes = len(nodes)
+    written.edges = len(edges) + len(tag_edges)
+    return written
+
+
+_ROWS_CHUNK = 5000
+
+
+def _insert_nodes(
+    conn: sqlite3.Connection,
+    source_id: int,
+    nodes: list[tuple[str, NodeRecord]],
+    renamed: dict[str, str],
+    count: TokenCounter,
+    normalize_key: KeyNormalizer,
+) -> None:
     token_counts = count([f"{n.title}\n{n.body}" for _, n in nodes])
     node_rows = []
     key_rows: list[tuple[int, str, str, str, int]] = []
@@ -159,17 +186,20 @@ def insert_records(
         keys.update((normalize_key(a), "alias", 20) for a in node.aliases)
         keys.update(node.keys)
         key_rows.extend((source_id, k, node.id, kind, prio) for k, kind, prio in keys if k)
-    with _nodes_indexed_in_bulk(conn):
-        conn.executemany(
-            "INSERT INTO nodes (id, title, body, type, tags, fields, aliases, source_id, source_path,"
-            " file, parent_id, position, created, updated, content_hash, tokens)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            node_rows,
-        )
+    conn.executemany(
+        "INSERT INTO nodes (id, title, body, type, tags, fields, aliases, source_id, source_path,"
+        " file, parent_id, position, created, updated, content_hash, tokens)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        node_rows,
+    )
     conn.executemany(
         "INSERT INTO node_keys (source_id, key, node_id, kind, priority) VALUES (?, ?, ?, ?, ?)", key_rows
     )
-    edges = edges + _tag_edges(nodes)
+
+
+def _insert_edges(
+    conn: sqlite3.Connection, source_id: int, edges: list[tuple[str, EdgeRecord]], renamed: dict[str, str]
+) -> None:
     conn.executemany(
         "INSERT INTO edges (source_id, file, src, type, target, by_id, label, position)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -182,9 +212,6 @@ def insert_records(
             for rel, e in edges
         ],
     )
-    written.nodes = len(node_rows)
-    written.edges = len(edges)
-    return written
 
 
 def _json(value: list[str] | dict[str, list[str]]) -> str:
