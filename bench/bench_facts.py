@@ -224,7 +224,7 @@ def _encoding():
 
 
 def count(text: str) -> int:
-    return len(_encoding().encode(text, disallowed_special=()))
+    return len(_encoding().encode_ordinary(text))
 
 
 def corpus_passages(corpus: str) -> list[Passage]:

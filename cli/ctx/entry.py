@@ -43,7 +43,6 @@ def main() -> None:
             import ctx.freshness  # noqa: F401
             import ctx.graph  # noqa: F401
             import ctx.tokens  # noqa: F401
-            import tiktoken  # noqa: F401
         finally:
             _signal.signal(_signal.SIGINT, _previous)  # run_build reports an interrupt itself
         from ctx.commands.build_argv import run_parsed

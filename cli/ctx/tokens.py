@@ -5,66 +5,130 @@ package registers ``<name>_offline`` encodings with identical tokens; we prefer 
 call ever waits on the network.
 
 Building an encoding the usual way parses a 1.6 MB base64 file and checks its hash on every process
-start — most of a cold `ctx build`. The first load therefore stores the parsed ranks as a pickle in
-the user cache folder; later processes build the same encoder from the same ranks (identical
-tokens). The cache is keyed by the tiktoken version and its data files, and any problem with it
-only costs speed.
+start, and importing the tiktoken package starts with a thread pool and logging: most of a cold
+`ctx build`. The first load therefore stores the encoding's tables (mergeable ranks, special
+tokens, split pattern) with ``marshal`` in the user cache folder. Later processes hand the same
+tables to tiktoken's own compiled core, ``tiktoken._tiktoken.CoreBPE`` -- loaded from its file
+without the Python package around it -- which is what ``tiktoken.Encoding`` calls for every
+encode and decode: the same tokens, from the same code. The cache is keyed by that compiled file
+and the encodings' data folder (any reinstall changes them); any problem with it only costs speed,
+the encoding is then built the usual way.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
-import pickle
+import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ctx.errors import UsageError
 from ctx.paths import cache_dir
 
-if TYPE_CHECKING:
-    import tiktoken
-
 DEFAULT_ENCODING = "cl100k_base"
+CORE_MODULE = "tiktoken._tiktoken"
 
 
-def _cache_file(name: str) -> Path:
-    # importlib.metadata would cost 0.1 s; the data folder's mtime changes with every install.
-    import tiktoken
+class Encoder:
+    """The encoding methods ctx uses, over tiktoken's core, as ``tiktoken.Encoding`` calls it."""
 
-    data = Path(tiktoken.__file__).resolve().parent.parent / "tiktoken_ext" / "data"
+    __slots__ = ("name", "_core")
+
+    def __init__(self, name: str, core: Any) -> None:
+        self.name = name
+        self._core = core
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """The tokens of ``text``; text that spells a special token is ordinary text here (ctx
+        never emits special tokens), and lone surrogates count as U+FFFD, as in tiktoken."""
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return self._core.encode_ordinary(text)
+
+    # tiktoken's ``encode(text, disallowed_special=())``, the way ctx has always counted.
+    encode = encode_ordinary
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self._core.decode_bytes(tokens).decode("utf-8", errors="replace")
+
+
+def _tiktoken_files() -> tuple[Path, Path] | None:
+    """(its compiled core, the encodings' data folder) of the installed tiktoken, found without
+    importing it; None where it is not laid out as a package with an extension module."""
+    from importlib.machinery import EXTENSION_SUFFIXES, PathFinder
+
+    loaded = sys.modules.get("tiktoken")
+    if loaded is not None and getattr(loaded, "__file__", None):
+        package = Path(loaded.__file__).parent  # type: ignore[arg-type]
+    else:
+        spec = PathFinder.find_spec("tiktoken")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        package = Path(next(iter(spec.submodule_search_locations)))
+    for suffix in EXTENSION_SUFFIXES:
+        core = package / f"_tiktoken{suffix}"
+        if core.is_file():
+            return core, package.parent / "tiktoken_ext" / "data"
+    return None
+
+
+def _cache_file(name: str, core: Path, data: Path) -> Path:
+    # importlib.metadata would cost 0.1 s; a reinstall rewrites the compiled core and the data.
+    st = core.stat()
     try:
-        stamp = data.stat().st_mtime_ns
+        data_stamp = data.stat().st_mtime_ns
     except OSError:
-        stamp = 0
-    version = getattr(tiktoken, "__version__", "unknown")
-    return cache_dir() / "tiktoken" / f"{name}.tiktoken-{version}.{stamp}.pickle"
+        data_stamp = 0
+    key = f"{st.st_mtime_ns:x}-{st.st_size:x}-{data_stamp:x}-py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
+    return cache_dir() / "tiktoken" / f"{name}.{key}.marshal"
 
 
-def _load_from_cache(path: Path) -> "tiktoken.Encoding | None":
-    from tiktoken.core import Encoding
+def _core_module(path: Path) -> Any:
+    """``tiktoken._tiktoken``, loaded from ``path`` without running the package's __init__ (which
+    imports concurrent.futures, logging and threading). Registered under its own name, so a later
+    ``import tiktoken`` uses this very module (an extension is initialised once per process)."""
+    module = sys.modules.get(CORE_MODULE)
+    if module is None:
+        import importlib.util
 
+        spec = importlib.util.spec_from_file_location(CORE_MODULE, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[CORE_MODULE] = module
+    return module
+
+
+def _from_cache(name: str, path: Path, core: Path) -> Encoder | None:
     try:
-        with path.open("rb") as handle:
-            enc_name, pat_str, ranks, special = pickle.load(handle)  # noqa: S301 - our own file
-        return Encoding(name=enc_name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
-    except Exception:  # noqa: BLE001 - missing or unreadable: load the slow way
+        # loads() of the whole file: load() on a file object reads it a few bytes at a time.
+        pattern, ranks, special, size = marshal.loads(path.read_bytes())
+        if not (isinstance(ranks, dict) and isinstance(special, dict) and len(ranks) == size):
+            return None
+        return Encoder(name, _core_module(core).CoreBPE(ranks, special, pattern))
+    except Exception:  # noqa: BLE001 - missing, unreadable, damaged: load the usual way
         return None
 
 
-def _store_in_cache(path: Path, enc: "tiktoken.Encoding") -> None:
+def _store_in_cache(path: Path, enc: Any) -> None:
     try:
-        state = (enc.name, enc._pat_str, enc._mergeable_ranks, enc._special_tokens)
+        ranks = enc._mergeable_ranks
+        blob = marshal.dumps((enc._pat_str, ranks, enc._special_tokens, len(ranks)))
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as handle:
-            pickle.dump(state, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(blob)
         os.replace(tmp, path)  # atomic: a concurrent reader sees no file or the whole file
     except Exception:  # noqa: BLE001 - read-only home, changed tiktoken internals: stay slow
         pass
 
 
-def _load_tiktoken(name: str) -> "tiktoken.Encoding":
+def _load_tiktoken(name: str) -> Any:
     import tiktoken
 
     available = set(tiktoken.list_encoding_names())
@@ -81,19 +145,30 @@ def _load_tiktoken(name: str) -> "tiktoken.Encoding":
 
 
 @lru_cache(maxsize=4)
-def get_encoding(name: str = DEFAULT_ENCODING) -> "tiktoken.Encoding":
-    path = _cache_file(name)
-    enc = _load_from_cache(path)
-    if enc is None:
-        enc = _load_tiktoken(name)
+def get_encoding(name: str = DEFAULT_ENCODING) -> Encoder:
+    files = _tiktoken_files()
+    path = None
+    if files is not None:
+        try:
+            path = _cache_file(name, *files)
+        except Exception:  # noqa: BLE001 - no cache folder to be had (no home): no cache
+            path = None
+    if files is not None and path is not None:
+        cached = _from_cache(name, path, files[0])
+        if cached is not None:
+            return cached
+    enc = _load_tiktoken(name)
+    if path is not None:
         _store_in_cache(path, enc)
-    return enc
+    # The Encoding's core when it has one as today; else the Encoding itself, which has the
+    # same two methods (encode_ordinary, decode_bytes) with the same results.
+    return Encoder(name, getattr(enc, "_core_bpe", enc))
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     if not text:
         return 0
-    return len(get_encoding(encoding).encode(text, disallowed_special=()))
+    return len(get_encoding(encoding).encode_ordinary(text))
 
 
 def count_many(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[int]:

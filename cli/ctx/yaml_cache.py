@@ -32,8 +32,7 @@ def load(text: str) -> Any:
         path = None
     if path is not None:
         try:
-            with path.open("rb") as handle:
-                return marshal.load(handle)
+            return marshal.loads(path.read_bytes())
         except Exception:  # noqa: BLE001 - absent, damaged or unreadable: parse it
             pass
     from ctx import yaml_safe
