@@ -255,6 +255,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (median)")
     parser.add_argument("--mcp-runs", type=int, default=3)
     parser.add_argument("--no-mcp", action="store_true")
+    parser.add_argument("--no-builds", action="store_true",
+                        help="imports, stats and search only (no ctx build, no MCP session)")
     parser.add_argument("--depths", default=",".join(map(str, DEPTHS)))
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -282,8 +284,8 @@ def main() -> None:
             query_db = query_db or (db, fmt)
         db, fmt = query_db
         entry["queried_format"] = fmt
-        entry["queries"] = bench_queries(db, manifest, fmt, args.runs, depths)
-        if not args.no_mcp:
+        entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
+        if not args.no_mcp and not args.no_builds:
             entry["mcp"] = bench_mcp(db, manifest, fmt, args.mcp_runs, depths)
         entry["load_end"] = load()
         results.append(entry)

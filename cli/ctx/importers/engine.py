@@ -143,10 +143,12 @@ def import_path(
     candidates: list[tuple[str, Path, os.stat_result]] = []
     refused: set[str] = set()
     confinement = Confinement(root)
+    # Paths as strings until a file is read: a Path per file was a third of a no-op re-import.
+    base_text = str(base)
     for rel in relpaths:
-        abspath = base / rel
+        where = os.path.join(base_text, rel)
         try:
-            st = confinement.check(abspath)
+            st = confinement.check(where)
         except FileRefused as exc:
             report.warnings.append(f"{rel}: {exc}; skipped")
             refused.add(rel)
@@ -159,7 +161,7 @@ def import_path(
         if previous is not None and previous[0] == st.st_mtime_ns and previous[1] == st.st_size:
             report.files_unchanged += 1
             continue
-        candidates.append((rel, abspath, st))
+        candidates.append((rel, Path(where), st))
 
     vanished = sorted(set(known) - (set(relpaths) - refused))
     limits = load_import_limits()

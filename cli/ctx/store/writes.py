@@ -58,10 +58,11 @@ def ensure_source(conn: sqlite3.Connection, root: Path, fmt: str) -> int:
 
 def file_states(conn: sqlite3.Connection, source_id: int) -> dict[str, FileState]:
     """Each file of the source as last imported: path -> (mtime_ns, size, hash)."""
-    return {
-        r["path"]: (int(r["mtime_ns"]), int(r["size"]), str(r["hash"]))
-        for r in conn.execute("SELECT path, mtime_ns, size, hash FROM files WHERE source_id = ?", (source_id,))
-    }
+    # Plain tuples: a no-op re-import of 100k files spent half a second making sqlite3.Row objects.
+    rows = conn.cursor()
+    rows.row_factory = None
+    rows.execute("SELECT path, mtime_ns, size, hash FROM files WHERE source_id = ?", (source_id,))
+    return {path: (int(mtime_ns), int(size), str(digest)) for path, mtime_ns, size, digest in rows}
 
 
 def forget_files(conn: sqlite3.Connection, source_id: int, replaced: list[str], vanished: list[str]) -> None:
