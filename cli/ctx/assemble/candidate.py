@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctx.assemble.traverse import Hop
+if TYPE_CHECKING:
+    from ctx.assemble.traverse import Hop
 
 
 @dataclass

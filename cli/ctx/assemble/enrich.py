@@ -73,16 +73,3 @@ def graph_reference_time(conn: sqlite3.Connection) -> float | None:
     the wall clock, so the same graph state always gives the same scores."""
     row = conn.execute("SELECT MAX(updated) FROM nodes").fetchone()
     return float(row[0]) if row and row[0] is not None else None
-
-
-def light_info(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, list[str], float | None]]:
-    """(type, tags, updated) per id: enough to choose among a hub's neighbours."""
-    out: dict[str, tuple[str, list[str], float | None]] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        for node_id, ntype, tags, updated in conn.execute(
-            f"SELECT id, type, tags, updated FROM nodes WHERE id IN ({marks})", chunk
-        ):
-            out[node_id] = (ntype, json.loads(tags) if tags else [], updated)
-    return out

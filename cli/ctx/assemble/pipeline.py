@@ -30,13 +30,15 @@ from ctx.assemble.budget import TokenCounter, choose_header, content_room, expla
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, count_withheld, sibling_window
 from ctx.assemble.cycles import find_cycles
-from ctx.assemble.enrich import enrich, graph_reference_time, light_info, load_bodies
+from ctx.assemble.bound import ScoreBound
+from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.passage_rank import PassageRanking
 from ctx.assemble.passage_view import passage_ranking, passage_searcher
+from ctx.assemble.pool import Pool, drop_hopeless, keep_best, walk_limit
 from ctx.assemble.prepare import prepare_text
 from ctx.assemble.relevance import fused_relevance
-from ctx.assemble.render import Document, SectionOut, explain_text
+from ctx.assemble.render import Document, SectionOut, explain_caption, explain_text
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,
@@ -80,6 +82,7 @@ class Build:
     similarity: dict[str, float] | None = None
     similarity_note: str = ""
     ranking: PassageRanking | None = None  # the free-text topics' passages, by relevance
+    pool: Pool | None = None  # what the candidate pool left out
     candidates: list[Candidate] = field(default_factory=list)  # best first once ranked
     # rank
     in_outlines: int = 0  # candidates folded into an outliner page's outline
@@ -201,15 +204,6 @@ def collect(graph: GraphView, build: Build) -> None:
     """Every candidate: walked from the seeds, or added by a lens option; never a hidden one."""
     request, lens, seeds, conn = build.request, build.lens, build.seeds, graph.conn
     build.reference = reference = graph_reference_time(conn)
-
-    def rank_neighbours(options: list[tuple[str, float]]) -> list[str]:
-        light = light_info(conn, [v for v, _ in options])
-        return neighbour_ranker(lens, light, reference)(options)
-
-    walked = build.walked = walk(graph, lens, seeds, build.depth, rank_neighbours)
-    window = sibling_window(lens)
-    sibling_offsets = add_siblings(graph, seeds, walked, window) if window is not None else {}
-    build.recent = add_recent(graph, lens, walked, reference)
     topic = topic_for(graph, build.topics)
     # The free-text topics' passages: what a long node shows of itself, and, for a lens that ranks
     # by passages, what ranks the nodes.
@@ -218,16 +212,27 @@ def collect(graph: GraphView, build: Build) -> None:
         fused_relevance(graph, request, lens, seeds, topic, build.ranking if lens.passages else None)
         if lens.semantic.rank == "fused" else None
     )
+    # The walk goes only as far as the pool of candidates a context of this budget can use needs.
+    has_similarity = topic is not None and topic.vector is not None
+    bound = ScoreBound(lens, has_similarity, reference, search_relevance)
+    limit = walk_limit(request.max_tokens, bound)
+    walked = build.walked = walk(graph, lens, seeds, build.depth, neighbour_ranker(lens, reference), limit)
+    window = sibling_window(lens)
+    sibling_offsets = add_siblings(graph, seeds, walked, window) if window is not None else {}
+    build.recent = add_recent(graph, lens, walked, reference)
     if search_relevance is not None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
         fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
         for node_id in fresh:
             walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
             build.extras.add(node_id)
+    added = build.extras | build.recent | set(sibling_offsets)
+    build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))
     build.similarity, build.similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
     if search_relevance is None and lens.semantic.top_k > 0:
         for node_id, sim in semantic_extras(
-            graph, topic, seeds, set(walked.reached), lens.semantic.top_k, lens.semantic.min_similarity,
+            graph, topic, seeds, set(walked.reached) | build.pool.beyond, lens.semantic.top_k,
+            lens.semantic.min_similarity,
         ):
             if node_id in walked.reached:
                 continue
@@ -266,6 +271,8 @@ def rank(graph: GraphView, build: Build) -> None:
     """Best first: scored, diversified if the lens asks, in sections, blocks folded into pages."""
     lens = build.lens
     ranked = score_candidates(build.candidates, lens, build.similarity, build.reference)
+    if build.pool is not None:
+        ranked = keep_best(ranked, build.pool)
     if lens.scoring.diversity > 0:
         # Redundancy is read from the words of the top of the ranking: packing reuses the bodies.
         load_bodies(graph.conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
@@ -287,8 +294,10 @@ def describe(graph: GraphView, build: Build) -> None:
     lens, doc, walked = build.lens, build.doc, build.walked
     assert walked is not None
     ranked = build.candidates
-    doc.candidates_total = len(ranked) - build.in_outlines
+    left_out = build.pool.left_out if build.pool is not None else 0
+    doc.candidates_total = len(ranked) + left_out - build.in_outlines
     doc.notes.append(_scoring_note(lens, build.similarity is not None, build.similarity_note, build.reference))
+    _pool_meta(build, walked, left_out)
     if walked.capped:
         left_out = sum(c.omitted for c in walked.capped)
         note = (
@@ -335,6 +344,21 @@ def describe(graph: GraphView, build: Build) -> None:
     )
     doc.meta = dict(build.meta)
     build.header_cost = choose_header(doc, lens, build.counter)
+
+
+def _pool_meta(build: Build, walked: Walk, left_out: int) -> None:
+    """``meta.pool`` when the pool or the walk left nodes out (JSON and ``--explain`` say it; the
+    markdown header does not spend the budget on it)."""
+    pool = build.pool
+    if pool is None or not (left_out or walked.stopped or walked.unexpanded):
+        return
+    kept = len(build.candidates)  # ranked and cut to the pool by now
+    build.meta["pool"] = {
+        "size": pool.size,
+        "reached": kept + left_out,
+        "kept": kept,
+        "walk": {"stopped": walked.stopped, "hops": walked.hops, "unexpanded": walked.unexpanded},
+    }
 
 
 def _empty_section_notes(build: Build) -> None:
@@ -426,5 +450,5 @@ def pack_and_report(build: Build) -> BuildResult:
     meta["lens"] = lens.name
     rows = explain_rows(ranked)
     if request.explain:
-        meta["explain"] = explain_text(rows)
+        meta["explain"] = explain_text(rows) + explain_caption(meta)
     return BuildResult(text, True, build.warnings, rows, meta)

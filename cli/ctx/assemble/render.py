@@ -442,6 +442,25 @@ def explain_cells(row: dict[str, Any]) -> list[str]:
     return cells
 
 
+def pool_note(pool: dict[str, Any], depth: int) -> str:
+    """What the candidate pool and the walk left out (``meta.pool``), in one line."""
+    walk = pool["walk"]
+    parts = [f"candidates: the best {pool['kept']} of {pool['reached']} reached (pool of {pool['size']} for this budget)"]
+    if walk["stopped"] == "bound":
+        parts.append(f"walk stopped after hop {walk['hops']} of {depth}: nothing further away could rank among them")
+    elif walk["stopped"] == "cap":
+        parts.append(f"walk stopped after hop {walk['hops']} of {depth} with {pool['reached']} nodes reached")
+    if walk["unexpanded"]:
+        parts.append(f"{walk['unexpanded']} frontier node(s) left unexpanded, the nearest taken first")
+    return "; ".join(parts)
+
+
+def explain_caption(meta: dict[str, Any]) -> str:
+    """The line under the --explain table that says what the pool left out ("" when nothing)."""
+    pool = meta.get("pool")
+    return pool_note(pool, int(meta.get("depth", 0))) + "\n" if pool else ""
+
+
 def explain_text(rows: list[dict[str, Any]]) -> str:
     table = [[title for _, title in EXPLAIN_COLUMNS]] + [explain_cells(r) for r in rows]
     widths = [min(max(len(r[i]) for r in table), 40) for i in range(len(EXPLAIN_COLUMNS))]

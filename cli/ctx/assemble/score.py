@@ -13,12 +13,17 @@ update), so scores depend on the graph state only, never on the clock. Ties brea
 from __future__ import annotations
 
 import fnmatch
+import json
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
 from ctx.lenses import Lens, Section, Selector
+
+if TYPE_CHECKING:
+    from ctx.assemble.bound import NodeInfo
 
 SECONDS_PER_DAY = 86400.0
 
@@ -101,24 +106,42 @@ def score_candidates(
     return ranked
 
 
-def neighbour_ranker(lens: Lens, light: dict[str, tuple[str, list[str], float | None]], reference_time: float | None):
-    """A cheap pre-score for choosing which neighbours of a huge hub to keep (fan-out cap)."""
+class NeighbourRanker:
+    """A cheap pre-score for choosing which neighbours of a huge hub to keep (fan-out cap):
 
-    half_life = lens.scoring.recency_half_life_days
+        boost(type, tags) * (rule weight + recency_share * recency)
 
-    def rank(options: list[tuple[str, float]]) -> list[str]:
-        def key(item: tuple[str, float]) -> tuple[float, str]:
-            node_id, weight = item
-            ntype, tags, updated = light.get(node_id, ("", [], None))
-            factor = lens.boosts.types.get(ntype.lower(), 1.0)
-            for t in {x.lower() for x in tags}:
-                factor *= lens.boosts.tags.get(t, 1.0)
-            value = factor * (weight + 0.5 * recency(updated, reference_time, half_life))
-            return (-value, node_id)
+    from what the walk read of each with its edge (``bound.NodeInfo``). The store computes the same
+    value in SQL to fetch only a hub's best neighbours (``GraphView.best_neighbours``)."""
 
-        return [node_id for node_id, _ in sorted(options, key=key)]
+    def __init__(self, lens: Lens | None, reference_time: float | None, recency_share: float = 0.5) -> None:
+        self.type_boosts = dict(lens.boosts.types) if lens is not None else {}
+        self.tag_boosts = dict(lens.boosts.tags) if lens is not None else {}
+        self.reference = reference_time
+        self.half_life = lens.scoring.recency_half_life_days if lens is not None else 1.0
+        self.recency_share = recency_share if lens is not None else 0.0
 
-    return rank
+    def boost(self, ntype: str, tags: str | None) -> float:
+        factor = self.type_boosts.get(ntype.lower(), 1.0)
+        if self.tag_boosts and tags:
+            for t in {str(x).lower() for x in json.loads(tags)}:
+                factor *= self.tag_boosts.get(t, 1.0)
+        return factor
+
+    def value(self, weight: float, node: NodeInfo | None) -> float:
+        if node is None:
+            return weight
+        rec = recency(node.updated, self.reference, self.half_life) if self.recency_share else 0.0
+        return self.boost(node.type, node.tags) * (weight + self.recency_share * rec)
+
+    def __call__(self, options: list[tuple[str, float]], info: dict[str, NodeInfo]) -> list[str]:
+        """The options' node ids, best first (ties by id)."""
+        keyed = sorted((-self.value(weight, info.get(node_id)), node_id) for node_id, weight in options)
+        return [node_id for _, node_id in keyed]
+
+
+def neighbour_ranker(lens: Lens, reference_time: float | None) -> NeighbourRanker:
+    return NeighbourRanker(lens, reference_time)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def run_build(
     for line in result.warnings:
         warn(line)
     if explain and result.candidates:
-        _print_explain(result.candidates)
+        _print_explain(result.candidates, result.meta)
     if not result.found:
         sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
         return EXIT_NOT_FOUND
@@ -76,16 +76,18 @@ def _print(text: str, fmt: str) -> None:
         console.print(Markdown(text))
 
 
-def _print_explain(rows: list[dict]) -> None:
-    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_cells, explain_text
+def _print_explain(rows: list[dict], meta: dict) -> None:
+    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_caption, explain_cells, explain_text
+
+    caption = explain_caption(meta)
 
     if not sys.stderr.isatty():
-        sys.stderr.write(explain_text(rows))
+        sys.stderr.write(explain_text(rows) + caption)
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="ctx build --explain", show_lines=False)
+    table = Table(title="ctx build --explain", caption=caption.strip() or None, show_lines=False)
     for _, title in EXPLAIN_COLUMNS:
         table.add_column(title, overflow="fold")
     for row in rows:

@@ -11,12 +11,25 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ctx.store import reads
 from ctx.store.edge_names import canonical_and_direction
 from ctx.store.outline import Outline, outline_of
 
 _CHUNK = 500
+
+
+class NeighbourOrder(Protocol):
+    """How a hub's neighbours are ranked for the fan-out cap (``ctx.assemble.score.NeighbourRanker``)."""
+
+    type_boosts: dict[str, float]
+    tag_boosts: dict[str, float]
+    reference: float | None
+    half_life: float
+    recency_share: float
+
+    def boost(self, ntype: str, tags: str | None) -> float: ...
 
 
 def conn_has(conn: sqlite3.Connection, sql: str) -> bool:
@@ -95,24 +108,140 @@ class GraphView:
 
     # -- walking ---------------------------------------------------------------------------------
 
-    def edges_from(self, ids: list[str], column: str) -> list[tuple[str, str, str]]:
-        """(src, dst, type) of resolved edges whose ``column`` (src or dst) is one of ``ids``.
+    def walk_edges(
+        self, ids: list[str], column: str
+    ) -> list[tuple[str, str, str, str, str | None, float | None, str]]:
+        """(src, dst, type) of resolved edges whose ``column`` (src or dst) is one of ``ids``, with
+        the type, tags, updated time and title of the node at the other end (what bounds its score,
+        read in the same pass).
 
         The node at the other end must exist and be visible: a private node is never reached, so
         nothing behind it leaks through the walk either.
         """
         other = "dst" if column == "src" else "src"
         visible = "" if self.include_private else " AND n.private = 0"
-        rows: list[tuple[str, str, str]] = []
+        rows: list[tuple[str, str, str, str, str | None, float | None, str]] = []
         for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             rows.extend(
                 self.conn.execute(
-                    f"SELECT e.src, e.dst, e.type FROM edges e JOIN nodes n ON n.id = e.{other}"
+                    f"SELECT e.src, e.dst, e.type, n.type, n.tags, n.updated, n.title"
+                    f" FROM edges e JOIN nodes n ON n.id = e.{other}"
                     f" WHERE e.{column} IN ({marks}){visible}",
                     chunk,
                 ).fetchall()
             )
+        return rows
+
+    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+        """How many edges each of ``ids`` has on ``column`` (src: outgoing, dst: incoming), hidden
+        or unresolved ends included: an index-only count, to tell a hub from an ordinary node."""
+        out: dict[str, int] = {}
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                self.conn.execute(
+                    f"SELECT {column}, COUNT(*) FROM edges WHERE {column} IN ({marks}) GROUP BY {column}", chunk
+                ).fetchall()
+            )
+        return out
+
+    def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
+        """The (type, direction) pairs of the node's edges: out as stored, in walked backwards."""
+        out = [(t, "out") for (t,) in self.conn.execute("SELECT DISTINCT type FROM edges WHERE src = ?", (node_id,))]
+        out += [(t, "in") for (t,) in self.conn.execute("SELECT DISTINCT type FROM edges WHERE dst = ?", (node_id,))]
+        return out
+
+    def _around(self, node_id: str, classes: Iterable[tuple[str, str]]) -> tuple[str, list[object]]:
+        """SQL for the node's edges of ``classes`` as (other, type, dir) rows, and its parameters."""
+        parts: list[str] = []
+        params: list[object] = []
+        for direction, near, far in (("out", "src", "dst"), ("in", "dst", "src")):
+            types = sorted({t for t, d in classes if d == direction})
+            if types:
+                marks = ",".join("?" * len(types))
+                parts.append(
+                    f"SELECT {far} AS other, type, '{direction}' AS dir FROM edges"
+                    f" WHERE {near} = ? AND type IN ({marks}) AND {far} != ?"
+                )
+                params += [node_id, *types, node_id]
+        return " UNION ALL ".join(parts) or "SELECT NULL AS other, NULL AS type, NULL AS dir WHERE 0", params
+
+    def remember_reached(self, costs: Iterable[tuple[str, float]], *, reset: bool = False) -> None:
+        """Keep the walk's reached nodes with their costs in a temporary table (on this connection
+        only, never in the graph file): a hub's query leaves out the neighbours already held."""
+        if reset:
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS walk_reached (id TEXT PRIMARY KEY, cost REAL NOT NULL)")
+            self.conn.execute("DELETE FROM temp.walk_reached")
+        self.conn.executemany("INSERT OR REPLACE INTO temp.walk_reached (id, cost) VALUES (?, ?)", costs)
+
+    def best_neighbours(
+        self,
+        node_id: str,
+        base: float,
+        weights: dict[tuple[str, str], float],
+        ranker: NeighbourOrder,
+        limit: int,
+    ) -> tuple[int, list[tuple[str, str, str | None, float | None, str]]]:
+        """A hub's fresh visible neighbours over the edges ``weights`` names ((type, direction) ->
+        rule weight): how many there are, and the best ``limit`` by ``ranker``'s pre-score of the
+        heaviest edge to each, as (id, type, tags, updated, title). Fresh: not reached yet
+        (``remember_reached``), or reached at more than ``base`` plus the cheapest step to it.
+        The pre-score is computed in SQL, so a hub of 10,000s of links costs one sorted scan
+        rather than a Python loop over every edge."""
+        around, params = self._around(node_id, weights)
+        cases = " ".join("WHEN e.type = ? AND e.dir = ? THEN ?" for _ in weights)
+        case_params: list[object] = [x for (t, d), w in weights.items() for x in (t, d, w)]
+        visible = "" if self.include_private else " WHERE n.private = 0"
+        if ranker.reference is not None and ranker.recency_share:
+            recency = "COALESCE(pow(0.5, (max(0.0, ? - n.updated) / 86400.0) / ?), 0.0)"
+            recency_params: list[object] = [ranker.reference, ranker.half_life]
+        else:
+            recency, recency_params = "0.0", []
+        boost = "1.0"
+        if ranker.type_boosts or ranker.tag_boosts:
+            self.conn.create_function("ctx_neighbour_boost", 2, ranker.boost, deterministic=True)
+            boost = "ctx_neighbour_boost(n.type, n.tags)"
+        sql = (
+            f"SELECT e.other, n.type, n.tags, n.updated, n.title, COUNT(*) OVER () AS total,"
+            f" MAX({boost} * (e.weight + ? * {recency})) AS value"
+            f" FROM (SELECT other, CASE {cases} END AS weight FROM ({around}) e) e"
+            f" JOIN nodes n ON n.id = e.other LEFT JOIN temp.walk_reached r ON r.id = e.other{visible}"
+            f" GROUP BY e.other HAVING r.cost IS NULL OR ? + 1.0 / MAX(e.weight) < r.cost - 1e-12"
+            f" ORDER BY value DESC, e.other LIMIT ?"
+        )
+        rows = self.conn.execute(
+            sql, [ranker.recency_share, *recency_params, *case_params, *params, base, limit]
+        ).fetchall()
+        total = rows[0][5] if rows else 0
+        return total, [r[:5] for r in rows]
+
+    def edges_around(
+        self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0
+    ) -> list[tuple[str, str, str]]:
+        """(other, type, direction) of the node's edges of ``classes`` to any of ``others``.
+
+        For a node with more edges (``degree``) than there are ``others``, each of the others is
+        looked up from its own end (its index), instead of scanning every edge of the node (once
+        per chunk of others)."""
+        wanted = set(classes)
+        rows: list[tuple[str, str, str]] = []
+        for direction, near, far, far_index in (("out", "src", "dst", "edges_in"), ("in", "dst", "src", "edges_out")):
+            types = sorted({t for t, d in wanted if d == direction})
+            if not types:
+                continue
+            type_marks = ",".join("?" * len(types))
+            hint = f" INDEXED BY {far_index}" if len(others) < degree or len(others) > _CHUNK else ""
+            for chunk in chunks(others):
+                marks = ",".join("?" * len(chunk))
+                rows.extend(
+                    (other, etype, direction)
+                    for other, etype in self.conn.execute(
+                        f"SELECT {far}, type FROM edges{hint} WHERE {far} IN ({marks}) AND type IN ({type_marks})"
+                        f" AND {near} = ? AND {far} != ?",
+                        [*chunk, *types, node_id, node_id],
+                    )
+                )
         return rows
 
     def neighbour_ids(self, ids: list[str], names: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:

@@ -1,0 +1,133 @@
+"""Score bounds: what a node can score at the least once reached, and at the most while unreached.
+
+The walk uses them to stop early (``traverse.WalkLimit``): once the pool's worst candidate is sure
+to beat anything the walk has not reached yet, walking further cannot change which nodes compete
+for the context. Both bounds follow ``score.score_candidates`` term by term:
+
+    score = boost * (w_d / cost + w_s * similarity + w_r * recency [+ w_f * relevance])
+
+* at the least: the node's own boost, cost and recency (read with its edge row), its known search
+  relevance, and similarity 0 (cosines are clipped to [0, 1]); a field boost the node may or may
+  not earn counts at its smallest;
+* at the most, for a node not reached yet: the largest boost the lens can give (every multiplier
+  above 1 at once), the smallest cost still possible, similarity and recency 1, and the best search
+  relevance of a node the walk has not reached.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctx.assemble.score import Weights, recency, weights_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ctx.lenses import Lens
+
+# Scores are rounded to 6 decimals and tie on cost then id: a bound must clear the rounding.
+MARGIN = 2e-6
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """What the walk reads of a node with the edge that reached it: enough to bound its score."""
+
+    type: str
+    tags: str | None  # the stored JSON list, decoded only when the lens boosts tags
+    updated: float | None
+    title: str
+
+
+def _product_above_one(factors: dict[str, float]) -> float:
+    out = 1.0
+    for f in factors.values():
+        if f > 1.0:
+            out *= f
+    return out
+
+
+def _product_below_one(factors: dict[str, float]) -> float:
+    out = 1.0
+    for f in factors.values():
+        if f < 1.0:
+            out *= f
+    return out
+
+
+class ScoreBound:
+    def __init__(
+        self,
+        lens: "Lens",
+        has_similarity: bool,
+        reference: float | None,
+        search: dict[str, float] | None,
+    ) -> None:
+        self.lens = lens
+        self.weights: Weights = weights_for(lens, has_similarity)
+        self.has_similarity = has_similarity
+        self.reference = reference
+        self.half_life = lens.scoring.recency_half_life_days
+        self.search = search or {}
+        b = lens.boosts
+        self.most_boost = (
+            max([1.0, *b.types.values()]) * _product_above_one(b.tags) * _product_above_one(b.fields)
+            * _product_above_one(b.keywords)
+        )
+        # A field boost depends on the node's fields, which the walk does not read: either extreme.
+        self.field_floor = _product_below_one(b.fields)
+        self.field_ceiling = _product_above_one(b.fields)
+        self._best_search = sorted(self.search.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _boost_known(self, info: NodeInfo) -> float:
+        """The boost from what the walk read: type, tags and title (not fields)."""
+        b = self.lens.boosts
+        factor = b.types.get(info.type.lower(), 1.0) if b.types else 1.0
+        if b.tags and info.tags:
+            for tag in {str(t).lower() for t in json.loads(info.tags)}:
+                factor *= b.tags.get(tag, 1.0)
+        if b.keywords:
+            title = info.title.lower()
+            for word, f in b.keywords.items():
+                if word in title:
+                    factor *= f
+        return factor
+
+    def at_least(self, node_id: str, info: NodeInfo, cost: float) -> float:
+        """The least a walked node at ``cost`` scores (it may score more: similarity, a field boost)."""
+        w = self.weights
+        distance = 1.0 / cost if cost > 0 else 1.0
+        total = w.distance * distance + w.recency * recency(info.updated, self.reference, self.half_life)
+        if w.relevance:
+            total += w.relevance * self.search.get(node_id, 0.0)
+        return self._boost_known(info) * self.field_floor * total
+
+    def at_most_for(self, node_id: str, info: NodeInfo, cost: float) -> float:
+        """The most a walked node at ``cost`` can score, whatever its similarity and fields."""
+        w = self.weights
+        distance = 1.0 / cost if cost > 0 else 1.0
+        total = w.distance * distance + w.recency * recency(info.updated, self.reference, self.half_life)
+        if self.has_similarity:
+            total += w.similarity
+        if w.relevance:
+            total += w.relevance * self.search.get(node_id, 0.0)
+        return self._boost_known(info) * self.field_ceiling * total
+
+    def at_most(self, cost: float, relevance: float) -> float:
+        """The most a node can score when reached at ``cost`` or more, with search relevance at
+        most ``relevance``: a node the walk has not reached, or one a cheaper route may still improve."""
+        w = self.weights
+        total = w.distance * (1.0 / cost if cost > 0 else 1.0) + w.recency
+        if self.has_similarity:
+            total += w.similarity
+        if w.relevance:
+            total += w.relevance * relevance
+        return self.most_boost * total
+
+    def best_relevance_outside(self, final: "Callable[[str], bool]") -> float:
+        """The best search relevance of a node whose score is not final yet (``final`` says which are)."""
+        if not self.weights.relevance:
+            return 0.0
+        return next((s for i, s in self._best_search if not final(i)), 0.0)
