@@ -62,7 +62,11 @@ def hub_topic(db: Path) -> str:
 
 def cold_runs(argv: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[list[float], list[float]]:
     """Wall and CPU (user + system) seconds of ``runs`` fresh processes of ``argv``, after one
-    unmeasured run that warms the page cache and ctx's own caches."""
+    unmeasured run that warms the page cache and ctx's own caches.
+
+    PYTHONDONTWRITEBYTECODE is dropped, as a user's shell does not set it: with it, a source
+    checkout without byte code compiles every ctx module again in every run."""
+    env = {k: v for k, v in (env or os.environ).items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     walls: list[float] = []
     cpus: list[float] = []
