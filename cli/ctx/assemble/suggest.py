@@ -8,6 +8,7 @@ occur in the graph is reported as not found rather than answered by meaning alon
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 
 from ctx.store.view import GraphView
 
@@ -30,11 +31,18 @@ def close_titles(graph: GraphView, topic: str) -> list[str]:
     if len(key) < 3 or not looks_like_a_name(topic):
         return []
     visible = f" AND {graph.where_visible('n.')}"
+    # difflib keeps a key only if the characters it shares with the topic, as multisets, reach
+    # CUTOFF * (both lengths) / 2 (its quick_ratio). That count is taken in SQL first, so only
+    # keys that can pass are compared in Python: the same suggestions as comparing every key.
+    counts = Counter(key)
+    shared = " + ".join("min(?, length(k.key) - length(replace(k.key, ?, '')))" for _ in counts)
+    shared_params = [x for ch, n in counts.items() for x in (n, ch)]
     rows = graph.conn.execute(
         "SELECT k.key, MIN(n.title) FROM node_keys k JOIN nodes n ON n.id = k.node_id"
-        f" WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN ? AND ?{visible}"
+        f" WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN ? AND ?"
+        f" AND {shared} >= ? * (? + length(k.key)) - 1e-9{visible}"
         " GROUP BY k.key LIMIT ?",
-        (max(1, len(key) - 3), len(key) + 3, MAX_KEYS),
+        (max(1, len(key) - 3), len(key) + 3, *shared_params, CUTOFF / 2, len(key), MAX_KEYS),
     ).fetchall()
     titles = {r[0]: r[1] for r in rows if r[0] != key}
     close = difflib.get_close_matches(key, sorted(titles), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
