@@ -179,7 +179,12 @@ def _records(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str
     if relpath.lower().endswith(".jsonl"):
         yield from _lines(relpath, text, warnings)
     else:
-        yield from document_records(relpath, (text,))
+        # In pieces: the reader lets go of what it has read, where one whole-text chunk would be
+        # copied into its buffer (a second copy of the file).
+        yield from document_records(relpath, (text[at : at + _PIECE] for at in range(0, len(text), _PIECE)))
+
+
+_PIECE = 1 << 20
 
 
 def _lines(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
