@@ -22,13 +22,6 @@ from ctx.store import connect
 CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from conftest import imported_graph
-
-    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
-
-
 def _invoke(argv: list[str], env: dict[str, str] | None = None):
     from typer.testing import CliRunner
 

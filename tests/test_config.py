@@ -6,10 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
-from ctx.importers.engine import import_path
-from ctx.store import connect
 
 
 @pytest.fixture
@@ -23,15 +20,6 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     monkeypatch.delenv("CTX_DB", raising=False)
     monkeypatch.chdir(project)
     return user, project
-
-
-@pytest.fixture
-def demo_db(tmp_path: Path) -> Path:
-    db = tmp_path / "demo.db"
-    conn = connect(db, create=True)
-    import_path(conn, FIXTURES / "demo-vault")
-    conn.close()
-    return db
 
 
 def _meta(run_cli, *args: str, db: Path) -> dict:

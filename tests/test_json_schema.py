@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from conftest import FIXTURES
 from json_contract import SCHEMA, validator
 from jsonschema import Draft202012Validator
 
@@ -17,13 +15,6 @@ from ctx.store import connect
 def _valid(kind: str, document: dict) -> None:
     errors = list(validator(kind).iter_errors(document))
     assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]
-
-
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory):
-    from conftest import imported_graph
-
-    return imported_graph(tmp_path_factory, FIXTURES / "demo-vault")
 
 
 def test_the_schema_is_a_valid_json_schema_of_this_version():
