@@ -8,6 +8,10 @@ Imports ../shared/eval/musique/notes (plain) and notes-autolinked into two graph
 (`ctx embed`, default model), then for every question and budget builds the markdown context an
 agent would receive and counts the share of the question's gold notes whose whole paragraph text
 appears in it (wikilink brackets ignored, whitespace normalised; a shortened note does not count).
+Because a context that shows a long note's relevant passages loses a gold note by that rule even when
+it carries the answer, a second table reports answer presence: the share of questions whose answer
+(or one of its aliases) appears in the context, and the share of each question's hop answers (the
+answers of its decomposition's sub-questions: the evidence chain) that appear, case-insensitively.
 
 Configurations are lenses (no per-question rules, nothing special-cased in ctx): the first three in
 bench/lenses/, hybrid+graph is the built-in `question` lens that users get:
@@ -75,6 +79,15 @@ def paragraph_text(note: Path) -> str:
     if first.startswith("# "):
         text = rest
     return normalise(text)
+
+
+def answer_presence(question: dict, context: str) -> tuple[float, float]:
+    """(1.0 if the answer or an alias is in ``context`` else 0.0, share of hop answers in it)."""
+    lowered = context.lower()
+    names = [question["answer"], *question.get("answer_aliases", [])]
+    answered = float(any(normalise(n).lower() in lowered for n in names if n.strip()))
+    hops = [normalise(step["answer"]).lower() for step in question.get("question_decomposition", [])]
+    return answered, (sum(h in lowered for h in hops) / len(hops) if hops else answered)
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -158,6 +171,7 @@ def main() -> int:
     }
 
     recall: dict[tuple[str, int], list[float]] = {}
+    answers: dict[tuple[str, int], list[tuple[float, float]]] = {}
     seconds: dict[str, list[float]] = {}
     rows = []
     for config in configs:
@@ -175,9 +189,11 @@ def main() -> int:
                 context = normalise(text)
                 found = [name for name in q["gold_files"] if gold_text[name] in context]
                 share = len(found) / len(q["gold_files"])
+                answered, hops = answer_presence(q, context)
                 recall.setdefault((config, budget), []).append(share)
+                answers.setdefault((config, budget), []).append((answered, hops))
                 rows.append({"config": config, "budget": budget, "id": q["id"], "recall": share,
-                             "found": found, "gold": q["gold_files"]})
+                             "found": found, "gold": q["gold_files"], "answer": answered, "hops": hops})
 
     print(f"\nMuSiQue gold recall ({len(questions)} questions; markdown context; "
           f"{'subprocess' if args.subprocess else 'in-process'} builds)\n")
@@ -188,6 +204,16 @@ def main() -> int:
         base = BASELINES.get(budget)
         best = f"{max(base.values()):.3f}" if base else "-"
         print(f"| {budget} | " + " | ".join(cells) + f" | {best} |")
+    print("\nAnswer presence (answer / hop answers in the context)\n")
+    print("| budget | " + " | ".join(configs) + " |")
+    print("|---|" + "---|" * len(configs))
+    for budget in budgets:
+        cells = [
+            f"{statistics.mean(a for a, _ in answers[(c, budget)]):.3f} / "
+            f"{statistics.mean(h for _, h in answers[(c, budget)]):.3f}"
+            for c in configs
+        ]
+        print(f"| {budget} | " + " | ".join(cells) + " |")
     print("\nmedian build time: " + ", ".join(
         f"{c} {statistics.median(seconds[c]) * 1000:.0f} ms" for c in configs))
     if args.json:
