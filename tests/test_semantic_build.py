@@ -163,3 +163,19 @@ def test_build_never_imports_torch(graphs, topic, lens):
     assert report["heavy"] == [] and report["found"]
     if lens == "general":  # the question lens's lean header leaves the scoring note out
         assert report["similarity"].startswith("embeddings: all-MiniLM-L6-v2")
+
+
+def test_a_build_reads_the_passage_vectors_once(graphs):
+    """The resolver and the collector both rank the question's passages; the vectors (a build's
+    largest read on a big embedded graph) and the full-text hits are read once per build."""
+    conn = connect(graphs[0])
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    first = build_context(conn, BuildRequest((BREAD_QUESTION,), max_tokens=1500))
+    vector_reads = [s for s in statements if "FROM passages p JOIN passage_vectors" in " ".join(s.split())]
+    assert len(vector_reads) == 1, vector_reads
+    statements.clear()
+    again = build_context(conn, BuildRequest((BREAD_QUESTION,), max_tokens=1500))
+    assert first.text == again.text
+    # The memo lives only as long as one build: the next build reads the vectors again.
+    assert sum("passage_vectors" in s for s in statements) >= 1

@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ctx.assemble.build_memo import once
 from ctx.stopwords import STOPWORDS
 from ctx.store import passages as stored
 from ctx.store.reads import MAX_QUERY_TERMS
@@ -93,7 +94,11 @@ def rank_passages(
     ``seeds.retrieval``)."""
     conn, include_private = graph.conn, graph.include_private
     terms = query_terms(text)
-    bm25 = stored.search(conn, terms, limit=pool, include_private=include_private) if mode != "vector" else []
+    bm25 = (
+        once(("passage_bm25", tuple(terms), pool, include_private),
+             lambda: stored.search(conn, terms, limit=pool, include_private=include_private))
+        if mode != "vector" else []
+    )
     node_of = {h.id: h.node_id for h in bm25}
     dense = _dense(graph, topic, pool) if mode != "fts" else {}
     node_of.update(dense)
@@ -129,7 +134,8 @@ def _dense(graph: "GraphView", topic: "TopicVector | None", pool: int) -> dict[i
         return {}
     from ctx.semantic.passage_index import load_passage_index
 
-    index = load_passage_index(graph.conn, topic.model)
+    model = topic.model
+    index = once(("passage_index", model), lambda: load_passage_index(graph.conn, model))
     if not len(index):
         return {}
     hits = index.nearest(topic.vector, pool)

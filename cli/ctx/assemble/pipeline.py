@@ -34,6 +34,7 @@ from ctx.assemble.bound import ScoreBound
 from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
 from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.passage_rank import PassageRanking
+from ctx.assemble.build_memo import build_scope
 from ctx.assemble.passage_view import passage_ranking, passage_searcher
 from ctx.assemble.pool import Pool, drop_hopeless, keep_best, walk_limit
 from ctx.assemble.prepare import prepare_text
@@ -94,6 +95,12 @@ class Build:
 def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
     # What this reader may see is decided once, here: every stage reads through this view.
     graph = GraphView(conn, include_private=request.include_private)
+    with build_scope():
+        return _run(graph, request)
+
+
+def _run(graph: GraphView, request: BuildRequest) -> BuildResult:
+    conn = graph.conn
     build = start(graph, request)
     find_seeds(graph, build)
     if not build.seeds:
