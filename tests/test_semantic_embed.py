@@ -108,6 +108,19 @@ def test_editing_one_note_embeds_exactly_that_note(graph_copy):
     assert vectors.status(conn).missing == 0
 
 
+def test_a_node_whose_passages_are_embedded_is_embedded_alone(graph_copy):
+    """Only a node's own vector missing (its passages' texts already have theirs): the real
+    encoder is asked for nodes alone, with no passage batch before them."""
+    _, db = graph_copy
+    conn = connect(db)
+    conn.execute("DELETE FROM embeddings WHERE node_id = 'Telescope'")
+    conn.commit()
+    assert vectors.pending_passages(conn, DEFAULT_MODEL) == []
+    report = embed_graph(conn, resolve_model(None))
+    assert (report.embedded, report.passages) == (1, 0)
+    assert vectors.status(conn).missing == 0
+
+
 def test_switching_models_re_embeds_everything(graph_copy):
     _, db = graph_copy
     conn = connect(db)

@@ -116,6 +116,8 @@ def embed_graph(
         pieces 0.5%). ``write(indices, vectors)`` stores each chunk of a few batches as it is done,
         so an interrupted run keeps its work; progress moves after every batch."""
         nonlocal dim, done
+        if not texts:
+            return
         size = lengths(texts)
         order = sorted(range(len(texts)), key=lambda i: (-size[i], i))
         chunk = batch_size * 8

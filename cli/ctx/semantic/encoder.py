@@ -103,6 +103,8 @@ class DocumentEncoder:
     def token_lengths(self, texts: list[str]) -> list[int]:
         """How many word pieces the model will see of each text (its window caps it), so batches
         can hold texts of one length: padding is work thrown away."""
+        if not texts:  # the tokenizer fails on an empty batch
+            return []
         tokenizer = self._model.tokenizer
         ids = tokenizer(
             texts,
