@@ -116,3 +116,14 @@ def test_config_files_use_the_cache_and_still_report_problems(tmp_path, cache, m
     for _ in range(2):
         with pytest.raises(UsageError, match="unknown key"):
             load_settings()
+
+
+def test_an_entry_for_other_text_under_the_same_name_is_a_miss(cache):
+    """Entries are named by a checksum and hold their text: a collision cannot return the data
+    of another document."""
+    other = LENS.replace("depth: 1", "depth: 4")
+    assert yaml_cache.load(other)["depth"] == 4
+    (entry,) = _entries(cache)
+    entry.rename(yaml_cache._entry(LENS))  # as if both texts had the same checksum
+    assert yaml_cache.load(LENS)["depth"] == 1
+    assert yaml_cache.load(LENS)["depth"] == 1

@@ -18,11 +18,15 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ctx.files import FileRefused, check_regular
 from ctx.store.db import get_meta, set_meta
-from ctx.store.sources import Source, list_sources
-from ctx.store.writes import file_states
+
+if TYPE_CHECKING:
+    from ctx.store.sources import Source
+
+# The check's own modules (sources, file states, the import path's writes) load only when a
+# check runs: a build without ``sync.before_build`` asks for nothing but the setting.
 
 CHECKED_KEY = "sources_checked_at"
 
@@ -37,7 +41,9 @@ class Refresh:
 
 def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
     """Whether any file of ``source`` was added, deleted or modified since its last import."""
+    from ctx.files import FileRefused, check_regular
     from ctx.importers import get_importer
+    from ctx.store.writes import file_states
 
     root = Path(source.root)
     if not root.exists():
@@ -70,6 +76,8 @@ def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
 
 
 def stale_sources(conn: sqlite3.Connection) -> list[Source]:
+    from ctx.store.sources import list_sources
+
     return [source for source in list_sources(conn) if source_changed(conn, source)]
 
 

@@ -1,13 +1,14 @@
-"""Lens and config files, parsed once: the data a document gave is kept under a hash of its text.
+"""Lens and config files, parsed once: the data a document gave is kept with its exact text.
 
 Every `ctx build` reads a lens file (and the config files that exist). Importing PyYAML and parsing
 a lens costs more than a tenth of a cold build, to get the same data as last time. The first
-process to parse a document stores its data (with ``marshal``) in the user cache folder, named by a
-hash of the exact text; a later process given the same text loads that data without importing
-PyYAML. An edited file is new text, so it is parsed again -- no timestamps involved. Only a
-document that parsed without error is stored: refusals and syntax errors come from the parser
-every time, with its messages. Any problem with the cache (unwritable, damaged, another Python's
-format) only costs speed.
+process to parse a document stores the text and its data (with ``marshal``) in the user cache
+folder, in a file named by a checksum of the text; a later process given the same text -- compared
+whole, so a checksum collision is only a miss -- loads that data without importing PyYAML. An
+edited file is new text, so it is parsed again: no timestamps involved. Only a document that
+parsed without error is stored: refusals and syntax errors come from the parser every time, with
+its messages. Any problem with the cache (unwritable, damaged, another Python's format) only costs
+speed.
 """
 
 from __future__ import annotations
@@ -32,27 +33,29 @@ def load(text: str) -> Any:
         path = None
     if path is not None:
         try:
-            return marshal.loads(path.read_bytes())
+            stored_text, data = marshal.loads(path.read_bytes())
+            if stored_text == text:
+                return data
         except Exception:  # noqa: BLE001 - absent, damaged or unreadable: parse it
             pass
     from ctx import yaml_safe
 
     data = yaml_safe.load(text)
     if path is not None:
-        _store(path, data)
+        _store(path, text, data)
     return data
 
 
 def _entry(text: str) -> Path:
-    import hashlib
+    import zlib
 
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return cache_dir() / "yaml" / f"{digest}.{_FORMAT}"
+    encoded = text.encode("utf-8", "surrogatepass")
+    return cache_dir() / "yaml" / f"{zlib.crc32(encoded):08x}-{len(encoded):x}.{_FORMAT}"
 
 
-def _store(path: Path, data: Any) -> None:
+def _store(path: Path, text: str, data: Any) -> None:
     try:
-        blob = marshal.dumps(data)  # ValueError for a value marshal cannot hold (a date): not cached
+        blob = marshal.dumps((text, data))  # ValueError for a value marshal cannot hold (a date)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(blob)
