@@ -257,6 +257,8 @@ def main() -> None:
     parser.add_argument("--no-mcp", action="store_true")
     parser.add_argument("--no-builds", action="store_true",
                         help="imports, stats and search only (no ctx build, no MCP session)")
+    parser.add_argument("--no-import", action="store_true",
+                        help="query the graphs a previous run imported (bench/out/graphs) where they exist")
     parser.add_argument("--depths", default=",".join(map(str, DEPTHS)))
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
@@ -277,6 +279,10 @@ def main() -> None:
         for fmt in formats:
             db = OUT / "graphs" / f"{label}-{fmt}.db"
             db.parent.mkdir(parents=True, exist_ok=True)
+            if args.no_import and db.exists():
+                print(f"  import {fmt}: reusing {db}", flush=True)
+                query_db = query_db or (db, fmt)
+                continue
             result = bench_import(fmt, manifest["files"][fmt], db)
             result["load"] = load()
             entry["imports"].append(result)
