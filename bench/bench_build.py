@@ -12,7 +12,8 @@ Prints:
   note), and for a free-text question; with --typer, the same through the Typer command
   (CTX_NO_FAST_PATH=1) beside it;
 * whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich, pydantic, mcp,
-  sqlite-utils, typer) on that path, with a WARNING line naming any that is;
+  sqlite-utils, typer) on that path, for the ID topic and the free-text one (the graph has no
+  embeddings, so neither needs numpy), with a WARNING line naming any that is;
 * budget utilisation over --pairs random (topic, budget) pairs, both formats: min and median of
   used/budget where the candidates exceeded the budget, and overruns (must be 0). Budgets are drawn
   log-uniformly from 500..16,000 (the summary-first range below 500 is reported separately).
@@ -175,11 +176,13 @@ def main() -> None:
                 walls, cpus = cold_runs(argv, args.runs, env=typer_env)
                 print(describe("  the same through Typer (CTX_NO_FAST_PATH=1)", walls, cpus))
         print(f"load average after: {os.getloadavg()[0]:.2f}")
-        imports = heavy_imports(db, topic)
-        print("imports on the build path: " + ", ".join(f"{m}={'yes' if v else 'no'}" for m, v in imports.items()))
-        flagged = [m for m, loaded in imports.items() if loaded]
-        if flagged:
-            print(f"WARNING: the build path imports {', '.join(flagged)}")
+        for kind, request_topic in (("ID topic", topic), ("free text", args.question)):
+            imports = heavy_imports(db, request_topic)
+            print(f"imports on the build path ({kind}): "
+                  + ", ".join(f"{m}={'yes' if v else 'no'}" for m, v in imports.items()))
+            flagged = [m for m, loaded in imports.items() if loaded]
+            if flagged:
+                print(f"WARNING: the build path ({kind}) imports {', '.join(flagged)}")
         if args.no_utilisation:
             return
         u = utilisation(db, args.pairs, args.seed)

@@ -70,7 +70,6 @@ def fused_relevance(
     vectors, and full-text search widened by the seeds' names (feedback), fused by rank.
     """
     from ctx.semantic.fusion import reciprocal_rank_fusion
-    from ctx.semantic.hybrid import fused_ranking
 
     has_vectors = topic is not None and topic.vector is not None and topic.model is not None
     if (ranking is None or not ranking.nodes) and not has_vectors:
@@ -81,6 +80,9 @@ def fused_relevance(
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(graph.conn, text, seeds, lens.semantic.feedback)
     if has_vectors:
+        # Only here: the vector ranking loads numpy, which a graph without vectors never needs.
+        from ctx.semantic.hybrid import fused_ranking
+
         assert topic is not None
         rankings.append([h.id for h in fused_ranking(graph, query, topic, mode="vector")])
     if ranking is None or lens.semantic.feedback > 0:

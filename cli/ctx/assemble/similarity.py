@@ -110,10 +110,10 @@ def semantic_extras(
 
     Feeds lens sections with ``select: {semantic: true}``. Empty without embeddings.
     """
-    from ctx.semantic.search import load_index
-
     if top_k <= 0 or topic is None or topic.vector is None or topic.model is None:
         return []
+    from ctx.semantic.search import load_index  # numpy: only once there are vectors to search
+
     index = load_index(graph.conn, topic.model)
     skip = set(reached_ids) | set(seeds)
     # Over-fetch: some of the nearest are already in the walk or private.

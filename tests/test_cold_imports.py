@@ -1,0 +1,51 @@
+"""What a cold `ctx build` loads: on a graph without embeddings, whatever the topic and lens,
+never numpy, Typer, Click, pydantic or Rich; with warm caches, not PyYAML or the tiktoken package
+either (their parsed results come from the cache folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROBE = r"""
+import json, sys
+sys.argv = ["ctx", *sys.argv[1:]]
+from ctx.entry import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+watched = ("numpy", "typer", "click", "pydantic", "rich", "yaml", "tiktoken", "torch", "mcp")
+sys.stderr.write(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.modules]}) + "\n")
+"""
+
+
+def _probe(args: list[str], env: dict[str, str]) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=120)
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "topic, lens",
+    [
+        ("Project Apollo", None),  # a title: auto -> general
+        ("what blocks the launch?", None),  # a question: auto -> answer (passages)
+        ("what blocks the launch?", "general"),
+        ("what blocks the launch?", "question"),
+        ("launch risks", "research"),
+        ("Project Apollo", "workspace"),
+    ],
+)
+def test_a_cold_build_loads_nothing_it_does_not_need(topic, lens, demo_db, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env.update({"CTX_HOME": str(tmp_path / "home"), "CTX_CACHE_DIR": str(tmp_path / "cache")})
+    args = ["build", topic, "--db", str(demo_db), *(["--lens", lens] if lens else [])]
+    first = _probe(args, env)  # fills the caches
+    warm = _probe(args, env)
+    assert first["code"] == warm["code"] == 0
+    assert set(first["loaded"]) <= {"yaml", "tiktoken"}
+    assert warm["loaded"] == []
