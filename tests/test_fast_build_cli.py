@@ -194,3 +194,26 @@ def test_config_defaults_reach_the_fast_path(runs):
     assert user.code == 0 and b"lens: planning" in user.out and b"/900" in user.out
     project, _ = runs["project graph and config"]
     assert project.code == 0 and b"lens: general" in project.out and b"/1200" in project.out
+
+
+def test_the_fast_exit_leaves_the_graph_closed(world, tmp_path):
+    """The fast path leaves without finalising the interpreter; the graph was closed before, so
+    SQLite removed its -wal and -shm files as on any ordinary exit."""
+    graph = tmp_path / "graph.db"
+    shutil.copy(world["db"], graph)
+    env = _base_env(world["tmp"], world["home:plain"])
+    proc = subprocess.run([CTX, "build", "Project Apollo", "--db", str(graph)], capture_output=True, env=env)
+    assert proc.returncode == 0 and proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.db"]
+
+
+def test_a_closed_pipe_ends_both_paths_alike(world):
+    script = f"'{CTX}' build 'Project Apollo' --max-tokens 8000 --db '{world['db']}' | head -c 10; echo \" ${{PIPESTATUS[0]}}\""
+    outcomes = []
+    for typer in (False, True):
+        env = _base_env(world["tmp"], world["home:plain"])
+        if typer:
+            env["CTX_NO_FAST_PATH"] = "1"
+        proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+        outcomes.append((proc.stdout, proc.stderr))
+    assert outcomes[0] == outcomes[1] == ("# Context: 0\n", "")

@@ -31,6 +31,25 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 _previous = _signal.signal(_signal.SIGINT, _interrupted_while_loading)
 
 
+def _leave(code: int) -> None:
+    """End the process without tearing the interpreter down.
+
+    Finalising frees every module and object one by one -- the tokenizer's 100k-entry tables
+    among them -- about 30 ms of a 200 ms build that has already printed everything. The build
+    closed its graph; what remains is flushing the streams and any exit handlers. Should a flush
+    fail (the reader went away), the ordinary exit reports it as it always has.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - let the normal exit path deal with it
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 def main() -> None:
     from ctx import dataclass_code
     from ctx.commands.build_argv import parse_build
@@ -54,7 +73,7 @@ def main() -> None:
             code = run_parsed(fast)
         finally:
             dataclass_code.save()
-        sys.exit(code)
+        _leave(code)
     try:
         from ctx.app import main as run
     finally:

@@ -35,29 +35,34 @@ def run_build(
         set_plain(True)
     lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
     graph = Graph.open(resolve_db_path(db), include_private=include_private)
-    for line in refresh_if_enabled(graph.conn):
-        warn(line)
-    request = BuildRequest(
-        topics=topics,
-        lens=lens,
-        depth=depth,
-        max_tokens=max_tokens,
-        format=format,
-        include_fields=include_fields,
-        encoding=encoding,
-        explain=explain,
-        include_private=include_private,
-    )
-    result = graph.build(request)
-    _print(result.text, format)
-    for line in result.warnings:
-        warn(line)
-    if explain and result.candidates:
-        _print_explain(result.candidates, result.meta)
-    if not result.found:
-        sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
-        return EXIT_NOT_FOUND
-    return 0
+    # Closed here rather than at interpreter exit: the console script may leave without
+    # tearing the interpreter down (ctx.entry), and SQLite tidies its WAL on close.
+    try:
+        for line in refresh_if_enabled(graph.conn):
+            warn(line)
+        request = BuildRequest(
+            topics=topics,
+            lens=lens,
+            depth=depth,
+            max_tokens=max_tokens,
+            format=format,
+            include_fields=include_fields,
+            encoding=encoding,
+            explain=explain,
+            include_private=include_private,
+        )
+        result = graph.build(request)
+        _print(result.text, format)
+        for line in result.warnings:
+            warn(line)
+        if explain and result.candidates:
+            _print_explain(result.candidates, result.meta)
+        if not result.found:
+            sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
+            return EXIT_NOT_FOUND
+        return 0
+    finally:
+        graph.close()
 
 
 def _print(text: str, fmt: str) -> None:
