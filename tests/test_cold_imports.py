@@ -14,9 +14,14 @@ import pytest
 PROBE = r"""
 import json, sys
 sys.argv = ["ctx", *sys.argv[1:]]
-from ctx.entry import main
+import ctx.entry
+
+def leave(code):  # the fast path ends with os._exit: end with SystemExit instead, to look around
+    raise SystemExit(code)
+
+ctx.entry._leave = leave
 try:
-    main()
+    ctx.entry.main()
 except SystemExit as exc:
     code = exc.code
 watched = ("numpy", "typer", "click", "pydantic", "rich", "yaml", "tiktoken", "torch", "mcp")
