@@ -72,8 +72,10 @@ def bench_embed(workdir: Path, env: dict[str, str]) -> Path:
     second = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
     again = time.perf_counter() - started
     texts = first["embedded"] + first["passages_embedded"]
+    # .get: an older ctx (A/B runs) does not say how it ran.
     print(f"ctx embed, dwarves-brain: {first['passages_embedded']} passages + {first['embedded']} nodes"
-          f" ({first['precision']}, {first['threads']} thread(s)), load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+          f" ({first.get('precision', '?')}, {first.get('threads', '?')} thread(s)),"
+          f" load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"  {wall:.1f} s wall, {cpu:.1f} s CPU (process start and model load included):"
           f" {texts / wall:.1f} texts/s wall, {texts / cpu:.1f} texts per CPU-second")
     print(f"ctx embed again: {second['embedded']} embedded, {again:.2f} s wall")
