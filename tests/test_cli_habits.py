@@ -62,10 +62,12 @@ def test_shell_completion_script_and_answers():
 # -- --plain on a terminal -----------------------------------------------------------------------
 
 
-def _on_a_terminal(argv: list[str]) -> str:
-    """stdout of ``ctx argv`` when stdout is a terminal (a pseudo-terminal of our own)."""
+def _through_a_terminal(argv: list[str], stream: str, timeout: float) -> tuple[int, bytes]:
+    """(exit code, what ``ctx argv`` wrote to ``stream``, "stdout" or "stderr") when that stream
+    is a terminal (a pseudo-terminal of our own); the other stream is discarded."""
     leader, follower = pty.openpty()
-    process = subprocess.Popen([CTX, *argv], stdout=follower, stderr=subprocess.DEVNULL, env=dict(os.environ, COLUMNS="100"))
+    streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: follower}
+    process = subprocess.Popen([CTX, *argv], **streams, env=dict(os.environ, COLUMNS="100"))
     os.close(follower)
     chunks = []
     while True:
@@ -76,9 +78,14 @@ def _on_a_terminal(argv: list[str]) -> str:
         if not data:
             break
         chunks.append(data)
-    process.wait(timeout=60)
+    code = process.wait(timeout=timeout)
     os.close(leader)
-    return b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    return code, b"".join(chunks)
+
+
+def _on_a_terminal(argv: list[str]) -> str:
+    """stdout of ``ctx argv`` when stdout is a terminal."""
+    return _through_a_terminal(argv, "stdout", 60)[1].decode("utf-8").replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "json"])
@@ -178,21 +185,8 @@ def test_stats_reports_embedding_coverage_model_and_staleness(tmp_path, run_cli,
 
 def _stderr_on_a_terminal(argv: list[str]) -> tuple[int, str]:
     """(exit code, stderr) of ``ctx argv`` with stderr on a pseudo-terminal: progress bars on."""
-    leader, follower = pty.openpty()
-    process = subprocess.Popen([CTX, *argv], stdout=subprocess.DEVNULL, stderr=follower, env=dict(os.environ, COLUMNS="100"))
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    code = process.wait(timeout=300)
-    os.close(leader)
-    return code, b"".join(chunks).decode("utf-8", errors="replace")
+    code, written = _through_a_terminal(argv, "stderr", 300)
+    return code, written.decode("utf-8", errors="replace")
 
 
 def test_progress_bars_name_their_phases_on_a_terminal(tmp_path):

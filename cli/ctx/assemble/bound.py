@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctx.assemble.score import Weights, recency, weights_for
+from ctx.assemble.score import Weights, named_boost, recency, weights_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,16 +84,8 @@ class ScoreBound:
     def _boost_known(self, info: NodeInfo) -> float:
         """The boost from what the walk read: type, tags and title (not fields)."""
         b = self.lens.boosts
-        factor = b.types.get(info.type.lower(), 1.0) if b.types else 1.0
-        if b.tags and info.tags:
-            for tag in {str(t).lower() for t in json.loads(info.tags)}:
-                factor *= b.tags.get(tag, 1.0)
-        if b.keywords:
-            title = info.title.lower()
-            for word, f in b.keywords.items():
-                if word in title:
-                    factor *= f
-        return factor
+        tags = json.loads(info.tags) if b.tags and info.tags else ()
+        return named_boost(b, info.type, tags, info.title)
 
     def at_least(self, node_id: str, info: NodeInfo, cost: float) -> float:
         """The least a walked node at ``cost`` scores (it may score more: similarity, a field boost)."""

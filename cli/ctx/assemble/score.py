@@ -23,7 +23,10 @@ from ctx.assemble.candidate import Candidate
 from ctx.lenses import Lens, Section, Selector
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ctx.assemble.bound import NodeInfo
+    from ctx.lenses.model import Boosts
 
 SECONDS_PER_DAY = 86400.0
 
@@ -51,22 +54,27 @@ def recency(updated: float | None, reference: float | None, half_life_days: floa
 
 
 def boost(c: Candidate, lens: Lens) -> float:
-    b = lens.boosts
-    factor = 1.0
-    if c.type.lower() in b.types:
-        factor *= b.types[c.type.lower()]
-    for tag in {t.lower() for t in c.tags}:
-        if tag in b.tags:
-            factor *= b.tags[tag]
+    return named_boost(lens.boosts, c.type, c.tags, c.title, c.fields)
+
+
+def named_boost(b: Boosts, type_: str, tags: Iterable[str], title: str, fields: Iterable[str] = ()) -> float:
+    """The lens's multipliers that apply to a node of this type, tags, title and field names.
+
+    Tags are taken in sorted order so the product is the same float whatever the hash seed.
+    """
+    factor = b.types.get(type_.lower(), 1.0) if b.types else 1.0
+    if b.tags:
+        for tag in sorted({str(t).lower() for t in tags}):
+            factor *= b.tags.get(tag, 1.0)
     if b.fields:
-        names = {n.lower() for n in c.fields}
+        names = {n.lower() for n in fields}
         for name, f in b.fields.items():
             if name in names:
                 factor *= f
     if b.keywords:
-        title = c.title.lower()
+        lowered = title.lower()
         for word, f in b.keywords.items():
-            if word in title:
+            if word in lowered:
                 factor *= f
     return factor
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ctx.passages import SPLITTER_VERSION, split
 from ctx.store.fts import indexed_in_bulk
+from ctx.store.view import GraphView, chunks
 
 _VERSION_KEY = "splitter_version"
 BATCH = 2000
@@ -73,6 +74,7 @@ def refresh(conn: sqlite3.Connection) -> int:
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_VERSION_KEY, str(SPLITTER_VERSION)))
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
+    public = GraphView(conn)  # what a reader without private access sees of an outline page
     while True:
         rows = conn.execute(
             "SELECT rowid, id, title, body, parent_id, type FROM nodes WHERE split = 0 LIMIT ?", (BATCH,)
@@ -90,7 +92,7 @@ def refresh(conn: sqlite3.Connection) -> int:
             context = _context(parent_id, titles)
             text = body or ""
             if node_id in pages:
-                text = _with_outline(conn, node_id, text)
+                text = _with_outline(public, node_id, text)
             for p in split(text, title):
                 heading = HEADING_SEP.join(p.heading)
                 digest = passage_hash(embed_text(title, context, heading, p.text))
@@ -121,36 +123,21 @@ def _indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[None]"
 def _outline_pages(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Those of ``ids`` that have outline blocks beneath them (Logseq, Roam, Tana, Notion pages)."""
     out: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        out.update(
-            r[0]
-            for r in conn.execute(
-                "SELECT DISTINCT parent_id FROM nodes WHERE type = 'block'"
-                f" AND parent_id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        )
+    for chunk in chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT DISTINCT parent_id FROM nodes WHERE type = 'block' AND parent_id IN ({marks})"
+        out.update(r[0] for r in conn.execute(sql, chunk))
     return out
 
 
-def _with_outline(conn: sqlite3.Connection, page_id: str, body: str) -> str:
+def _with_outline(public: GraphView, page_id: str, body: str) -> str:
     """An outline page's text: its own body, then its blocks as indented bullets in reading
-    order (empty blocks left out), so that passages keep neighbouring blocks together."""
-    from ctx.store.outline import outline_of
-
-    entries = outline_of(conn, page_id, OUTLINE_MAX_BLOCKS).entries
-    private = _private_among(conn, [e.id for e in entries])
+    order (empty blocks left out), so that passages keep neighbouring blocks together. Read
+    through ``public``, a view without private access: a private block and its subtree never
+    reach a public page's passages."""
+    entries = public.outline(page_id, OUTLINE_MAX_BLOCKS).entries
     lines = []
-    hidden_below: int | None = None  # depth of a private block whose subtree is being skipped
     for entry in entries:
-        if hidden_below is not None and entry.depth > hidden_below:
-            continue
-        hidden_below = None
-        if entry.id in private:
-            # A private block, and everything under it, never reaches a public page's passages.
-            hidden_below = entry.depth
-            continue
         text = entry.body.strip()
         if not text:
             continue
@@ -160,19 +147,6 @@ def _with_outline(conn: sqlite3.Connection, page_id: str, body: str) -> str:
         lines.extend(f"{pad}  {line}" for line in more if line.strip())
     outline = "\n".join(lines)
     return f"{body.rstrip()}\n\n{outline}" if body.strip() and outline else (outline or body)
-
-
-def _private_among(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
-    out: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        out.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM nodes WHERE private = 1 AND id IN ({','.join('?' * len(chunk))})", chunk
-            )
-        )
-    return out
 
 
 def _delete_for(conn: sqlite3.Connection, ids: list[str]) -> None:
