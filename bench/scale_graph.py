@@ -47,9 +47,10 @@ FORMATS = ("markdown", "json", "jsonl")
 
 def vocabulary() -> list[str]:
     """English-looking words in cl100k merge order (roughly by frequency): 1 token each."""
-    from ctx.tokens import get_encoding
+    from ctx.tokens import DEFAULT_ENCODING, _load_tiktoken
 
-    enc = get_encoding()
+    # The tiktoken Encoding itself: ctx's own encoder keeps only the core, without the ranks.
+    enc = _load_tiktoken(DEFAULT_ENCODING)
     word = re.compile(rb"^ [a-z]{3,12}$")
     ranked = sorted(enc._mergeable_ranks.items(), key=lambda item: item[1])
     return [token[1:].decode() for token, _ in ranked if word.match(token)]
