@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 KINDS = (
@@ -109,15 +110,12 @@ def read_regular(
     expected = checked if checked is not None else check_regular(path, root)
     if limit is not None and expected.st_size > limit:
         raise FileRefused(f"larger than {limit:,} bytes")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_checked(path, expected)
     try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (expected.st_dev, expected.st_ino):
-            raise FileRefused("changed while it was being read")
         chunks: list[bytes] = []
         remaining = limit + 1 if limit is not None else None
         while True:
-            chunk = os.read(fd, 1 << 20 if remaining is None else min(1 << 20, remaining))
+            chunk = os.read(fd, PIECE_BYTES if remaining is None else min(PIECE_BYTES, remaining))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -128,6 +126,38 @@ def read_regular(
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+PIECE_BYTES = 1 << 20
+
+
+def read_pieces(path: str | os.PathLike[str], *, checked: os.stat_result, size: int = PIECE_BYTES) -> Iterator[bytes]:
+    """The bytes of a regular file ``checked`` described, ``size`` at a time (a graph export of
+    gigabytes is never held whole). The checks of ``read_regular`` are made when the first piece
+    is asked for; the file is closed when the pieces run out or the iterator is closed."""
+    fd = _open_checked(path, checked)
+    try:
+        while True:
+            piece = os.read(fd, size)
+            if not piece:
+                return
+            yield piece
+    finally:
+        os.close(fd)
+
+
+def _open_checked(path: str | os.PathLike[str], expected: os.stat_result) -> int:
+    """A descriptor of ``path`` opened without blocking, refused if it is not the regular file
+    ``expected`` described (a path swapped between the check and the open)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (expected.st_dev, expected.st_ino):
+            raise FileRefused("changed while it was being read")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_head(path: str | os.PathLike[str], size: int, *, root: str | os.PathLike[str] | None = None) -> bytes:

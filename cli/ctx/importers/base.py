@@ -9,7 +9,7 @@ token counts, hashes) in one transaction, so every format gets the same guarante
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -49,6 +49,9 @@ class Importer(ABC):
     # For JSON exports: the key that holds a page's title, so that the same pages rendered again
     # as markdown beside the export are recognised as one set of pages.
     title_key: ClassVar[str | None] = None
+    # Formats whose single file can be a whole graph (a JSON graph of a million nodes) read it
+    # a batch at a time with ``parse_stream``, so an import's memory does not grow with it.
+    streams: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -83,6 +86,13 @@ class Importer(ABC):
     @abstractmethod
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
         """Records for one file; problems that spare the rest of the file go in ``warnings``."""
+
+    def parse_stream(
+        self, info: FileInfo, text: Iterable[str], known: Callable[[list[str]], set[str]]
+    ) -> Iterator[ParsedFile]:
+        """For formats that ``stream``: the records of one file a batch at a time, from its text
+        in pieces; ``known(ids)`` says which of ``ids`` earlier batches already had."""
+        raise NotImplementedError
 
     def finalize(self, source: "SourceView") -> ParsedFile:
         """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after

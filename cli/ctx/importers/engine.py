@@ -16,10 +16,11 @@ before any new record is written (a node may move from one file to another).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,8 @@ from ctx.store.transaction import transaction
 # whose length is not known beforehand).
 ProgressFn = Callable[[str, int, int], None]
 READING, COUNTING, SAVING = "reading files", "counting tokens", "saving"
+# A file read a batch at a time (``Importer.streams``): done and total in megabytes.
+READING_GRAPH = "reading graph file"
 TOKEN_CHUNK = 256
 # New files are read and written in batches of at most this many files or bytes of source.
 BATCH_FILES = 1000
@@ -168,12 +171,20 @@ def import_path(
     privacy = load_privacy_config()
     reading = _Steps(progress, READING, len(candidates))
     changes: list[_Change] = []
-    fresh = []
+    fresh: list[tuple[str, Path, os.stat_result]] = []
+    streamed: list[tuple[str, Path, os.stat_result]] = []  # files of a streaming format with new content: read inside the transaction
     for rel, abspath, st in candidates:
         if rel not in known:
-            fresh.append((rel, abspath, st))
+            (streamed if importer.streams else fresh).append((rel, abspath, st))
             continue
-        change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report, limits)
+        if importer.streams:
+            change = _hash_only(rel, abspath, st, report)
+            if change is not None and change.hash != known[rel][2]:
+                streamed.append((rel, abspath, st))
+                reading.step()
+                continue
+        else:
+            change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report, limits)
         if change is not None:
             changes.append(change)
         else:
@@ -181,9 +192,12 @@ def import_path(
             vanished = [v for v in vanished if v != rel]
         reading.step()
 
-    if fresh or changes or vanished:
+    if fresh or streamed or changes or vanished:
         try:
-            _apply(conn, importer, source_id, root, changes, vanished, fresh, report, privacy, limits, reading, progress)
+            _apply(
+                conn, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
+                reading, progress,
+            )
         except _NothingWritten:
             pass  # rolled back: every new file was unreadable or failed to parse
     if not report.changed:
@@ -285,6 +299,128 @@ def _read_and_parse(
     return _Change(info, st.st_size, st.st_mtime_ns, digest, parsed)
 
 
+def _hash_only(rel: str, abspath: Path, st: os.stat_result, report: ImportReport) -> _Change | None:
+    """A changed file of a streaming format, read once for its hash only (a touched but equal
+    file is not parsed again); None, with a warning, when it cannot be read."""
+    from ctx.files import read_pieces
+
+    digest = hashlib.blake2b(digest_size=16)
+    try:
+        for piece in read_pieces(abspath, checked=st):
+            digest.update(piece)
+    except FileRefused as exc:
+        report.warnings.append(f"{rel}: {exc}; skipped")
+        return None
+    except OSError as exc:
+        report.warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
+        return None
+    info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
+    return _Change(info, st.st_size, st.st_mtime_ns, digest.hexdigest(), None)
+
+
+class _StreamFailed(Exception):
+    """A streamed file could not be read or parsed: its writes are rolled back to its savepoint.
+    Arguments: the warning, and the problem when the file could not be parsed (else None)."""
+
+
+def _stream_one(
+    conn: sqlite3.Connection,
+    importer: Importer,
+    source_id: int,
+    rel: str,
+    abspath: Path,
+    st: os.stat_result,
+    report: ImportReport,
+    limits: ImportLimits,
+    progress: ProgressFn | None,
+) -> bool:
+    """Read, parse and write one file of a streaming format a batch at a time, inside the
+    import's transaction; whether it was written. Its old records go first, under a savepoint:
+    a file that fails half-way (truncated at the end, unreadable) keeps what the graph had."""
+    from ctx.files import read_pieces
+    from ctx.importers.file_text import FileText
+    from ctx.store.streamed import StreamedFile
+    from ctx.tokens import count_many
+
+    info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
+    source = FileText(rel, read_pieces(abspath, checked=st))
+    text = source.text()
+    first_warning, counted = len(report.warnings), (report.nodes_written, report.edges_written)
+    megabytes = max(1, st.st_size >> 20)
+    # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
+    mtime = st.st_mtime if date_problem(st.st_mtime) is None else None
+    conn.execute("SAVEPOINT streamed_file")
+    try:
+        writes.forget_files(conn, source_id, [rel], [])
+        target = StreamedFile(conn, source_id, rel, count=count_many, normalize_key=importer.normalize_key)
+        batches = _parsed_batches(importer, info, text, target.known_ids)
+        try:
+            for batch in batches:
+                check_parsed(batch, rel, limits)
+                report.warnings.extend(batch.warnings)
+                for node in batch.nodes:
+                    node.created = mtime if node.created is None else node.created
+                    node.updated = mtime if node.updated is None else node.updated
+                written = target.add(batch.nodes, batch.edges)
+                report.warnings.extend(written.warnings)
+                report.nodes_written += written.nodes
+                report.edges_written += written.edges
+                if progress is not None:
+                    progress(READING_GRAPH, min(megabytes, source.size >> 20), megabytes)
+        finally:
+            batches.close()
+        settled = target.settle()
+        report.edges_written += settled.edges
+        from ctx.importers.jsongraph import dangling_warnings
+
+        report.warnings.extend(dangling_warnings(rel, settled.dangling, settled.dangling_total))
+        writes.record_files(conn, source_id, [(rel, st.st_mtime_ns, st.st_size, source.digest)])
+        conn.execute("RELEASE streamed_file")
+    except _StreamFailed as failed:
+        conn.execute("ROLLBACK TO streamed_file")
+        conn.execute("RELEASE streamed_file")
+        del report.warnings[first_warning:]
+        report.nodes_written, report.edges_written = counted
+        report.warnings.extend(source.warnings)
+        warning, problem = failed.args
+        report.warnings.append(warning)
+        if problem is not None:  # unparseable, not merely unreadable: the import may fail on it
+            report.failed.append(problem)
+        return False
+    report.warnings[first_warning:first_warning] = source.warnings
+    report.files_parsed += 0 if source.binary else 1
+    return True
+
+
+def _parsed_batches(
+    importer: Importer, info: FileInfo, text: Iterator[str], known: Callable[[list[str]], set[str]]
+) -> Generator[ParsedFile, None, None]:
+    """The importer's batches, with any failure of reading or parsing the file (not of writing
+    it) turned into ``_StreamFailed``: (warning, whether the file counts as failed)."""
+    rel = info.relpath
+    try:
+        first = next(text, None)
+        if first is None:
+            # Nothing to parse: an empty or binary file (whose warning the reader gave).
+            return
+        batches = importer.parse_stream(info, itertools.chain([first], text), known)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            yield batch
+    except sqlite3.Error:
+        raise
+    except FileRefused as exc:
+        raise _StreamFailed(f"{rel}: {exc}; skipped", None) from None
+    except OSError as exc:
+        raise _StreamFailed(f"{rel}: unreadable ({exc.strerror or exc}); skipped", None) from None
+    except Exception as exc:  # noqa: BLE001 - any parser failure is this file's, not the import's
+        problem = _parse_problem(rel, exc)
+        raise _StreamFailed(f"{problem}; file skipped", problem) from None
+
+
 PROBLEM_MAX_CHARS = 300
 
 
@@ -296,21 +432,28 @@ def _parse_one(importer: Importer, info: FileInfo, content: str | bytes, report:
     """
     try:
         return importer.parse(info, content)  # type: ignore[arg-type]
-    except ImportFormatError as exc:
-        problem = str(exc)
-        if not problem.startswith(info.relpath):
-            problem = f"{info.relpath}: {problem}"
-    except RecursionError:
-        problem = f"{info.relpath}: nested too deeply to parse"
     except Exception as exc:  # noqa: BLE001 - any parser failure is this file's, not the import's
-        if os.environ.get("CTX_DEBUG"):
-            raise
-        problem = f"{info.relpath}: cannot be parsed ({exc.__class__.__name__}: {exc})"
-    if len(problem) > PROBLEM_MAX_CHARS:
-        problem = problem[: PROBLEM_MAX_CHARS - 1] + "…"
+        problem = _parse_problem(info.relpath, exc)
     report.warnings.append(f"{problem}; file skipped")
     report.failed.append(problem)
     return None
+
+
+def _parse_problem(rel: str, exc: Exception) -> str:
+    """What a parser's failure says about the file, in one line naming it."""
+    if isinstance(exc, ImportFormatError):
+        problem = str(exc)
+    elif isinstance(exc, RecursionError):
+        problem = "nested too deeply to parse"
+    elif os.environ.get("CTX_DEBUG"):
+        raise exc
+    else:
+        problem = f"cannot be parsed ({exc.__class__.__name__}: {exc})"
+    if not problem.startswith(rel):
+        problem = f"{rel}: {problem}"
+    if len(problem) > PROBLEM_MAX_CHARS:
+        problem = problem[: PROBLEM_MAX_CHARS - 1] + "…"
+    return problem
 
 
 def _apply(
@@ -321,6 +464,7 @@ def _apply(
     changes: list[_Change],
     vanished: list[str],
     fresh: list[tuple[str, Path, os.stat_result]],
+    streamed: list[tuple[str, Path, os.stat_result]],
     report: ImportReport,
     privacy: PrivacyConfig,
     limits: ImportLimits,
@@ -354,6 +498,9 @@ def _apply(
             writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
             _insert(conn, importer, source_id, *_records_of(new), count_many, report)
             written = written or bool(new)
+        for rel, abspath, st in streamed:
+            written = _stream_one(conn, importer, source_id, rel, abspath, st, report, limits, progress) or written
+            reading.step()
         if not written:
             raise _NothingWritten
         derived = importer.finalize(writes.SourceView(conn, source_id))

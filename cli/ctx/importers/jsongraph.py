@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ def looks_like_graph_lines(head: str) -> bool:
 
 class JsonGraphImporter(Importer):
     format = "json"
+    streams = True
     family = "json"
     title_key = "title"
 
@@ -89,50 +90,98 @@ class JsonGraphImporter(Importer):
         return text.strip().lower()
 
     def parse(self, info: FileInfo, text: str) -> ParsedFile:
+        """The whole file's records at once (for callers without a graph to write into)."""
         out = ParsedFile()
-        # Lines that are not JSON are reported first, as when every line was decoded up front.
-        unreadable: list[str] = []
-        records = _records(info.relpath, text, unreadable)
-        seen_edges: set[tuple[str, str, str]] = set()
         ids: set[str] = set()
-        for where, record in records:
-            # One bad record is a warning naming it; the rest of the file imports.
-            try:
-                node, edges = _record(record, where, info.relpath)
-            except ImportFormatError as exc:
-                out.warnings.append(f"{exc}; record skipped")
-                continue
-            except RecursionError:
-                out.warnings.append(f"{where}: nested too deeply; record skipped")
-                continue
-            if node is not None:
-                if node.id in ids:
-                    out.warnings.append(f"{where}: duplicate id {short(node.id)}; record skipped")
-                    continue
-                ids.add(node.id)
-                out.nodes.append(node)
-            for edge in edges:
-                identity = (edge.src, edge.type, edge.target)
-                if identity not in seen_edges:  # the same relation stated from both ends
-                    seen_edges.add(identity)
-                    out.edges.append(edge)
-        # Edges may name nodes that are not in the file; they stay as unresolved references.
-        # Their src must exist, though, or the edge could never be walked from anywhere.
-        dangling = [e for e in out.edges if e.src not in ids]
-        for edge in dangling[:DANGLING_LISTED]:
-            out.warnings.append(
-                f"{info.relpath}: edge {short(edge.type)} from unknown node {short(edge.src)} ignored"
-            )
-        if len(dangling) > DANGLING_LISTED:
-            out.warnings.append(
-                f"{info.relpath}: {len(dangling) - DANGLING_LISTED} more edges from unknown nodes ignored"
-            )
-        out.edges = [e for e in out.edges if e.src in ids]
-        out.warnings[:0] = unreadable
+        for batch in self.parse_stream(info, [text], ids.intersection):
+            ids.update(node.id for node in batch.nodes)
+            out.nodes.extend(batch.nodes)
+            out.edges.extend(batch.edges)
+            out.warnings.extend(batch.warnings)
+        # The rules the store applies to a streamed file when it ends (ctx.store.streamed).
+        relations: set[tuple[str, str, str]] = set()
+        first = []
+        for edge in out.edges:
+            if (edge.src, edge.type, edge.target) not in relations:
+                relations.add((edge.src, edge.type, edge.target))
+                first.append(edge)
+        dangling = [(e.type, e.src) for e in first if e.src not in ids]
+        out.edges = [e for e in first if e.src in ids]
+        out.warnings.extend(dangling_warnings(info.relpath, dangling[:DANGLING_LISTED], len(dangling)))
         return out
 
+    def parse_stream(
+        self, info: FileInfo, text: Iterable[str], known: Callable[[list[str]], set[str]]
+    ) -> Iterator[ParsedFile]:
+        """The file's records a batch at a time, from its text in pieces. ``known`` tells which
+        ids earlier batches already had: a record repeating one is skipped with a warning.
+        Edges are as stated (the same relation may come twice; an edge may start at a node the
+        file lacks): whoever writes the batches keeps the first of each and drops the others."""
+        relpath = info.relpath
+        problems: list[str] = []
+        batch: list[_Entry] = []
+        chars = 0
+        for where, record in _records(relpath, text, problems):
+            batch.extend(problems)
+            problems.clear()
+            # One bad record is a warning naming it; the rest of the file imports.
+            try:
+                node, edges = _record(record, where, relpath)
+            except ImportFormatError as exc:
+                batch.append(f"{exc}; record skipped")
+                continue
+            except RecursionError:
+                batch.append(f"{where}: nested too deeply; record skipped")
+                continue
+            batch.append((where, node, edges))
+            if node is not None:
+                chars += len(node.body) + len(node.title)
+            if len(batch) >= BATCH_RECORDS or chars >= BATCH_CHARS:
+                yield _settle_batch(batch, known)
+                batch, chars = [], 0
+        batch.extend(problems)
+        yield _settle_batch(batch, known)
 
+
+# A batch ends after this many records or characters of text: what one batch holds in memory.
+BATCH_RECORDS = 5000
+BATCH_CHARS = 8 * 1024 * 1024
 DANGLING_LISTED = 20
+
+# A warning, or (where, node or None, the edges the record states), in file order.
+_Entry = str | tuple[str, NodeRecord | None, list[EdgeRecord]]
+
+
+def _settle_batch(entries: list[_Entry], known: Callable[[list[str]], set[str]]) -> ParsedFile:
+    """A batch's records, nodes whose id came before (in the batch or earlier) skipped, and its
+    warnings in file order."""
+    out = ParsedFile()
+    earlier = known([e[1].id for e in entries if not isinstance(e, str) and e[1] is not None])
+    seen: set[str] = set()
+    for entry in entries:
+        if isinstance(entry, str):
+            out.warnings.append(entry)
+            continue
+        where, node, edges = entry
+        if node is not None:
+            if node.id in earlier or node.id in seen:
+                out.warnings.append(f"{where}: duplicate id {short(node.id)}; record skipped")
+                continue
+            seen.add(node.id)
+            out.nodes.append(node)
+        out.edges.extend(edges)
+    return out
+
+
+def dangling_warnings(relpath: str, listed: list[tuple[str, str]], total: int) -> list[str]:
+    """The warnings for edges dropped because no node of the file is their src: ``listed``
+    (type, src) of the first few, ``total`` of them in all."""
+    # Edges may name nodes that are not in the file; they stay as unresolved references. Their
+    # src must exist, though, or the edge could never be walked from anywhere.
+    out = [f"{relpath}: edge {short(kind)} from unknown node {short(src)} ignored" for kind, src in listed]
+    if total > len(listed):
+        out.append(f"{relpath}: {total - len(listed)} more edges from unknown nodes ignored")
+    return out
 
 
 def _record(record: Any, where: str, relpath: str) -> tuple[NodeRecord | None, list[EdgeRecord]]:
@@ -173,41 +222,64 @@ def _position(record: dict[str, Any]) -> int | None:
     return None
 
 
-def _records(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
-    """Each record with where it starts, decoded as it is reached (a list of every record of a
-    million-node file, or of every line, would hold the file a second time)."""
+def _records(relpath: str, text: Iterable[str], warnings: list[str]) -> Iterator[tuple[str, Any]]:
+    """Each record with where it starts, decoded as it is reached from text that arrives in
+    pieces; a JSONL line that is not JSON is a warning (added to ``warnings``) and skipped."""
     if relpath.lower().endswith(".jsonl"):
         yield from _lines(relpath, text, warnings)
     else:
-        # In pieces: the reader lets go of what it has read, where one whole-text chunk would be
-        # copied into its buffer (a second copy of the file).
-        yield from document_records(relpath, (text[at : at + _PIECE] for at in range(0, len(text), _PIECE)))
+        yield from document_records(relpath, _pieces(text))
 
 
 _PIECE = 1 << 20
 
 
-def _lines(relpath: str, text: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
+def _pieces(text: Iterable[str]) -> Iterator[str]:
+    """Text cut to pieces of at most _PIECE characters: the document reader lets go of what it
+    has read, where one whole-text piece would be copied into its buffer (a second copy)."""
+    for part in text:
+        if len(part) <= _PIECE:
+            yield part
+        else:
+            yield from (part[at : at + _PIECE] for at in range(0, len(part), _PIECE))
+
+
+def _lines(relpath: str, text: Iterable[str], warnings: list[str]) -> Iterator[tuple[str, Any]]:
     # Split at "\n" only, not as splitlines() does: a form feed or U+2028 inside a line is not
     # a line end in JSON Lines, and warnings must name the line an editor shows.
-    start = 0
     lineno = 0
-    while start <= len(text):
-        end = text.find("\n", start)
-        if end < 0:
-            end = len(text)
-        line = text[start:end]
-        start = end + 1
-        lineno += 1
-        if not line.strip():
-            continue
-        try:
-            yield f"{relpath}:{lineno}", json.loads(line)
-        except json.JSONDecodeError as exc:
-            warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}); line skipped")
-        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
-            reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
-            warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
+    parts: list[str] = []  # a line that goes on past the end of a piece
+    for piece in text:
+        start = 0
+        while True:
+            end = piece.find("\n", start)
+            if end < 0:
+                if start < len(piece):
+                    parts.append(piece[start:])
+                break
+            if parts:
+                parts.append(piece[start:end])
+                line = "".join(parts)
+                parts = []
+            else:
+                line = piece[start:end]
+            start = end + 1
+            lineno += 1
+            yield from _line(relpath, lineno, line, warnings)
+    if parts:
+        yield from _line(relpath, lineno + 1, "".join(parts), warnings)
+
+
+def _line(relpath: str, lineno: int, line: str, warnings: list[str]) -> Iterator[tuple[str, Any]]:
+    if not line.strip():
+        return
+    try:
+        yield f"{relpath}:{lineno}", json.loads(line)
+    except json.JSONDecodeError as exc:
+        warnings.append(f"{relpath}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno}); line skipped")
+    except (ValueError, RecursionError) as exc:  # a 5,000-digit number, 100k-deep nesting
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+        warnings.append(f"{relpath}:{lineno}: invalid JSON: {reason}; line skipped")
 
 
 def _require_str(record: dict[str, Any], keys: tuple[str, ...], where: str) -> str:

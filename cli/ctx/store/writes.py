@@ -32,6 +32,7 @@ class Written:
     nodes: int = 0
     edges: int = 0
     warnings: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # id as read -> id as stored
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def insert_records(
     written = Written()
     if not nodes and not edges:
         return written
-    renamed: dict[str, str] = {}
+    renamed = written.renamed
     seen: set[str] = set()
     tried: dict[str, int] = {}
     taken = existing_ids(conn, [n.id for _, n in nodes])
