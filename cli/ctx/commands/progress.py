@@ -8,6 +8,7 @@ from typing import Any
 # What the core's phases count, for the rate column; a phase not listed shows no rate.
 UNITS = {
     "reading files": "files",
+    "reading graph file": "MB",
     "counting tokens": "nodes",
     "embedding": "nodes",
 }
