@@ -116,3 +116,21 @@ def test_an_unknown_encoding_is_a_usage_error(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="unknown encoding 'nope'"):
         tokens.get_encoding("nope")
     assert not list(Path(tmp_path / "cache").rglob("nope*"))
+
+
+def test_a_builds_counter_remembers_without_mixing_texts_up():
+    """The build's TokenCounter keeps counts and the last text's tokens: texts that alternate,
+    repeat, grow past any length limit or differ in one character still get their own tokens."""
+    from ctx.assemble.budget import TokenCounter
+
+    reference = _tiktoken_reference()
+    counter = TokenCounter("cl100k_base")
+    long_a = " ".join(_corpus_texts())
+    long_b = long_a[:-1] + "!"
+    assert len(long_a) > 10_000  # long enough that no shortcut by length could apply
+    order = [long_a, "hello world", long_b, long_a, *SAMPLES, long_b, "hello world", long_a]
+    for text in order + order[::-1]:
+        expected = reference.encode_ordinary(text)
+        assert counter.encode(text) == expected
+        assert counter.count(text) == len(expected)
+        assert counter.count(text + " x") == len(reference.encode_ordinary(text + " x"))

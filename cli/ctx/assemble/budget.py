@@ -72,20 +72,29 @@ class TokenCounter:
 
         self._enc = get_encoding(encoding)
         self._cache: dict[str, int] = {}
+        self._last: tuple[str, list[int]] = ("", [])
 
     def encode(self, text: str) -> list[int]:
-        return self._enc.encode_ordinary(text)
+        """The tokens of ``text``; callers only read the list (shortening cuts the same body at
+        one allowance after another, and encoding it again each time was most of a build's
+        tokenizer work)."""
+        last_text, tokens = self._last
+        if text != last_text:
+            tokens = self._enc.encode_ordinary(text)
+            self._last = (text, tokens)
+            self._cache[text] = len(tokens)
+        return tokens
 
     def decode(self, tokens: list[int]) -> str:
         return self._enc.decode(tokens)
 
     def count(self, text: str) -> int:
-        if len(text) < 2000:
-            hit = self._cache.get(text)
-            if hit is None:
-                hit = self._cache[text] = len(self._enc.encode_ordinary(text))
-            return hit
-        return len(self._enc.encode_ordinary(text))
+        # Long texts too: a block is costed again for every allowance tried, and each text is
+        # kept only for the one build this counter serves.
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = len(self._enc.encode_ordinary(text))
+        return hit
 
 
 # ---------------------------------------------------------------------------------------------
