@@ -198,10 +198,18 @@ class GraphView:
             recency_params: list[object] = [ranker.reference, ranker.half_life]
         else:
             recency, recency_params = "0.0", []
-        boost = "1.0"
+        boost, boost_params = "1.0", []
         if ranker.type_boosts or ranker.tag_boosts:
             self.conn.create_function("ctx_neighbour_boost", 2, ranker.boost, deterministic=True)
             boost = "ctx_neighbour_boost(n.type, n.tags)"
+        if ranker.type_boosts and not ranker.tag_boosts:
+            # A type's boost alone is one of these floats: SQL picks it without calling Python for
+            # every link. SQL's lower() folds ASCII only, so other types still ask Python.
+            boost = (
+                f"CASE WHEN n.type GLOB '*[^ -~]*' THEN {boost} ELSE CASE lower(n.type)"
+                + " WHEN ? THEN ?" * len(ranker.type_boosts) + " ELSE 1.0 END END"
+            )
+            boost_params = [x for item in sorted(ranker.type_boosts.items()) for x in item]
         sql = (
             f"SELECT e.other, n.type, n.tags, n.updated, n.title, COUNT(*) OVER () AS total,"
             f" MAX({boost} * (e.weight + ? * {recency})) AS value"
@@ -211,7 +219,7 @@ class GraphView:
             f" ORDER BY value DESC, e.other LIMIT ?"
         )
         rows = self.conn.execute(
-            sql, [ranker.recency_share, *recency_params, *case_params, *params, base, limit]
+            sql, [*boost_params, ranker.recency_share, *recency_params, *case_params, *params, base, limit]
         ).fetchall()
         total = rows[0][5] if rows else 0
         return total, [r[:5] for r in rows]
