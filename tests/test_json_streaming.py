@@ -206,3 +206,37 @@ def test_a_binary_graph_file_is_a_warning_and_is_recorded(tmp_path, run_cli):
     path.write_bytes(b'{"id": "a"}\n\x00\x00')
     result = run_cli("import", str(path), "--format", "json")
     assert "g.jsonl: binary file; skipped" in result.stderr
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_parsing_holds_one_batch_whatever_the_file_size(tmp_path, monkeypatch, suffix):
+    """Peak Python memory while a graph file is read and parsed is the same for 1,000 and
+    10,000 nodes: nothing of the file outlives its batch."""
+    import os
+    import tracemalloc
+
+    from ctx.files import read_pieces
+    from ctx.importers.base import FileInfo
+
+    monkeypatch.setattr(jsongraph, "BATCH_RECORDS", 200)
+    importer = jsongraph.JsonGraphImporter()
+
+    def peak(count: int) -> int:
+        path = tmp_path / f"g{count}{suffix}"
+        records = [{"id": f"n{i}", "title": f"Node {i}", "body": "word " * 40, "links": [f"n{i // 2}"]}
+                   for i in range(count)]
+        if suffix == ".jsonl":
+            path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+        else:
+            path.write_text(json.dumps({"nodes": records}, indent=1), encoding="utf-8")
+        del records
+        tracemalloc.start()
+        text = FileText(path.name, read_pieces(path, checked=os.stat(path), size=64 * 1024)).text()
+        for batch in importer.parse_stream(FileInfo(path.name, path, 0.0), text, lambda batch_ids: set()):
+            assert len(batch.nodes) <= 200
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(1_000), peak(10_000)
+    assert large < small * 1.5 + 256 * 1024, (small, large)
