@@ -21,7 +21,7 @@ NODE_COLUMNS = (
     "rowid, id, title, body, type, tags, fields, aliases, source_id, source_path, file, parent_id,"
     " position, created, updated, content_hash, tokens, private, split"
 )
-PASSAGE_COLUMNS = 'id, node_id, ord, start, "end", title, context, heading, text, tokens, hash'
+PASSAGE_COLUMNS = 'id, node_id, ord, start, "end", context, heading, own_text, tokens, hash'
 
 
 def postings(conn: sqlite3.Connection, index: str) -> list[tuple[object, ...]]:

@@ -94,7 +94,7 @@ def test_json_says_which_passages_were_kept(graph):
     doc = json.loads(build(conn, "what happens when two devices edit the same block offline?", format="json").text)
     faq = next(n for n in doc["nodes"] if n["id"] == "Sync FAQ")
     assert faq["truncated"] is True
-    stored = conn.execute("SELECT ord, text FROM passages WHERE node_id = 'Sync FAQ' ORDER BY ord").fetchall()
+    stored = conn.execute("SELECT ord, text FROM passage_texts WHERE node_id = 'Sync FAQ' ORDER BY ord").fetchall()
     assert faq["passages"]["total"] == len(stored) >= len(SECTIONS)
     answer = next(o for o, text in stored if "the later edit is kept" in text)
     assert answer in faq["passages"]["shown"] and len(faq["passages"]["shown"]) < len(stored)

@@ -211,7 +211,7 @@ def test_sync_after_an_edit_a_delete_and_a_new_file_updates_graph_and_vectors(va
     changed_passages = {
         embed_text(*row)
         for row in conn.execute(
-            "SELECT title, context, heading, text FROM passages"
+            "SELECT title, context, heading, text FROM passage_texts"
             " WHERE node_id IN ('Projects/Project Hermes', 'Reference/Courier Zeppelins')"
         )
     }

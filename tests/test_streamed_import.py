@@ -22,7 +22,7 @@ TABLES = {
     "edges": "SELECT file, src, dst, type, target, by_id, label, position FROM edges ORDER BY 1, 2, 4, 5, 8, 7",
     "node_keys": "SELECT key, node_id, kind, priority FROM node_keys ORDER BY 1, 2, 3",
     "files": "SELECT path, size, hash FROM files ORDER BY path",
-    "passages": 'SELECT node_id, ord, start, "end", title, context, heading, text, tokens, hash FROM passages ORDER BY 1, 2',
+    "passages": 'SELECT node_id, ord, title, context, heading, text, tokens, hash FROM passage_texts ORDER BY 1, 2',
 }
 
 

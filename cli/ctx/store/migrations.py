@@ -229,6 +229,78 @@ _M007_WALK_INDEX = """
 CREATE INDEX nodes_walked ON nodes (id, private, type, updated, tags, title);
 """
 
+# A passage's text is, nearly always, its node's body from ``start`` to ``end`` (outer newlines
+# trimmed), and its title is the node's: storing both again in every passage made the passages
+# table as big as the nodes table. They are read through the ``passage_texts`` view, which is also
+# the content the two full-text indexes read; ``own_text`` holds the text only where it is not a
+# span of the body (an outline page's blocks, collapsed attachment links). The indexes then take
+# their deleted rows' words from the view too, so a node's passages must go while the node is still
+# there: the deleting trigger runs before the node's row goes, not after.
+_M008_PASSAGE_SPANS = """
+        CREATE TABLE passages_spans (
+            id INTEGER PRIMARY KEY,
+            node_id TEXT NOT NULL,
+            ord INTEGER NOT NULL,           -- position in the node, from 0
+            start INTEGER NOT NULL,         -- character span in the node's body
+            "end" INTEGER NOT NULL,
+            context TEXT NOT NULL DEFAULT '',  -- ancestor titles, outermost first, ' > '-joined
+            heading TEXT NOT NULL DEFAULT '',  -- heading path inside the node, ' > '-joined
+            own_text TEXT,                  -- NULL: the text is the body's span, newlines trimmed
+            tokens INTEGER NOT NULL,        -- estimated at import; renders are counted exactly
+            hash TEXT NOT NULL              -- of what is embedded: keys the passage's vector
+        );
+        INSERT INTO passages_spans (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash)
+            SELECT p.id, p.node_id, p.ord, p.start, p."end", p.context, p.heading,
+                   CASE WHEN p.title = n.title
+                         AND p.text = trim(substr(n.body, p.start + 1, p."end" - p.start), char(10))
+                        THEN NULL ELSE p.text END,
+                   p.tokens, p.hash
+            FROM passages p LEFT JOIN nodes n ON n.id = p.node_id ORDER BY p.id;
+        DROP TRIGGER passages_ai;
+        DROP TRIGGER passages_ad;
+        DROP TRIGGER nodes_passages_ad;
+        DROP TABLE passages_fts;
+        DROP TABLE passages_exact;
+        DROP TABLE passages;
+        ALTER TABLE passages_spans RENAME TO passages;
+        CREATE INDEX passages_by_node ON passages (node_id, ord);
+        CREATE INDEX passages_by_hash ON passages (hash);
+
+        CREATE VIEW passage_texts AS
+            SELECT p.id, p.node_id, p.ord, n.title, p.context, p.heading,
+                   COALESCE(p.own_text, trim(substr(n.body, p.start + 1, p."end" - p.start), char(10))) AS text,
+                   p.tokens, p.hash
+            FROM passages p JOIN nodes n ON n.id = p.node_id;
+
+        CREATE VIRTUAL TABLE passages_fts USING fts5 (
+            title, context, heading, text,
+            content='passage_texts', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE passages_exact USING fts5 (
+            title, context, heading, text,
+            content='passage_texts', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts WHERE id = new.id;
+            INSERT INTO passages_exact (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts WHERE id = new.id;
+        END;
+        CREATE TRIGGER passages_bd BEFORE DELETE ON passages BEGIN
+            INSERT INTO passages_fts (passages_fts, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts WHERE id = old.id;
+            INSERT INTO passages_exact (passages_exact, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts WHERE id = old.id;
+        END;
+        CREATE TRIGGER nodes_passages_bd BEFORE DELETE ON nodes BEGIN
+            DELETE FROM passages WHERE node_id = old.id;
+        END;
+        INSERT INTO passages_fts (passages_fts) VALUES ('rebuild');
+        INSERT INTO passages_exact (passages_exact) VALUES ('rebuild');
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -237,10 +309,12 @@ MIGRATIONS: list[str] = [
     _M005_PASSAGES,
     _M006_PRIVATE_INDEX,
     _M007_WALK_INDEX,
+    _M008_PASSAGE_SPANS,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes): a read-only graph that lacks only these is read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7})
+# to whole nodes, passages that store their own text): a read-only graph that lacks only these is
+# read as it is instead of refused.
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

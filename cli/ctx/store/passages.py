@@ -1,9 +1,12 @@
 """Passages in the store: written after every import, read by retrieval and rendering.
 
-Each node's body is split (``ctx.passages``) into passages stored with their text, the node's
-title and the titles of its outline/hierarchy ancestors; two FTS5 indexes cover all four, one
-stemmed and one exact (``search``). Splitting is incremental: a node inserted by an import has ``split = 0`` and is split by the
-next ``refresh``; a changed splitter (``SPLITTER_VERSION``) re-splits every node once.
+Each node's body is split (``ctx.passages``) into passages: a span of the body, its heading path
+and the titles of the node's outline/hierarchy ancestors. A passage is read through the
+``passage_texts`` view (title and text from the node; the text kept with the passage only where it
+is not the body's span); two FTS5 indexes cover title, ancestors, heading and text, one stemmed and
+one exact (``search``). Splitting is incremental: a node inserted by an import has ``split = 0``
+and is split by the next ``refresh``; a changed splitter (``SPLITTER_VERSION``) re-splits every
+node once.
 """
 
 from __future__ import annotations
@@ -91,16 +94,20 @@ def refresh(conn: sqlite3.Connection) -> int:
                 continue  # an outline block's text is in its page's passages
             context = _context(parent_id, titles)
             text = body or ""
-            if node_id in pages:
+            outline = node_id in pages
+            if outline:
                 text = _with_outline(public, node_id, text)
+            # SQLite's substr() and trim() stop at a NUL: such a body's passages keep their text.
+            spans = not outline and "\x00" not in text
             for p in split(text, title):
                 heading = HEADING_SEP.join(p.heading)
                 digest = passage_hash(embed_text(title, context, heading, p.text))
-                out.append((node_id, p.ord, p.start, p.end, title, context, heading, p.text, p.tokens, digest))
+                own = None if spans and p.text == text[p.start : p.end].strip("\n") else p.text
+                out.append((node_id, p.ord, p.start, p.end, context, heading, own, p.tokens, digest))
         with _indexed_in_bulk(conn):
             conn.executemany(
-                'INSERT INTO passages (node_id, ord, start, "end", title, context, heading, text, tokens, hash)'
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO passages (node_id, ord, start, "end", context, heading, own_text, tokens, hash)'
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 out,
             )
         conn.executemany(
@@ -114,7 +121,7 @@ def _indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[None]"
         conn, "passages_ai", "passages", "id",
         tuple(
             f"INSERT INTO {table} (rowid, title, context, heading, text)"
-            " SELECT id, title, context, heading, text FROM passages WHERE id > ?"
+            " SELECT id, title, context, heading, text FROM passage_texts WHERE id > ?"
             for table in ("passages_fts", "passages_exact")
         ),
     )
@@ -194,16 +201,24 @@ def passages_of(conn: sqlite3.Connection, node_ids: Iterable[str]) -> dict[str, 
     """Every passage of the given nodes, in order (nodes without passages are absent)."""
     ids = list(dict.fromkeys(node_ids))
     out: dict[str, list[StoredPassage]] = {}
+    texts = _texts_view(conn)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         for r in conn.execute(
-            "SELECT id, node_id, ord, heading, text, tokens, hash FROM passages"
+            f"SELECT id, node_id, ord, heading, text, tokens, hash FROM {texts}"
             f" WHERE node_id IN ({','.join('?' * len(chunk))}) ORDER BY node_id, ord",
             chunk,
         ):
             heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
             out.setdefault(r[1], []).append(StoredPassage(r[0], r[1], r[2], heading, r[4], r[5], r[6]))
     return out
+
+
+def _texts_view(conn: sqlite3.Connection) -> str:
+    """Where passage texts are read: the view, or the passages themselves in a read-only graph
+    from before migration 8 (they held their own text then)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'passage_texts'").fetchone()
+    return "passage_texts" if found else "passages"
 
 
 @dataclass(frozen=True)

@@ -137,7 +137,7 @@ def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, st
     from ctx.store.passages import embed_text
 
     rows = conn.execute(
-        "SELECT p.hash, p.title, p.context, p.heading, p.text FROM passages p"
+        "SELECT p.hash, p.title, p.context, p.heading, p.text FROM passage_texts p"
         " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)"
         " GROUP BY p.hash ORDER BY length(p.text), p.hash",
         (model,),
