@@ -7,7 +7,6 @@ occur in the graph is reported as not found rather than answered by meaning alon
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 
 from ctx.store.view import GraphView
@@ -45,5 +44,9 @@ def close_titles(graph: GraphView, topic: str) -> list[str]:
         (max(1, len(key) - 3), len(key) + 3, *shared_params, CUTOFF / 2, len(key), MAX_KEYS),
     ).fetchall()
     titles = {r[0]: r[1] for r in rows if r[0] != key}
+    if not titles:
+        return []
+    import difflib  # ~1 ms of a cold build, only once a title could be meant
+
     close = difflib.get_close_matches(key, sorted(titles), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
     return [titles[k] for k in close]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 DIRECTIONS = ("out", "in", "both")
@@ -159,10 +160,15 @@ class FieldFilter:
     exclude: tuple[str, ...] = strings(())
 
     def allows(self, name: str) -> bool:
-        low = name.lower()
-        if any(fnmatch.fnmatchcase(low, p.lower()) for p in self.exclude):
-            return False
-        return any(fnmatch.fnmatchcase(low, p.lower()) for p in self.include)
+        return _field_allowed(self.include, self.exclude, name.lower())
+
+
+@lru_cache(maxsize=1024)
+def _field_allowed(include: tuple[str, ...], exclude: tuple[str, ...], low: str) -> bool:
+    # Asked for every field of every walked node, and a graph repeats the same few field names.
+    if any(fnmatch.fnmatchcase(low, p.lower()) for p in exclude):
+        return False
+    return any(fnmatch.fnmatchcase(low, p.lower()) for p in include)
 
 
 @dataclass(frozen=True)
