@@ -54,3 +54,12 @@ def test_a_cold_build_loads_nothing_it_does_not_need(topic, lens, demo_db, tmp_p
     assert first["code"] == warm["code"] == 0
     assert set(first["loaded"]) <= {"yaml", "tiktoken"}
     assert warm["loaded"] == []
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json", "-n", "3"]])
+def test_a_cold_search_loads_neither_typer_nor_the_tokenizer(extra, demo_db, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env.update({"CTX_HOME": str(tmp_path / "home"), "CTX_CACHE_DIR": str(tmp_path / "cache")})
+    result = _probe(["search", "launch", "--db", str(demo_db), *extra], env)
+    assert result["code"] == 0
+    assert result["loaded"] == []  # a search counts no tokens: not even a first run loads tiktoken

@@ -6,8 +6,9 @@ as soon as the script imports this module (library users importing ``ctx`` never
 handed back once the CLI is loaded, whose commands handle interrupts themselves (exit 130).
 What comes before this module -- the interpreter's own start-up and ``site`` -- is Python's.
 
-`ctx build` with plain arguments does not load the Typer app at all (``commands.build_argv``):
-Typer, Click and pydantic cost more than a build of a small graph. And the methods ``@dataclass``
+`ctx build` and `ctx search` with plain arguments do not load the Typer app at all
+(``commands.build_argv``, ``commands.search_argv``): Typer, Click and pydantic cost more than a
+build of a small graph, and most of a search. And the methods ``@dataclass``
 writes come compiled from the cache folder (``dataclass_code``) rather than compiled again.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 # The C module itself: ``signal`` imports enum and functools first (~20 ms on a loaded machine),
 # which is the very window this module is here to close.
@@ -50,6 +53,16 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
+def _run_fast(run: Callable[[dict[str, Any]], int], options: dict[str, Any]) -> None:
+    from ctx import dataclass_code
+
+    try:
+        code = run(options)
+    finally:
+        dataclass_code.save()
+    _leave(code)
+
+
 def main() -> None:
     from ctx import dataclass_code
     from ctx.commands.build_argv import parse_build
@@ -69,11 +82,20 @@ def main() -> None:
             _signal.signal(_signal.SIGINT, _previous)  # run_build reports an interrupt itself
         from ctx.commands.build_argv import run_parsed
 
+        _run_fast(run_parsed, fast)
+    from ctx.commands.search_argv import parse_search
+
+    found = parse_search(sys.argv[1:])
+    if found is not None:
         try:
-            code = run_parsed(fast)
+            import ctx.commands.search_run  # noqa: F401
+            import ctx.graph  # noqa: F401
+            import ctx.inspection  # noqa: F401
         finally:
-            dataclass_code.save()
-        _leave(code)
+            _signal.signal(_signal.SIGINT, _previous)
+        from ctx.commands.search_argv import run_parsed as run_search
+
+        _run_fast(run_search, found)
     try:
         from ctx.app import main as run
     finally:

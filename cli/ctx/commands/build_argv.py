@@ -42,34 +42,11 @@ _DIGITS = re.compile(r"[0-9]+")
 def parse_build(argv: list[str]) -> dict[str, Any] | None:
     """``run_build``'s keyword arguments for ``argv`` (without the program name), or None when
     anything about it is not plainly a `ctx build` these rules read the way Typer would."""
-    if os.environ.get("CTX_NO_FAST_PATH") or any(name.startswith("_CTX_COMPLETE") for name in os.environ):
+    read = read_command(argv, "build", BUILD_VALUE_OPTIONS, BUILD_FLAGS, INT_MINIMUM)
+    if read is None:
         return None
-    root: dict[str, Any] = {}
-    at = _read_options(argv, 0, ROOT_VALUE_OPTIONS, ROOT_FLAGS, root)
-    if at is None or at >= len(argv) or argv[at] != "build":
-        return None
-    options: dict[str, Any] = {}
-    topics: list[str] = []
-    if _read_options(argv, at + 1, BUILD_VALUE_OPTIONS, BUILD_FLAGS, options, topics=topics) is None:
-        return None
+    options, topics = read
     if not topics:
-        return None
-    for name, minimum in INT_MINIMUM.items():
-        if name in options:
-            if not _DIGITS.fullmatch(options[name]) or int(options[name]) < minimum:
-                return None
-            options[name] = int(options[name])
-    env = os.environ.get("CTX_DB")
-    if env is not None and not env:
-        return None  # an empty $CTX_DB: leave its reading to Click
-    # Click converts every --db it sees (both flags and the variable, for the root and for
-    # `build`) and refuses an existing file it cannot read as a usage error.
-    if any(path is not None and not _readable_or_absent(path) for path in (env, root.get("db"), options.get("db"))):
-        return None
-    db = options.get("db", root.get("db"))
-    if db is None:
-        db = env
-    if db is not None and not db:
         return None
     from ctx.assemble import BuildRequest
 
@@ -83,9 +60,50 @@ def parse_build(argv: list[str]) -> dict[str, Any] | None:
         "encoding": options.get("encoding"),
         "explain": options.get("explain", BuildRequest.explain),
         "include_private": options.get("include_private", BuildRequest.include_private),
-        "db": Path(db) if db is not None else None,
-        "plain": bool(options.get("plain") or root.get("plain")),
+        "db": options["db"],
+        "plain": options["plain"],
     }
+
+
+def read_command(
+    argv: list[str],
+    command: str,
+    values: dict[str, str],
+    flags: dict[str, tuple[str, bool]],
+    minimum: dict[str, int],
+) -> tuple[dict[str, Any], list[str]] | None:
+    """The options and arguments of `ctx <command>` in ``argv``, integers converted and ``db`` and
+    ``plain`` settled with the root's options and $CTX_DB; None when Typer must read ``argv``."""
+    if os.environ.get("CTX_NO_FAST_PATH") or any(name.startswith("_CTX_COMPLETE") for name in os.environ):
+        return None
+    root: dict[str, Any] = {}
+    at = _read_options(argv, 0, ROOT_VALUE_OPTIONS, ROOT_FLAGS, root)
+    if at is None or at >= len(argv) or argv[at] != command:
+        return None
+    options: dict[str, Any] = {}
+    arguments: list[str] = []
+    if _read_options(argv, at + 1, values, flags, options, topics=arguments) is None:
+        return None
+    for name, least in minimum.items():
+        if name in options:
+            if not _DIGITS.fullmatch(options[name]) or int(options[name]) < least:
+                return None
+            options[name] = int(options[name])
+    env = os.environ.get("CTX_DB")
+    if env is not None and not env:
+        return None  # an empty $CTX_DB: leave its reading to Click
+    # Click converts every --db it sees (both flags and the variable, for the root and for the
+    # command) and refuses an existing file it cannot read as a usage error.
+    if any(path is not None and not _readable_or_absent(path) for path in (env, root.get("db"), options.get("db"))):
+        return None
+    db = options.get("db", root.get("db"))
+    if db is None:
+        db = env
+    if db is not None and not db:
+        return None
+    options["db"] = Path(db) if db is not None else None
+    options["plain"] = bool(options.get("plain") or root.get("plain"))
+    return options, arguments
 
 
 def _readable_or_absent(path: str) -> bool:

@@ -14,6 +14,7 @@ from ctx.commands.console import (  # noqa: F401 - re-exported: every command im
     error,
     exit_code_for,
     note,
+    print_json,
     set_plain,
     stdout_is_terminal,
     warn,
@@ -93,16 +94,3 @@ def handle_errors(func: F) -> F:
             raise typer.Exit(code=exit_code_for(exc)) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def print_json(data: Any) -> None:
-    """One JSON document on stdout; highlighted on a terminal, plain when piped."""
-    from ctx.jsonout import dumps
-
-    text = dumps(data, indent=2, sort_keys=False)
-    if stdout_is_terminal():
-        from rich.console import Console
-
-        Console(soft_wrap=True).print_json(text)
-    else:
-        write_stdout(text + "\n")

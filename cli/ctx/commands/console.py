@@ -1,15 +1,19 @@
 """What every command prints and how an error becomes one stderr line and an exit code.
 
-Free of Typer, so the fast path of `ctx build` (``ctx.entry``) prints and fails exactly as the
-Typer commands do without loading them.
+Free of Typer, so the fast paths of `ctx build` and `ctx search` (``ctx.entry``) print and fail
+exactly as the Typer commands do without loading them.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ctx.errors import EXIT_RUNTIME, CtxError
+
+if TYPE_CHECKING:
+    from ctx.inspection import Report
 
 # `--plain`: print exactly what a pipe would get (no markdown rendering, no JSON colours), even on
 # a terminal. Set by the root callback (`ctx --plain ...`) or a command's own flag.
@@ -42,6 +46,31 @@ def write_stdout(text: str) -> None:
         sys.stdout.flush()
         buffer.write(text.encode("utf-8"))
     sys.stdout.flush()
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout; highlighted on a terminal, plain when piped."""
+    from ctx.jsonout import dumps
+
+    text = dumps(data, indent=2, sort_keys=False)
+    if stdout_is_terminal():
+        from rich.console import Console
+
+        Console(soft_wrap=True).print_json(text)
+    else:
+        write_stdout(text + "\n")
+
+
+def emit_report(report: Report, plain: bool = False) -> None:
+    """A search, show or stats report: its notices on stderr, its text or JSON on stdout."""
+    if plain:
+        set_plain(True)
+    for line in report.warnings:
+        warn(line)
+    if report.data is not None:
+        print_json(report.data)
+    else:
+        write_stdout(report.text)
 
 
 def error(message: str) -> None:

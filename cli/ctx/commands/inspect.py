@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from ctx.commands.common import (
-    DbOption,
-    PlainOption,
-    TextOrJson,
-    handle_errors,
-    print_json,
-    set_plain,
-    warn,
-    write_stdout,
-)
+from ctx.commands.common import DbOption, PlainOption, TextOrJson, handle_errors
+from ctx.commands.console import emit_report
 from ctx.paths import resolve_db_path
-
-if TYPE_CHECKING:
-    from ctx.inspection import Report
 
 # search and show are MCP tools too: their --format is checked by the core (ctx.inspection), so a
 # bad value fails with the same message on both sides; stats is the CLI's alone.
@@ -51,17 +40,6 @@ def register(app: typer.Typer) -> None:
     )(search_command)
 
 
-def _emit(report: "Report", plain: bool = False) -> None:
-    if plain:
-        set_plain(True)
-    for line in report.warnings:
-        warn(line)
-    if report.data is not None:
-        print_json(report.data)
-    else:
-        write_stdout(report.text)
-
-
 @handle_errors
 def stats_command(
     db: DbOption = None,
@@ -73,7 +51,7 @@ def stats_command(
     from ctx.graph import Graph
     from ctx.inspection import stats_report
 
-    _emit(stats_report(Graph.open(resolve_db_path(db), include_private=include_private), fmt=format), plain)
+    emit_report(stats_report(Graph.open(resolve_db_path(db), include_private=include_private), fmt=format), plain)
 
 
 @handle_errors
@@ -89,7 +67,7 @@ def show_command(
     from ctx.inspection import show_report
 
     graph = Graph.open(resolve_db_path(db), include_private=include_private)
-    _emit(show_report(graph, node, fmt=format), plain)
+    emit_report(show_report(graph, node, fmt=format), plain)
 
 
 @handle_errors
@@ -102,8 +80,6 @@ def search_command(
     plain: PlainOption = False,
 ) -> None:
     """Full-text search (BM25) over titles, aliases and bodies."""
-    from ctx.graph import Graph
-    from ctx.inspection import search_report
+    from ctx.commands.search_run import run_search
 
-    graph = Graph.open(resolve_db_path(db), include_private=include_private)
-    _emit(search_report(graph, query, limit=limit, fmt=format), plain)
+    run_search(query=query, db=db, limit=limit, format=format, include_private=include_private, plain=plain)
