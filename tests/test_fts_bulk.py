@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctx.importers.engine import import_path
-from ctx.store import connect
+from ctx.store import connect, passages, writes
 from ctx.store.fts import indexed_in_bulk
 from ctx.store.transaction import transaction
 
@@ -141,3 +141,36 @@ def test_outside_a_transaction_the_trigger_does_the_indexing(tmp_path):
         assert "nodes_ai" in triggers(conn)
         conn.execute("INSERT INTO nodes (id, title, body, source_id, content_hash) VALUES ('a', 'Alpaca', 'wool', 1, 'h')")
     assert [tuple(r) for r in conn.execute("SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH 'wool'")] == [(1,)]
+
+
+def indexes(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    return {(r[0], r[1]) for r in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+
+
+def test_a_first_import_builds_the_readers_indexes_at_its_end(tmp_path, vaults, monkeypatch):
+    """Into an empty graph an import drops the indexes only readers need and builds them once
+    its rows are written; killed half-way, the graph keeps every index, and a later import
+    (into a graph with nodes) never drops any."""
+    markdown, outline = vaults
+    conn = connect(tmp_path / "g.db", create=True)
+    fresh = indexes(conn)
+    dropped: list[set[tuple[str, str]]] = []
+    resolve = writes.resolve_edges
+
+    def resolve_seeing_indexes(conn: sqlite3.Connection, source_id: int) -> None:
+        dropped.append(fresh - indexes(conn))
+        resolve(conn, source_id)
+
+    monkeypatch.setattr(writes, "resolve_edges", resolve_seeing_indexes)
+    monkeypatch.setattr(passages, "refresh", lambda conn: (_ for _ in ()).throw(RuntimeError("killed")))
+    with pytest.raises(RuntimeError, match="killed"):
+        import_path(conn, markdown)
+    assert {name for name, _ in dropped[-1]} >= {"edges_in", "edges_out", "node_keys_by_node"}
+    assert indexes(conn) == fresh and conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(writes, "resolve_edges", resolve_seeing_indexes)
+    import_path(conn, markdown)
+    assert dropped[-1] and indexes(conn) == fresh
+    import_path(conn, outline, format="logseq")
+    assert dropped[-1] == set() and indexes(conn) == fresh
+    assert_indexed_as_by_triggers(conn, tmp_path, "first")

@@ -112,6 +112,20 @@ def test_demo_vault_imports_cleanly(demo_vault, run_cli, db_path):
     assert run_cli("show", "Apollo", "--format", "json").exit_code == 0  # by alias
 
 
+def test_an_import_stores_token_estimates_and_show_counts_exactly(demo_vault, run_cli, db_path):
+    """Exact counting is a build's job (and ``ctx show``'s): an import stores the estimate."""
+    from ctx.store import connect
+    from ctx.tokens import count_tokens, estimate_tokens
+
+    _import(run_cli, demo_vault)
+    conn = connect(db_path)
+    rows = conn.execute("SELECT id, title, body, tokens FROM nodes WHERE body != ''").fetchall()
+    assert rows and all(tokens == estimate_tokens(f"{title}\n{body}") for _, title, body, tokens in rows)
+    node_id, title, body, _ = max(rows, key=lambda r: len(r[2]))
+    shown = json.loads(run_cli("show", node_id, "--format", "json").stdout)
+    assert shown["tokens"] == count_tokens(f"{title}\n{body}") != estimate_tokens(f"{title}\n{body}")
+
+
 # -- syntax ------------------------------------------------------------------------------------
 
 

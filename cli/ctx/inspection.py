@@ -93,6 +93,8 @@ def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
 
 
 def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
+    from ctx import tokens
+
     check_format(fmt)
     shown = graph.show(node)
     found, edges = shown.node, shown.edges
@@ -108,7 +110,8 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         "parent_id": found.parent_id,
         "created": found.created,
         "updated": found.updated,
-        "tokens": found.tokens,
+        # Counted now: the graph stores an estimate (what a build plans with).
+        "tokens": tokens.count_tokens(f"{found.title}\n{found.body}"),
         "body": found.body,
         "edges": [
             {

@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ctx.tokens import estimate_tokens
+
 # Passages aim between these sizes (cl100k tokens). A heading starts a new passage once the
 # current one has MIN_TOKENS; blocks are merged while the passage stays within MAX_TOKENS.
 MIN_TOKENS = 100
@@ -30,12 +32,6 @@ SPLITTER_VERSION = 1
 
 Count = Callable[[str], int]
 
-
-def estimate_tokens(text: str) -> int:
-    """About the cl100k count of ``text``, from its UTF-8 size: splitting only needs "roughly",
-    and exact counting at import would cost as much again as the import itself. Renders are
-    always counted exactly."""
-    return (len(text.encode("utf-8")) * 10 + 41) // 42
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")

@@ -177,3 +177,14 @@ def count_many(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[int]:
     # blocks a plain loop is about 4x faster (measured on tana-books: 0.04 s vs 0.17 s).
     encode = enc.encode_ordinary
     return [len(encode(text)) if text else 0 for text in texts]
+
+
+def estimate_tokens(text: str) -> int:
+    """About the cl100k count of ``text``, from its UTF-8 size (within ~30% on prose). What an
+    import stores: splitting passages and planning a build only need "roughly", and exact counting
+    cost an import as much as parsing every note. What a build emits is always counted exactly."""
+    return (len(text.encode("utf-8", "surrogatepass")) * 10 + 41) // 42
+
+
+def estimate_many(texts: list[str]) -> list[int]:
+    return [estimate_tokens(text) if text else 0 for text in texts]

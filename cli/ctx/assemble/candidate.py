@@ -21,7 +21,7 @@ class Candidate:
     position: int | None
     created: float | None
     updated: float | None
-    store_tokens: int  # tokens of title + body counted at import time: a planning estimate
+    store_tokens: int  # tokens of title + body estimated at import time (ctx.tokens.estimate_tokens)
     hops: int
     cost: float  # weighted distance (0 for a seed)
     path: tuple[Hop, ...]

@@ -36,7 +36,7 @@ from ctx.store.records import EdgeRecord, NodeRecord
 from ctx.store.transaction import transaction
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files
-# are also counted and written as they are read), "counting tokens" (the stored token count of
+# are also counted and written as they are read), "counting tokens" (the stored token estimate of
 # every node of the changed files), then "saving" (links, privacy, passages, commit: one step
 # whose length is not known beforehand).
 ProgressFn = Callable[[str, int, int], None]
@@ -340,7 +340,7 @@ def _stream_one(
     from ctx.files import read_pieces
     from ctx.importers.file_text import FileText
     from ctx.store.streamed import StreamedFile
-    from ctx.tokens import count_many
+    from ctx.tokens import estimate_many
 
     info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
     source = FileText(rel, read_pieces(abspath, checked=st))
@@ -352,7 +352,7 @@ def _stream_one(
     conn.execute("SAVEPOINT streamed_file")
     try:
         writes.forget_files(conn, source_id, [rel], [])
-        target = StreamedFile(conn, source_id, rel, count=count_many, normalize_key=importer.normalize_key)
+        target = StreamedFile(conn, source_id, rel, count=estimate_many, normalize_key=importer.normalize_key)
         batches = _parsed_batches(importer, info, text, target.known_ids)
         try:
             for batch in batches:
@@ -471,7 +471,7 @@ def _apply(
     reading: _Steps,
     progress: ProgressFn | None = None,
 ) -> None:
-    from ctx.tokens import count_many
+    from ctx.tokens import estimate_many
 
     replaced = [c for c in changes if c.parsed is not None]
     with transaction(conn):
@@ -484,6 +484,7 @@ def _apply(
         writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
         # Derived records depend on the whole source, so they are recomputed from scratch.
         writes.forget_derived(conn, source_id)
+        deferred = writes.defer_indexes(conn)
         nodes, edges = _records_of(replaced)
         _insert(conn, importer, source_id, nodes, edges, _token_counter(progress, len(nodes)), report)
         del nodes, edges
@@ -496,7 +497,7 @@ def _apply(
                     new.append(change)
                 reading.step()
             writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
-            _insert(conn, importer, source_id, *_records_of(new), count_many, report)
+            _insert(conn, importer, source_id, *_records_of(new), estimate_many, report)
             written = written or bool(new)
         for rel, abspath, st in streamed:
             written = _stream_one(conn, importer, source_id, rel, abspath, st, report, limits, progress) or written
@@ -510,8 +511,9 @@ def _apply(
         _insert(conn, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
         if progress is not None:
             progress(SAVING, 0, 1)
-        writes.insert_tag_nodes(conn, source_id, count_many)
+        writes.insert_tag_nodes(conn, source_id, estimate_many)
         writes.resolve_edges(conn, source_id)
+        writes.build_indexes(conn, deferred)
         refresh_private_flags(conn, privacy)
         passages.refresh(conn)
         writes.mark_imported(conn, source_id, importer.format)
@@ -568,19 +570,20 @@ def _insert(
 
 
 def _token_counter(progress: ProgressFn | None, total: int) -> Callable[[list[str]], list[int]]:
-    """``count_many``, reporting its progress a chunk at a time when someone is watching; the
-    store asks for ``total`` counts in all, a part at a time."""
-    from ctx.tokens import count_many
+    """``estimate_many`` (the stored counts are estimates: builds count what they emit), reporting
+    its progress a chunk at a time when someone is watching; the store asks for ``total`` counts in
+    all, a part at a time."""
+    from ctx.tokens import estimate_many
 
     if progress is None:
-        return count_many
+        return estimate_many
     done = 0
 
     def count(texts: list[str]) -> list[int]:
         nonlocal done
         counts: list[int] = []
         for start in range(0, len(texts), TOKEN_CHUNK):
-            counts.extend(count_many(texts[start : start + TOKEN_CHUNK]))
+            counts.extend(estimate_many(texts[start : start + TOKEN_CHUNK]))
             progress(COUNTING, done + len(counts), max(total, done + len(counts)))
         done += len(counts)
         return counts

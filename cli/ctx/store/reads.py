@@ -28,7 +28,7 @@ class Node:
     created: float | None
     updated: float | None
     content_hash: str
-    tokens: int
+    tokens: int  # of title + body, estimated at import (ctx.tokens.estimate_tokens); older graphs hold exact counts
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

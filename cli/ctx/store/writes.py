@@ -98,6 +98,36 @@ def _delete_file_records(conn: sqlite3.Connection, source_id: int, rel: str) -> 
     conn.execute("DELETE FROM edges WHERE source_id = ? AND file = ?", (source_id, rel))
 
 
+# Indexes that only readers (and the import's own later steps: privacy, passages) use. An import
+# into an empty graph drops them, writes every row, and builds each once at the end, a sort instead
+# of a B-tree update per row (10k notes: about a third of the time spent writing and resolving
+# edges). Inside the import's transaction: a rollback restores them with everything else.
+_BUILT_AFTER_FIRST_IMPORT = (
+    "nodes_by_parent", "nodes_by_title", "nodes_by_updated", "nodes_walked",
+    "node_keys_by_node", "edges_out", "edges_in", "edges_by_file",
+)
+
+
+def defer_indexes(conn: sqlite3.Connection) -> list[str]:
+    """In an empty graph, inside a transaction, drop the indexes only readers need and return
+    their definitions, for ``build_indexes`` once the rows are written; else drop nothing."""
+    if not conn.in_transaction or conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
+        return []
+    marks = ",".join("?" * len(_BUILT_AFTER_FIRST_IMPORT))
+    found = conn.execute(
+        f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks}) ORDER BY name",
+        _BUILT_AFTER_FIRST_IMPORT,
+    ).fetchall()
+    for name, _ in found:
+        conn.execute(f'DROP INDEX "{name}"')
+    return [sql for _, sql in found]
+
+
+def build_indexes(conn: sqlite3.Connection, definitions: list[str]) -> None:
+    for sql in definitions:
+        conn.execute(sql)
+
+
 def mark_imported(conn: sqlite3.Connection, source_id: int, fmt: str) -> None:
     """The source was read in ``fmt`` just now; every cache keyed by the graph version is stale."""
     now = time.time()
