@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
 
 # The C module itself: ``signal`` imports enum and functools first (~20 ms on a loaded machine),
 # which is the very window this module is here to close.
@@ -32,6 +30,10 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 
 
 _previous = _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+
+# Only for annotations, and after the handler: importing typing is itself part of the window.
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 
 def _leave(code: int) -> None:
