@@ -194,10 +194,11 @@ def import_path(
 
     if fresh or streamed or changes or vanished:
         try:
-            _apply(
-                conn, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
-                reading, progress,
-            )
+            with writes.import_cache(conn):
+                _apply(
+                    conn, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
+                    reading, progress,
+                )
         except _NothingWritten:
             pass  # rolled back: every new file was unreadable or failed to parse
     if not report.changed:

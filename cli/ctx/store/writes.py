@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,6 +136,27 @@ def mark_imported(conn: sqlite3.Connection, source_id: int, fmt: str) -> None:
     )
     bump_graph_version(conn)
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_import', ?)", (str(now),))
+
+
+# Page cache for an import's transaction. With SQLite's default (2 MB), every index entry an
+# import writes at a random place (names, titles, link targets) re-read its page from the WAL: a
+# million-node JSON graph made 158 million reads of 4 KB, and each node cost 4x what it cost at
+# 10k. A fixed larger cache keeps the working set of the indexes in memory; it is an upper bound,
+# whatever the graph's size, and the connection's own setting comes back after the import.
+IMPORT_CACHE_KB = 256 * 1024
+IMPORT_TEMP_CACHE_KB = 64 * 1024  # temporary tables and sorts (ctx.store.streamed)
+
+
+@contextmanager
+def import_cache(conn: sqlite3.Connection) -> Iterator[None]:
+    before = [conn.execute(f"PRAGMA {schema}.cache_size").fetchone()[0] for schema in ("main", "temp")]
+    conn.execute(f"PRAGMA main.cache_size = -{IMPORT_CACHE_KB}")
+    conn.execute(f"PRAGMA temp.cache_size = -{IMPORT_TEMP_CACHE_KB}")
+    try:
+        yield
+    finally:
+        for schema, size in zip(("main", "temp"), before, strict=True):
+            conn.execute(f"PRAGMA {schema}.cache_size = {int(size)}")
 
 
 def bump_graph_version(conn: sqlite3.Connection) -> None:
