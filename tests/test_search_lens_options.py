@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 
 from ctx.assemble import BuildRequest, build_context
+import ctx.assemble.relevance as relevance
 from ctx.assemble.relevance import feedback_query, names_in
 from ctx.importers.engine import import_path
 from ctx.lenses import LensError, parse_lens
 from ctx.store import vectors
 from ctx.store import connect
 from ctx.store.reads import find_mentions
+from ctx.store.view import GraphView
 from ctx.tokens import get_encoding
 
 LONG = " ".join(["The chain opened another store in a new town that year."] * 40)
@@ -129,8 +131,21 @@ def _fake_vectors(conn) -> None:
 
 def test_names_feedback_widens_the_full_text_query(graph):
     assert names_in("# Brand\n\nBrand is a play by Henrik Ibsen. The end.", {"brand"}) == ["Henrik", "Ibsen"]
-    assert feedback_query(graph, "Brand (play)", ["Brand (play)"], 0) == "Brand (play)"
-    assert feedback_query(graph, "Brand (play)", ["Brand (play)"], 1) == "Brand (play) Norwegian Henrik Ibsen"
+    view = GraphView(graph)
+    assert feedback_query(view, "Brand (play)", ["Brand (play)"], 0) == "Brand (play)"
+    assert feedback_query(view, "Brand (play)", ["Brand (play)"], 1) == "Brand (play) Norwegian Henrik Ibsen"
+
+
+def test_feedback_leaves_out_names_found_in_many_notes(graph, monkeypatch):
+    """A name is worth widening the search by only while it picks out a few notes: "Henrik" is in
+    two notes here and "Norwegian" in one, so a limit of one note keeps only "Norwegian"."""
+    view = GraphView(graph)
+    assert view.notes_matching("Henrik", at_most=100) == 2
+    assert view.notes_matching("Norwegian", at_most=100) == 1
+    assert view.notes_matching("Henrik", at_most=1) == 1  # counted no further than asked
+    assert view.notes_matching("Plan", at_most=100) == 0  # only in a private note: not counted
+    monkeypatch.setattr(relevance, "FEEDBACK_MAX_NOTES", 1)
+    assert feedback_query(view, "Brand (play)", ["Brand (play)"], 1) == "Brand (play) Norwegian"
 
 
 def test_fused_rank_with_feedback_finds_the_note_sharing_a_name_with_the_seed(graph, tmp_path):

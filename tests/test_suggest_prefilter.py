@@ -1,6 +1,6 @@
-"""'Did you mean': the SQL prefilter (characters shared with the topic, as difflib's quick_ratio
-counts them) never drops a title difflib would suggest: the same suggestions as comparing every
-title, on typos of generated titles."""
+"""'Did you mean': the prefilters (characters shared with the topic, as difflib's quick_ratio
+counts them, in SQL; then the longest common subsequence) never drop a title difflib would
+suggest: the same suggestions as comparing every title, on typos of generated titles."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ import difflib
 import random
 
 from build_graphs import import_into, write_jsonl
-from ctx.assemble.suggest import CUTOFF, MAX_SUGGESTIONS, close_titles, looks_like_a_name
+from ctx.assemble.suggest import (
+    CUTOFF,
+    MAX_SUGGESTIONS,
+    close_titles,
+    longest_common_subsequence_within,
+    looks_like_a_name,
+)
 from ctx.store.view import GraphView
 
 WORDS = "harbour crane launch budget parser design review sync plan risk goal spec draft note ünïcode".split()
@@ -45,3 +51,25 @@ def test_the_prefilter_keeps_every_close_title(tmp_path, db_path):
             assert close_titles(graph, topic) == expected, topic
             suggested += bool(expected)
     assert suggested > 20  # the typos were close enough to be suggested most of the time
+
+
+def _lcs_by_table(a: str, b: str) -> int:
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        row = [0]
+        for j, y in enumerate(b):
+            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
+        previous = row
+    return previous[-1]
+
+
+def test_the_subsequence_bound_is_exact_and_never_below_difflibs_ratio():
+    rng = random.Random(9)
+    for _ in range(2000):
+        a = "".join(rng.choice("abcde ü") for _ in range(rng.randint(0, 40)))
+        b = "".join(rng.choice("abcdef ü") for _ in range(rng.randint(0, 40)))
+        lcs = longest_common_subsequence_within(a)(b)
+        assert lcs == _lcs_by_table(a, b), (a, b)
+        if a or b:
+            matcher = difflib.SequenceMatcher(None, b, a)  # as get_close_matches compares
+            assert matcher.ratio() <= 2.0 * lcs / (len(a) + len(b)), (a, b)

@@ -4,7 +4,8 @@ Cosine similarity alone loses what BM25 knows (names, rare words); fusing the tw
 keeps both without calibrating their scores. With ``semantic.feedback: N`` the full-text query is
 widened by the names in the first N seeds' text (pseudo-relevance feedback): a multi-hop question
 names the first entity, its note names the second ("Brand" -> "Henrik Ibsen"), and the note about
-the second shares that name even when it shares no word with the question. The result is each
+the second shares that name even when it shares no word with the question. A capitalised word
+found in hundreds of notes names nothing in particular and is left out. The result is each
 node's fused score as a share of the best one, in (0, 1]; it fills the ``relevance`` score term
 and chooses the extras the walk did not reach.
 """
@@ -12,7 +13,6 @@ and chooses the extras the walk did not reach.
 from __future__ import annotations
 
 import re
-import sqlite3
 from typing import TYPE_CHECKING
 
 from ctx.semantic.fusion import POOL
@@ -40,18 +40,28 @@ def names_in(text: str, known: set[str]) -> list[str]:
     return list(out)
 
 
-def feedback_query(conn: sqlite3.Connection, topic: str, seeds: list[str], count: int) -> str:
-    """The topic's content words, plus the names in the first ``count`` seeds' text."""
+# A name in more notes than this does not single out the note about it, and ranking every note
+# that has any of the names costs more than the rest of a build: in a generated 100k-note graph
+# the capitalised words of two notes (Back, One, Value, ...) matched nearly every note, and BM25
+# ranked them all (~300 ms). A graph of up to twice this many notes loses only words found in
+# more than half of its notes, which BM25 weighs at next to nothing anyway.
+FEEDBACK_MAX_NOTES = 500
+
+
+def feedback_query(graph: "GraphView", topic: str, seeds: list[str], count: int) -> str:
+    """The topic's content words, plus the names in the first ``count`` seeds' text that are in
+    at most ``FEEDBACK_MAX_NOTES`` notes."""
     query = content_words(topic)
     if count <= 0 or not seeds:
         return query
     known = {w.lower() for w in _WORD.findall(topic)}
     extra: list[str] = []
     for seed in seeds[:count]:
-        row = conn.execute("SELECT body FROM nodes WHERE id = ?", (seed,)).fetchone()
+        row = graph.conn.execute("SELECT body FROM nodes WHERE id = ?", (seed,)).fetchone()
         for name in names_in(row[0] if row else "", known):
             known.add(name.lower())
-            extra.append(name)
+            if graph.notes_matching(name, at_most=FEEDBACK_MAX_NOTES + 1) <= FEEDBACK_MAX_NOTES:
+                extra.append(name)
     return " ".join([query, *extra]) if extra else query
 
 
@@ -78,7 +88,7 @@ def fused_relevance(
     if ranking is not None and ranking.nodes:
         rankings.append(ranking.node_order()[:POOL])
     text = " ".join(t.strip() for t in request.topics if t.strip())
-    query = feedback_query(graph.conn, text, seeds, lens.semantic.feedback)
+    query = feedback_query(graph, text, seeds, lens.semantic.feedback)
     if has_vectors:
         # Only here: the vector ranking loads numpy, which a graph without vectors never needs.
         from ctx.semantic.hybrid import fused_ranking

@@ -8,6 +8,7 @@ occur in the graph is reported as not found rather than answered by meaning alon
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from ctx.store.view import GraphView
 
@@ -44,9 +45,33 @@ def close_titles(graph: GraphView, topic: str) -> list[str]:
         (max(1, len(key) - 3), len(key) + 3, *shared_params, CUTOFF / 2, len(key), MAX_KEYS),
     ).fetchall()
     titles = {r[0]: r[1] for r in rows if r[0] != key}
-    if not titles:
+    # difflib's ratio counts characters in matching blocks, which are in the same order in both
+    # strings: never more than their longest common subsequence. A key whose LCS bound is under
+    # the cutoff cannot pass, and the bound costs a few integer operations per character instead
+    # of the matcher's block search (~0.1 s over the 1,300 keys a 100k-node graph leaves here).
+    within = longest_common_subsequence_within(key)
+    hopeful = [k for k in titles if 2.0 * within(k) / (len(k) + len(key)) >= CUTOFF]
+    if not hopeful:
         return []
     import difflib  # ~1 ms of a cold build, only once a title could be meant
 
-    close = difflib.get_close_matches(key, sorted(titles), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
+    close = difflib.get_close_matches(key, sorted(hopeful), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
     return [titles[k] for k in close]
+
+
+def longest_common_subsequence_within(text: str) -> Callable[[str], int]:
+    """A function giving the length of the longest common subsequence of ``text`` and its
+    argument, bit-parallel over ``text``'s positions (Allison and Dix, 1986)."""
+    positions: dict[str, int] = {}
+    for i, ch in enumerate(text):
+        positions[ch] = positions.get(ch, 0) | (1 << i)
+    full = (1 << len(text)) - 1
+
+    def length(other: str) -> int:
+        row = full  # a 1 bit: that position of ``text`` is not matched yet
+        for ch in other:
+            matches = row & positions.get(ch, 0)
+            row = ((row + matches) | (row - matches)) & full
+        return len(text) - bin(row).count("1")
+
+    return length

@@ -292,6 +292,25 @@ def edges_of(
     return out
 
 
+def count_matches(conn: sqlite3.Connection, text: str, *, at_most: int, include_private: bool = False) -> int:
+    """How many nodes a search for any word of ``text`` finds, counting no further than ``at_most``
+    (a common word costs ``at_most`` rows, not one per note)."""
+    query = fts_query(text, "or")
+    if not query:
+        return 0
+    # Private nodes are few and indexed: leaving them out reads that index, not every match's row.
+    hidden = "" if include_private else " AND rowid NOT IN (SELECT rowid FROM nodes WHERE private = 1)"
+    try:
+        return int(
+            conn.execute(
+                f"SELECT COUNT(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?{hidden} LIMIT ?)",
+                (query, at_most),
+            ).fetchone()[0]
+        )
+    except sqlite3.OperationalError:
+        return 0
+
+
 def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
     """How many private nodes a search would have shown: reported, never listed."""
     query = fts_query(text, "or")

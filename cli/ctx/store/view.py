@@ -106,6 +106,10 @@ class GraphView:
     def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[reads.SearchHit]:
         return reads.search(self.conn, text, limit=limit, mode=mode, include_private=self.include_private)
 
+    def notes_matching(self, word: str, *, at_most: int) -> int:
+        """How many visible nodes full-text search finds ``word`` in, counted up to ``at_most``."""
+        return reads.count_matches(self.conn, word, at_most=at_most, include_private=self.include_private)
+
     # -- walking ---------------------------------------------------------------------------------
 
     def walk_edges(
