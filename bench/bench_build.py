@@ -3,6 +3,7 @@
     python bench/bench_build.py                 # uses ../shared/corpora/obsidian-dwarves-brain
     python bench/bench_build.py --runs 15 --pairs 200
     python bench/bench_build.py --no-utilisation --typer   # start-up figures only, both CLI paths
+    python bench/bench_build.py --no-utilisation --pieces  # and where a cold build's time goes
 
 Prints:
 * the floor: a new `python -c 'import sqlite3'` process with the same interpreter;
@@ -11,6 +12,10 @@ Prints:
   the command cost), for depth 2 and depth 5 at 4,000 tokens on an ID topic (the most linked-to
   note), and for a free-text question; with --typer, the same through the Typer command
   (CTX_NO_FAST_PATH=1) beside it;
+* with --pieces, where a cold build's time goes, in a fresh process per run (the fast path's steps
+  in its order, timed between them): importing the entry and reading the arguments, importing the
+  build's modules, building the tokenizer (from its cache), opening the graph (and the freshness
+  check), the build itself, printing and closing; the interpreter's own start is the floor above;
 * whether `python -X importtime` shows torch (or sentence-transformers, numpy, rich, pydantic, mcp,
   sqlite-utils, typer) on that path, for the ID topic and the free-text one (the graph has no
   embeddings, so neither needs numpy), with a WARNING line naming any that is;
@@ -23,6 +28,7 @@ Never a timed test: figures depend on the machine and its load (the load average
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import random
@@ -85,6 +91,59 @@ def cold_runs(argv: list[str], runs: int, env: dict[str, str] | None = None) -> 
 def describe(label: str, walls: list[float], cpus: list[float]) -> str:
     return (f"{label}: wall median {statistics.median(walls) * 1000:.0f} ms (min {min(walls) * 1000:.0f}),"
             f" CPU median {statistics.median(cpus) * 1000:.0f} ms (min {min(cpus) * 1000:.0f}), n={len(walls)}")
+
+
+# The fast path's steps (ctx.entry, build_run.run_build) with a clock read between them; prints the
+# readings as JSON on stderr. The same calls in the same order, so the pieces add up to a build.
+PIECES_PROBE = r"""
+import json, os, sys, time
+readings = [("start", time.perf_counter(), time.process_time())]
+def reading(name):
+    readings.append((name, time.perf_counter(), time.process_time()))
+from ctx import dataclass_code
+from ctx.commands.build_argv import parse_build
+dataclass_code.install()
+options = parse_build(sys.argv[1:])
+reading("imports: ctx.entry and reading the arguments")
+import ctx.assemble.pipeline, ctx.commands.build_run, ctx.config, ctx.freshness, ctx.graph, ctx.tokens
+reading("imports: the build's modules")
+from ctx.assemble import BuildRequest
+from ctx.commands.console import write_stdout
+from ctx.paths import resolve_db_path
+lens, max_tokens, encoding = ctx.config.build_defaults(options["lens"], options["max_tokens"], options["encoding"])
+ctx.tokens.get_encoding(encoding)
+reading("tokenizer (from its cache)")
+graph = ctx.graph.Graph.open(resolve_db_path(options["db"]))
+ctx.freshness.refresh_if_enabled(graph.conn)
+reading("graph open + freshness check")
+result = graph.build(BuildRequest(topics=options["topics"], lens=lens, depth=options["depth"],
+                                  max_tokens=max_tokens, encoding=encoding))
+reading("the build")
+write_stdout(result.text)
+graph.close()
+dataclass_code.save()
+reading("printing + closing")
+os.write(2, ("\n" + json.dumps(readings) + "\n").encode())
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def pieces(db: Path, request: list[str], runs: int) -> list[tuple[str, float, float, float]]:
+    """(piece, median wall, median CPU, min CPU) over ``runs`` fresh processes of PIECES_PROBE."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    argv = [sys.executable, "-c", PIECES_PROBE, "build", *request, "--max-tokens", "4000", "--db", str(db)]
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    samples = []
+    for _ in range(runs):
+        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, check=True)
+        samples.append(json.loads(proc.stderr.strip().splitlines()[-1]))
+    out = []
+    for i in range(1, len(samples[0])):
+        walls = [s[i][1] - s[i - 1][1] for s in samples]
+        cpus = [s[i][2] - s[i - 1][2] for s in samples]
+        out.append((samples[0][i][0], statistics.median(walls), statistics.median(cpus), min(cpus)))
+    return out
 
 
 # Modules a cold build must not load: each costs tens to thousands of milliseconds (pydantic ~0.1 s:
@@ -153,6 +212,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--typer", action="store_true", help="also time the Typer command (CTX_NO_FAST_PATH=1)")
     parser.add_argument("--no-utilisation", action="store_true", help="only the start-up figures")
+    parser.add_argument("--pieces", action="store_true", help="where a cold build's time goes, piece by piece")
     parser.add_argument("--question", default="how do we run a retrospective",
                         help="the free-text topic of the third row")
     args = parser.parse_args()
@@ -176,6 +236,12 @@ def main() -> None:
                 walls, cpus = cold_runs(argv, args.runs, env=typer_env)
                 print(describe("  the same through Typer (CTX_NO_FAST_PATH=1)", walls, cpus))
         print(f"load average after: {os.getloadavg()[0]:.2f}")
+        if args.pieces:
+            for label, request in rows[::2]:
+                print(f"where the time of a cold build goes, {label} (medians of {args.runs}; load average"
+                      f" {os.getloadavg()[0]:.2f}):")
+                for name, wall, cpu, cpu_min in pieces(db, request, args.runs):
+                    print(f"  {name}: wall {wall * 1000:.1f} ms, CPU {cpu * 1000:.1f} ms (min {cpu_min * 1000:.1f})")
         for kind, request_topic in (("ID topic", topic), ("free text", args.question)):
             imports = heavy_imports(db, request_topic)
             print(f"imports on the build path ({kind}): "
