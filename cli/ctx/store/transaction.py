@@ -25,3 +25,17 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+@contextmanager
+def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[sqlite3.Connection]:
+    """``SAVEPOINT`` ... ``RELEASE``, undone on any exception: nests inside an open transaction
+    (an import's) or stands on its own (a reader's temporary tables, in autocommit mode)."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")

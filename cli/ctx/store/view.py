@@ -16,6 +16,7 @@ from typing import Protocol
 from ctx.store import reads
 from ctx.store.edge_names import canonical_and_direction
 from ctx.store.outline import Outline, outline_of
+from ctx.store.transaction import savepoint
 
 _CHUNK = 500
 
@@ -177,7 +178,9 @@ class GraphView:
         if reset:
             self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS walk_reached (id TEXT PRIMARY KEY, cost REAL NOT NULL)")
             self.conn.execute("DELETE FROM temp.walk_reached")
-        self.conn.executemany("INSERT OR REPLACE INTO temp.walk_reached (id, cost) VALUES (?, ?)", costs)
+        # One transaction for the rows, not one per row (the connection is in autocommit mode).
+        with savepoint(self.conn, "walk_reached"):
+            self.conn.executemany("INSERT OR REPLACE INTO temp.walk_reached (id, cost) VALUES (?, ?)", costs)
 
     def best_neighbours(
         self,
