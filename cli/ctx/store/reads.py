@@ -150,8 +150,11 @@ def find_mentions(
             for name in dict.fromkeys((phrase, _POSSESSIVE.sub("", phrase))):
                 if len(name) < 3:
                     continue
+                # No DISTINCT (a node named twice is counted once below): with it, SQLite read
+                # every name key in node order instead of looking this one up (29 ms a phrase at
+                # 100k nodes, against 0.06 ms).
                 rows = conn.execute(
-                    "SELECT DISTINCT k.node_id FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+                    "SELECT k.node_id FROM node_keys k JOIN nodes n ON n.id = k.node_id"
                     " WHERE k.kind IN ('title', 'alias') AND (k.key = ? OR (k.key >= ? AND k.key < ?))"
                     f" AND {_visible(include_private, 'n.')}",
                     (name, name + " (", name + " )"),

@@ -153,9 +153,23 @@ class GraphView:
 
     def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
         """The (type, direction) pairs of the node's edges: out as stored, in walked backwards."""
-        out = [(t, "out") for (t,) in self.conn.execute("SELECT DISTINCT type FROM edges WHERE src = ?", (node_id,))]
-        out += [(t, "in") for (t,) in self.conn.execute("SELECT DISTINCT type FROM edges WHERE dst = ?", (node_id,))]
-        return out
+        return [(t, "out") for t in self._edge_types(node_id, "src")] + [
+            (t, "in") for t in self._edge_types(node_id, "dst")
+        ]
+
+    def _edge_types(self, node_id: str, column: str) -> list[str]:
+        """The distinct types of the node's edges on ``column``, sorted: one index step per type
+        (DISTINCT would read every one of a 40,000-note tag's index entries)."""
+        types: list[str] = []
+        while True:
+            after = "type > ?" if types else "type >= ?"  # every text is >= '' (an empty type too)
+            row = self.conn.execute(
+                f"SELECT type FROM edges WHERE {column} = ? AND {after} ORDER BY type LIMIT 1",
+                (node_id, types[-1] if types else ""),
+            ).fetchone()
+            if row is None:
+                return types
+            types.append(row[0])
 
     def _around(self, node_id: str, classes: Iterable[tuple[str, str]]) -> tuple[str, list[object]]:
         """SQL for the node's edges of ``classes`` as (other, type, dir) rows, and its parameters."""
