@@ -197,3 +197,5 @@ def test_the_walk_reads_what_it_ranks_from_an_index_not_from_node_rows(graphs, m
     for sql in walk_reads:
         plan = " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
         assert "COVERING INDEX nodes_walked" in plan, plan
+        # The other end of each edge comes from the edge index too, not the edge's row.
+        assert "SEARCH edges USING COVERING INDEX edges_" in plan or "SEARCH e USING COVERING INDEX edges_" in plan, plan

@@ -301,6 +301,17 @@ _M008_PASSAGE_SPANS = """
         INSERT INTO passages_exact (passages_exact) VALUES ('rebuild');
 """
 
+# A hub's neighbours are read from the edge indexes alone: each index carries the other end, so
+# ranking a 13,000-link tag's neighbours, counting a node's edges and finding which of a batch
+# are its neighbours read no edge row (100k typical depth 3: 442 -> 345 ms CPU in-process, for
+# ~11 MB more on a 100k-node JSON graph of ~850 MB).
+_M009_COVERING_EDGE_INDEXES = """
+DROP INDEX edges_out;
+CREATE INDEX edges_out ON edges (src, type, dst);
+DROP INDEX edges_in;
+CREATE INDEX edges_in ON edges (dst, type, src);
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -310,11 +321,12 @@ MIGRATIONS: list[str] = [
     _M006_PRIVATE_INDEX,
     _M007_WALK_INDEX,
     _M008_PASSAGE_SPANS,
+    _M009_COVERING_EDGE_INDEXES,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes, passages that store their own text): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9})
 
 
 def current_version(conn: sqlite3.Connection) -> int:
