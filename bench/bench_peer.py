@@ -5,8 +5,10 @@
 
 supertag-cli (TypeScript on Bun, compiled with `bun build src/index.ts --compile`) indexes Tana
 JSON exports and answers `supertag context`, the nearest peer to `ctx build`. It is not shipped
-with ctx: build it yourself and pass the binary. Without one, this script says so and prints
-ctx's rows alone beside the floor.
+with ctx: build it yourself from its repository (`bun install`, then `bun build src/index.ts
+--compile --outfile supertag`; its `resona` dependency is a GitHub URL, which a `file:` path to a
+local copy can replace) and pass the binary. Without one, this script says so and prints ctx's rows
+alone beside the floor.
 
 Both index the same export: supertag with `sync index` into a workspace of its own under a
 temporary XDG home (it reads only files named ``<name>@YYYY-MM-DD.json``), ctx with `ctx import`
@@ -22,8 +24,9 @@ of each that warms the page cache and each tool's own caches:
 * a full-text search: `ctx search W` beside `supertag search W --offline`.
 
 Prints median and min wall time, median and min CPU time (user + system of the process and all its
-threads), the ctx/supertag ratio of the medians, and the load average before and after. A request
-that fails or prints nothing ends the run (a fast error is no figure). Never a timed test.
+threads), the ctx/supertag ratio of the medians, and the load average at the start and after each
+request. A request that fails or prints nothing ends the run (a fast error is no figure). Never a
+timed test.
 """
 
 from __future__ import annotations
