@@ -231,13 +231,16 @@ class GraphView:
                 + " WHEN ? THEN ?" * len(ranker.type_boosts) + " ELSE 1.0 END END"
             )
             boost_params = [x for item in sorted(ranker.type_boosts.items()) for x in item]
+        # The fresh neighbours are grouped once (SQLite keeps a CTE read twice) and counted from
+        # there: a window COUNT(*) OVER () would sort them all instead of keeping only the best.
         sql = (
-            f"SELECT e.other, n.type, n.tags, n.updated, n.title, COUNT(*) OVER () AS total,"
+            f"WITH fresh AS (SELECT e.other, n.type, n.tags, n.updated, n.title,"
             f" MAX({boost} * (e.weight + ? * {recency})) AS value"
             f" FROM (SELECT other, CASE {cases} END AS weight FROM ({around}) e) e"
             f" JOIN nodes n ON n.id = e.other LEFT JOIN temp.walk_reached r ON r.id = e.other{visible}"
-            f" GROUP BY e.other HAVING r.cost IS NULL OR ? + 1.0 / MAX(e.weight) < r.cost - 1e-12"
-            f" ORDER BY value DESC, e.other LIMIT ?"
+            f" GROUP BY e.other HAVING r.cost IS NULL OR ? + 1.0 / MAX(e.weight) < r.cost - 1e-12)"
+            f" SELECT other, type, tags, updated, title, (SELECT COUNT(*) FROM fresh)"
+            f" FROM fresh ORDER BY value DESC, other LIMIT ?"
         )
         rows = self.conn.execute(
             sql, [*boost_params, ranker.recency_share, *recency_params, *case_params, *params, base, limit]
