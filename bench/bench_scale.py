@@ -177,13 +177,17 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
             argv = [CTX, "build", topic, "--depth", str(depth), "--max-tokens", "4000", "--db", str(db)]
             result = median_run(argv, runs)
             meta = json.loads(checked([*argv, "--format", "json"]).stdout)["meta"]
-            counts = meta.get("counts", {})
-            # Every candidate is shown whole, shortened, summarized or omitted.
-            result["candidates"] = counts.get("candidates", sum(v for v in counts.values() if isinstance(v, int)))
+            counts = meta.get("counts")
+            # Every candidate is shown whole, shortened, summarized or omitted. A context that fills
+            # its budget drops meta's counts before the nodes' own fields: then it is not known.
+            result["candidates"] = (
+                counts.get("candidates", sum(v for v in counts.values() if isinstance(v, int))) if counts else None
+            )
             out["builds"][f"{name} d{depth}"] = result
             print(f"    build {name:9} depth {depth}: {result['seconds']:.3f} s ({result['cpu']:.3f} s cpu),"
                   f" {result['rss_mb']} MB,"
-                  f" {result['candidates']} candidates  (load {load()})", flush=True)
+                  f" {result['candidates'] if result['candidates'] is not None else 'n/a (meta trimmed)'} candidates"
+                  f"  (load {load()})", flush=True)
     return out
 
 
