@@ -61,6 +61,10 @@ def _run_fast(run: Callable[[dict[str, Any]], int], options: dict[str, Any]) -> 
     try:
         code = run(options)
     finally:
+        # The command is over: its graph is closed and its output written. A Ctrl-C from here
+        # to the exit (saving the code cache, flushing, exit handlers) ends the process as
+        # quietly as one during loading, not with a traceback from these last lines.
+        _signal.signal(_signal.SIGINT, _interrupted_while_loading)
         dataclass_code.save()
     _leave(code)
 
