@@ -263,11 +263,8 @@ def _read_and_parse(
 ) -> _Change | None:
     try:
         data = read_regular(abspath, checked=st)
-    except FileRefused as exc:
-        report.warnings.append(f"{rel}: {exc}; skipped")
-        return None
-    except OSError as exc:
-        report.warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
+    except (FileRefused, OSError) as exc:
+        report.warnings.append(_not_read(rel, exc))
         return None
     digest = _file_hash(data)
     info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
@@ -309,14 +306,19 @@ def _hash_only(rel: str, abspath: Path, st: os.stat_result, report: ImportReport
     try:
         for piece in read_pieces(abspath, checked=st):
             digest.update(piece)
-    except FileRefused as exc:
-        report.warnings.append(f"{rel}: {exc}; skipped")
-        return None
-    except OSError as exc:
-        report.warnings.append(f"{rel}: unreadable ({exc.strerror or exc}); skipped")
+    except (FileRefused, OSError) as exc:
+        report.warnings.append(_not_read(rel, exc))
         return None
     info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
     return _Change(info, st.st_size, st.st_mtime_ns, digest.hexdigest(), None)
+
+
+def _not_read(rel: str, exc: Exception) -> str:
+    """The warning for a file that was refused (not a regular file, outside the root, too large)
+    or could not be read; the import goes on without it."""
+    if isinstance(exc, OSError):
+        return f"{rel}: unreadable ({exc.strerror or exc}); skipped"
+    return f"{rel}: {exc}; skipped"
 
 
 class _StreamFailed(Exception):
@@ -413,10 +415,8 @@ def _parsed_batches(
             yield batch
     except sqlite3.Error:
         raise
-    except FileRefused as exc:
-        raise _StreamFailed(f"{rel}: {exc}; skipped", None) from None
-    except OSError as exc:
-        raise _StreamFailed(f"{rel}: unreadable ({exc.strerror or exc}); skipped", None) from None
+    except (FileRefused, OSError) as exc:
+        raise _StreamFailed(_not_read(rel, exc), None) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is this file's, not the import's
         problem = _parse_problem(rel, exc)
         raise _StreamFailed(f"{problem}; file skipped", problem) from None
