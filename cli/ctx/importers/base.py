@@ -91,8 +91,9 @@ class Importer(ABC):
         self, info: FileInfo, text: Iterable[str], known: Callable[[list[str]], set[str]]
     ) -> Iterator[ParsedFile]:
         """For formats that ``stream``: the records of one file a batch at a time, from its text
-        in pieces; ``known(ids)`` says which of ``ids`` earlier batches already had."""
-        raise NotImplementedError
+        in pieces; ``known(ids)`` says which of ``ids`` earlier batches already had. Only called
+        when ``streams`` is set; an importer that sets it must override this."""
+        raise NotImplementedError(f"{type(self).__name__} sets streams but has no parse_stream")
 
     def finalize(self, source: "SourceView") -> ParsedFile:
         """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after
