@@ -17,7 +17,8 @@ from urllib.parse import unquote
 import yaml
 
 ATTACHMENTS = {"png", "jpg", "jpeg", "gif", "svg", "webp", "pdf", "mp4", "mp3", "canvas", "excalidraw"}
-FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
+# A fence closes on a run of at least its length of its character, with no info string after it.
+FENCE = re.compile(r"^[ \t]*((`|~)\2{2,})[^\n]*\n.*?(^[ \t]*\1\2*(?:[ \t][^\n]*)?$|\Z)", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]+`")
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 MD_LINK = re.compile(r"(!?)\[[^\]\n]*\]\(([^()\s]+?\.md)(#[^()\s]*)?(?:\s+\"[^\"\n]*\")?\)", re.I)

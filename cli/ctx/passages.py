@@ -10,7 +10,8 @@ Splitting is deterministic and works on markdown as written: a heading starts a 
 passage is cut at sentence ends (or list items, or lines). Short notes are one passage.
 
 Passage text is the note's own text with image and attachment links collapsed to a short
-placeholder (they cost tokens and answer nothing); headings stay in the text where they are.
+placeholder (they cost tokens and answer nothing; in code they stay as written); headings stay in
+the text where they are.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ctx.code_spans import outside_code
 from ctx.tokens import estimate_tokens
 
 # Passages aim between these sizes (cl100k tokens). A heading starts a new passage once the
@@ -28,7 +30,7 @@ MAX_TOKENS = 250
 # A piece left at the end of a section shorter than this is merged back into the previous one.
 TAIL_TOKENS = 40
 # Bumped whenever splitting changes, so the next import re-splits every node (store/passages.py).
-SPLITTER_VERSION = 1
+SPLITTER_VERSION = 2  # 2: attachment links inside code are no longer collapsed
 
 Count = Callable[[str], int]
 
@@ -61,9 +63,14 @@ def _placeholder(kind: str, label: str) -> str:
 
 
 def collapse_attachments(text: str) -> str:
-    """Image and attachment links become ``[image: alt]`` / ``[file: name]``: the URL goes."""
+    """Image and attachment links become ``[image: alt]`` / ``[file: name]``: the URL goes.
+    Code is left as written: there such a link is the syntax a note teaches."""
     if "![" not in text and "<img" not in text.lower() and "](" not in text:
         return text
+    return outside_code(text, _collapse)
+
+
+def _collapse(text: str) -> str:
     text = _MD_IMAGE.sub(lambda m: _placeholder("image", m.group(1)), text)
     text = _WIKI_EMBED_FILE.sub(lambda m: _placeholder("file", m.group(1).rsplit("/", 1)[-1]), text)
     text = _MD_FILE_LINK.sub(lambda m: _placeholder("file", m.group(1)), text)

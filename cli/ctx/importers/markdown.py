@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from ctx.code_spans import blank_code
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 
@@ -52,8 +53,6 @@ NON_FIELD_KEYS = frozenset({"title", "tags", "tag", "aliases", "alias", *UPDATED
                             "created", "created_at", "date_created", "creation_date"})
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
-_FENCED_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
-_BACKTICK_RUN = re.compile(r"`+")
 # Both link patterns start at their bracket, not at an optional '!': a pattern that begins with a
 # literal lets the regex engine jump between candidates instead of trying every position. Whether
 # it is an embed is the character before the match (never part of an earlier match, which ends in
@@ -79,54 +78,9 @@ def normalize(text: str) -> str:
 
 
 def strip_code(text: str) -> str:
-    """The text with fenced and inline code blanked out, so links and tags in code are ignored."""
-    if "`" not in text and "~~~" not in text:
-        return text
-    if "```" in text or "~~~" in text:  # a fence needs three; most notes only have inline code
-        text = _FENCED_CODE.sub("\n", text)
-    return _blank_inline_code(text) if "`" in text else text
-
-
-def _blank_inline_code(text: str) -> str:
-    """Every code span (a run of backticks up to the next run of the same length on its line)
-    replaced by one space.
-
-    A scan over the backtick runs rather than a regex: ``(`+).+?\1`` retries every position of a
-    long backtick run and every unclosed opener scans to the end of its line, which made a line
-    of backticks quadratic (minutes for 200 KB). Each run here is looked at once.
-    """
-    out: list[str] = []
-    for line in text.split("\n"):
-        if "`" not in line:
-            out.append(line)
-            continue
-        runs = [(m.start(), m.end()) for m in _BACKTICK_RUN.finditer(line)]
-        by_length: dict[int, list[int]] = {}
-        for index, (start, end) in enumerate(runs):
-            by_length.setdefault(end - start, []).append(index)
-        next_of_length = dict.fromkeys(by_length, 0)  # per length, the first candidate not yet passed
-        pieces: list[str] = []
-        kept_from = 0
-        index = 0
-        while index < len(runs):
-            start, end = runs[index]
-            length = end - start
-            same = by_length[length]
-            cursor = next_of_length[length]
-            while cursor < len(same) and same[cursor] <= index:
-                cursor += 1
-            next_of_length[length] = cursor
-            if cursor == len(same):
-                index += 1  # no closer: the backticks are literal text
-                continue
-            closer = same[cursor]
-            pieces.append(line[kept_from:start])
-            pieces.append(" ")
-            kept_from = runs[closer][1]
-            index = closer + 1
-        pieces.append(line[kept_from:])
-        out.append("".join(pieces))
-    return "\n".join(out)
+    """The text with fenced, indented and inline code blanked out, so links and tags in code are
+    ignored (``ctx.code_spans`` says what is code, for every stage alike)."""
+    return blank_code(text)
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:

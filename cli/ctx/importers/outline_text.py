@@ -11,12 +11,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ctx.code_spans import blank_code
 from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
 
 TITLE_MAX_CHARS = 80
 
-# Code spans and fences are examples, not references: `[[A]]` in backticks links nowhere.
-_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 # The embed's argument stops at "}}" or at the next "{": ".*?" let every unclosed "{{embed [[a"
 # scan to the end of the line, quadratic when repeated.
 _EMBED = re.compile(
@@ -44,7 +43,8 @@ def scan_refs(text: str) -> InlineRefs:
     refs = InlineRefs()
     if "[[" not in text and "#" not in text and "((" not in text:
         return refs  # most blocks are plain prose; skip the regex work
-    text = _CODE.sub(" ", text)
+    # Code is an example, not a reference: `[[A]]` in backticks links nowhere.
+    text = blank_code(text)
 
     def embed(match: re.Match[str]) -> str:
         inner = match.group(1)
