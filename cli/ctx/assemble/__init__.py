@@ -22,6 +22,15 @@ FORMATS = ("markdown", "json")
 # (id, title, alias) gets the graph-walk lens, a question or phrase gets the question lens.
 AUTO_LENS = "auto"
 DEFAULT_LENS = AUTO_LENS
+GRAPH_LENS = "general"
+QUESTION_LENS = "answer"
+
+
+def auto_lens_summary(code: bool = False) -> str:
+    """What ``auto`` chooses, in the words the help, the README and docs/lenses.md all use
+    (tests/test_lens_choice_meta.py holds them to it); ``code`` marks lens names as markdown code."""
+    mark = (lambda name: f"`{name}`") if code else (lambda name: name)
+    return f"{mark(QUESTION_LENS)} for a question or phrase, {mark(GRAPH_LENS)} when every topic is a node's id, title or alias"
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,9 @@ class BuildRequest:
     encoding: str = "cl100k_base"
     explain: bool = False
     include_private: bool = False  # private nodes are withheld unless the user explicitly asks
+    # Why this lens, when the caller named one (the CLI: "--lens NAME" or the config file's
+    # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes.
+    lens_why: str = ""
 
 
 @dataclass

@@ -8,10 +8,10 @@ lens only when every one of them names a node. The choice is reported in the con
 
 from __future__ import annotations
 
+from ctx.assemble import GRAPH_LENS, QUESTION_LENS
 from ctx.store.view import GraphView
 
-GRAPH_LENS = "general"
-QUESTION_LENS = "answer"
+__all__ = ["GRAPH_LENS", "QUESTION_LENS", "choose", "names_a_node"]
 
 
 def names_a_node(graph: GraphView, topic: str) -> bool:

@@ -120,17 +120,15 @@ def _run(graph: GraphView, request: BuildRequest) -> BuildResult:
 
 def start(graph: GraphView, request: BuildRequest) -> Build:
     """The lens, the depth it allows, and the (empty) document for this request."""
-    lens_choice = None
-    if isinstance(request.lens, Lens):
-        lens = request.lens
-    elif request.lens == AUTO_LENS:
+    if isinstance(request.lens, Lens) or request.lens != AUTO_LENS:
+        lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
+        lens_choice = {"lens": lens.name, "why": request.lens_why or "named by the caller"}
+    else:
         from ctx.assemble.lens_choice import choose
 
         name, why = choose(graph, tuple(t for t in request.topics if t.strip()))
         lens_choice = {"lens": name, "why": why}
         lens = load_lens(name)
-    else:
-        lens = load_lens(request.lens)
     warnings: list[str] = []
     depth = lens.depth if request.depth is None else request.depth
     if depth > lens.max_depth:
@@ -152,8 +150,7 @@ def start(graph: GraphView, request: BuildRequest) -> Build:
         empty_sections=lens.output.empty_sections,
     )
     build = Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
-    if lens_choice is not None:
-        build.meta["lens_choice"] = lens_choice
+    build.meta["lens_choice"] = lens_choice
     return build
 
 

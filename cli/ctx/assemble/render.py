@@ -352,6 +352,9 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     elif doc.header_level >= 2:
         # Smaller headers drop what a script can do without, never the keys the schema requires.
         meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
+    if doc.header_level < 3 and "lens_choice" in doc.meta:
+        # Which lens and why stays in lean headers (the answer lens's): only the bare one drops it.
+        meta["lens_choice"] = doc.meta["lens_choice"]
         if doc.header_level == 2 and not doc.found:
             # A lean header still says when nothing matched, and what was probably meant.
             meta["found"] = False

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ctx.assemble import DEFAULT_LENS, FORMATS, MIN_TOKENS, BuildRequest
+from ctx.assemble import DEFAULT_LENS, FORMATS, MIN_TOKENS, BuildRequest, auto_lens_summary
 from ctx.commands.common import DbOption, PlainOption, handle_errors
 
 EPILOG = """Examples:
@@ -30,8 +30,7 @@ Exit codes: 0 ok, 1 error, 2 usage error or invalid lens, 3 topic not found.
 def register(app: typer.Typer) -> None:
     from ctx.lenses import builtin_lens_names
 
-    names = ["auto (default: question for a question or phrase, general for a node's id or title)",
-             *builtin_lens_names()]
+    names = [f"auto (default: {auto_lens_summary()})", *builtin_lens_names()]
     app.command("build", epilog=EPILOG.format(lenses=", ".join(names)))(build_command)
 
 
@@ -43,7 +42,7 @@ def build_command(
     ],
     lens: Annotated[
         str | None,
-        typer.Option("--lens", "-l", help=f"Lens name or path to a lens .yaml file. Default: build.lens in the config file, else {DEFAULT_LENS}: 'question' for a question or phrase, 'general' for a node's id or title.", show_default=False),
+        typer.Option("--lens", "-l", help=f"Lens name or path to a lens .yaml file. Default: build.lens in the config file, else {DEFAULT_LENS}: {auto_lens_summary()}.", show_default=False),
     ] = None,
     depth: Annotated[
         int | None,

@@ -33,7 +33,9 @@ def run_build(
 
     if plain:
         set_plain(True)
+    named = lens
     lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
+    lens_why = f"--lens {named}" if named is not None else _configured_lens_why(lens)
     graph = Graph.open(resolve_db_path(db), include_private=include_private)
     # Closed here rather than at interpreter exit: the console script may leave without
     # tearing the interpreter down (ctx.entry), and SQLite tidies its WAL on close.
@@ -50,6 +52,7 @@ def run_build(
             encoding=encoding,
             explain=explain,
             include_private=include_private,
+            lens_why=lens_why,
         )
         result = graph.build(request)
         _print(result.text, format)
@@ -63,6 +66,12 @@ def run_build(
         return 0
     finally:
         graph.close()
+
+
+def _configured_lens_why(lens: str) -> str:
+    from ctx.config import load_settings
+
+    return "" if load_settings().lens is None else f"build.lens {lens} in the config file"
 
 
 def _print(text: str, fmt: str) -> None:
