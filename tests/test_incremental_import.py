@@ -136,7 +136,7 @@ def test_cli_reimport_reports_unchanged(vault, run_cli):
         ("folder", None, "obsidian"),  # an empty vault
     ],
 )
-def test_importing_nothing_the_format_reads_is_a_usage_error(tmp_path, run_cli, name, content, fmt):
+def test_importing_nothing_the_format_reads_is_a_usage_error(tmp_path, run_cli, db_path, name, content, fmt):
     # These used to print "unchanged ... 0 seen", exit 0 and leave an empty source behind.
     target = tmp_path / name
     if content is None:
@@ -149,7 +149,7 @@ def test_importing_nothing_the_format_reads_is_a_usage_error(tmp_path, run_cli, 
         f"ctx: error: nothing to import: the {fmt} importer reads no files in "
         f"{'folder' if content is None else 'file'} {target}"
     )
-    assert "sources: 0" in run_cli("stats").stdout
+    assert not db_path.exists()  # a failed first import leaves no graph behind (issue 20)
 
 
 def test_a_vault_emptied_since_its_last_import_drops_its_nodes(tmp_path, run_cli):

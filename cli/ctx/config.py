@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx.errors import UsageError
-from ctx.paths import find_project_dir, user_config_dir
+from ctx.paths import db_url_scheme, find_project_dir, user_config_dir
 
 CONFIG_FILE = "config.yaml"
 
@@ -153,6 +153,10 @@ def _settings_of(path: Path) -> dict[str, Any]:
             continue
         if key in SETTINGS[""]:
             text = _typed(value, str, f"{path}: {key}")
+            try:
+                db_url_scheme(text)
+            except UsageError as exc:
+                raise UsageError(f"{path}: {key}: {exc}") from None
             out[key] = (path.parent / Path(text).expanduser()).resolve()
             continue
         if key not in SETTINGS:

@@ -128,6 +128,12 @@ class Graph:
         if found is None:
             hidden = not self.include_private and resolve_one(self.conn, node, include_private=True) is not None
             suffix = " (a private node matches; --include-private shows it)" if hidden else ""
+            if not hidden:
+                from ctx.assemble.suggest import close_titles
+                from ctx.store.view import GraphView
+
+                meant = close_titles(GraphView(self.conn, self.include_private), node)
+                suffix = "; did you mean " + " or ".join(repr(t) for t in meant) + "?" if meant else ""
             raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
         return ShownNode(found, edges_of(self.conn, found.id, include_private=self.include_private))
 

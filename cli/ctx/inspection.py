@@ -149,9 +149,10 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
 def stats_report(graph: Graph, *, fmt: str) -> Report:
     check_format(fmt)
     include_private = graph.include_private
-    data = {"schema": SCHEMA_VERSION, **graph.stats()}
+    # The graph in use first: the user's and the project's config can each name one.
+    data = {"schema": SCHEMA_VERSION, "graph": str(graph.path), **graph.stats()}
     data["embeddings"] = embedding_coverage(graph.conn)
-    lines = [f"nodes: {data['nodes']}"]
+    lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:
         lines.append(f"  (private, by type withheld): {data['private_nodes']}")

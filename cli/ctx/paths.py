@@ -9,6 +9,7 @@ in the user's config file > ``$CTX_HOME/graph.db`` (default ``$XDG_DATA_HOME/ctx
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 PROJECT_DIR_NAME = ".ctx"
@@ -68,5 +69,41 @@ def default_db_path() -> Path:
 
 def resolve_db_path(explicit: str | os.PathLike[str] | None) -> Path:
     if explicit:
+        db_url_scheme(explicit)
         return Path(explicit).expanduser()
-    return default_db_path()
+    path = default_db_path()
+    db_url_scheme(path)
+    return path
+
+
+# Engines a --db URL may select, by scheme (PostgreSQL joins them when store/postgres/ lands).
+DB_URL_ENGINES: dict[str, str] = {}
+# Engines ctx has, or will have, but not in this build: named, so the error says what to do.
+_NOT_IN_THIS_BUILD = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
+# Two characters at least: "C:/Users/..." is a Windows drive, not a scheme. One slash, because a
+# Path folds "mysql://h/db" to "mysql:/h/db".
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
+
+
+def db_url_scheme(value: str | os.PathLike[str]) -> str | None:
+    """The scheme of a --db value that is a URL (such as ``postgresql``), None for a file path.
+
+    A URL naming an engine this build cannot open is a UsageError, never a path: ``--db
+    mysql://...`` must not become a folder called ``mysql:``. The message names the scheme only
+    (a URL may hold a password)."""
+    from ctx.errors import UsageError
+
+    match = _URL.match(os.fspath(value))
+    if match is None:
+        return None
+    scheme = match.group(1).lower()
+    if scheme in DB_URL_ENGINES:
+        return scheme
+    if scheme in _NOT_IN_THIS_BUILD:
+        raise UsageError(
+            f"--db {scheme}://...: {_NOT_IN_THIS_BUILD[scheme]} graphs are not available in this build;"
+            " give a graph file path (SQLite)"
+        )
+    if scheme in ("sqlite", "sqlite3", "file"):
+        raise UsageError(f"--db takes a SQLite graph as a file path, not a {scheme}:// URL: drop the {scheme}:// prefix")
+    raise UsageError(f"--db {scheme}://...: ctx cannot use {scheme} databases; give a graph file path (SQLite)")

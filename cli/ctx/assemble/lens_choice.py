@@ -16,7 +16,7 @@ __all__ = ["GRAPH_LENS", "QUESTION_LENS", "choose", "names_a_node"]
 
 def names_a_node(graph: GraphView, topic: str) -> bool:
     text = topic.strip()
-    return graph.node_exists(text) or bool(graph.find_by_name(text))
+    return graph.node_exists(text) or bool(graph.find_by_name(text)) or bool(graph.find_by_path(text))
 
 
 def choose(graph: GraphView, topics: tuple[str, ...]) -> tuple[str, str]:

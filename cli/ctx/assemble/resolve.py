@@ -76,7 +76,7 @@ def _resolve(
         return ResolvedTopic(topic, (), "none")
     if graph.node_exists(text):
         return ResolvedTopic(topic, (text,), "id")
-    names = graph.find_by_name(text)
+    names = graph.find_by_name(text) or graph.find_by_path(text)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
     ranking = passage_search(graph, text, retrieval) if passage_search is not None else None

@@ -8,6 +8,7 @@ import typer
 
 from ctx.assemble import DEFAULT_LENS, FORMATS, MIN_TOKENS, BuildRequest, auto_lens_summary
 from ctx.commands.common import DbOption, PlainOption, handle_errors
+from ctx.commands.completion import lens_names, values
 
 EPILOG = """Examples:
 
@@ -42,7 +43,7 @@ def build_command(
     ],
     lens: Annotated[
         str | None,
-        typer.Option("--lens", "-l", help=f"Lens name or path to a lens .yaml file. Default: build.lens in the config file, else {DEFAULT_LENS}: {auto_lens_summary()}.", show_default=False),
+        typer.Option("--lens", "-l", autocompletion=lens_names, help=f"Lens name or path to a lens .yaml file. Default: build.lens in the config file, else {DEFAULT_LENS}: {auto_lens_summary()}.", show_default=False),
     ] = None,
     depth: Annotated[
         int | None,
@@ -55,7 +56,7 @@ def build_command(
     ] = None,
     # Checked by the core, not by the parser: the MCP tool takes the same argument and must fail
     # with the very same message.
-    format: Annotated[str, typer.Option("--format", "-f", help=f"{' or '.join(FORMATS)}.")] = BuildRequest.format,
+    format: Annotated[str, typer.Option("--format", "-f", autocompletion=values(*FORMATS), help=f"{' or '.join(FORMATS)}.")] = BuildRequest.format,
     include_fields: Annotated[
         bool, typer.Option("--include-fields/--no-include-fields", help="Show node fields (status, owner, ...).")
     ] = BuildRequest.include_fields,

@@ -55,11 +55,17 @@ def run_build(
             lens_why=lens_why,
         )
         result = graph.build(request)
+        if not result.found:
+            from ctx.errors import CtxError
+            from ctx.store.reads import is_empty
+
+            if is_empty(graph.conn):
+                raise CtxError(f"the graph at {graph.path} is empty (nothing imported yet); run `ctx import PATH` first")
         _print(result.text, format)
         for line in result.warnings:
             warn(line)
         if explain and result.candidates:
-            _print_explain(result.candidates, result.meta)
+            _print_explain(result.candidates, result.meta, graph.path)
         if not result.found:
             sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
             return EXIT_NOT_FOUND
@@ -90,10 +96,11 @@ def _print(text: str, fmt: str) -> None:
         console.print(Markdown(text))
 
 
-def _print_explain(rows: list[dict], meta: dict) -> None:
+def _print_explain(rows: list[dict], meta: dict, graph_path: Path) -> None:
     from ctx.assemble.render import EXPLAIN_COLUMNS, explain_caption, explain_cells, explain_text
 
-    caption = explain_caption(meta)
+    # Which graph answered: the user's and the project's config can each name one.
+    caption = explain_caption(meta) + f"graph: {graph_path}\n"
 
     if not sys.stderr.isatty():
         sys.stderr.write(explain_text(rows) + caption)

@@ -57,11 +57,16 @@ def import_command(
 ) -> None:
     """Import PATH (a vault folder, outline export or JSON graph) into the graph, incrementally."""
     from ctx.graph import Graph
+    from ctx.store.db import discarded_on_failure
 
     db_path = resolve_db_path(db)
-    graph = Graph.open(db_path, create=True)
-    with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
-        report = graph.import_path(path, format=format.value, progress=progress)
+    with discarded_on_failure(db_path):
+        graph = Graph.open(db_path, create=True)
+        try:
+            with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
+                report = graph.import_path(path, format=format.value, progress=progress)
+        finally:
+            graph.close()
     if not quiet:
         for line in report.notes:
             note(line)

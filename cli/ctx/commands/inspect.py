@@ -7,12 +7,13 @@ from typing import Annotated
 import typer
 
 from ctx.commands.common import DbOption, PlainOption, TextOrJson, handle_errors
+from ctx.commands.completion import values
 from ctx.commands.console import emit_report
 from ctx.paths import resolve_db_path
 
 # search and show are MCP tools too: their --format is checked by the core (ctx.inspection), so a
 # bad value fails with the same message on both sides; stats is the CLI's alone.
-FormatOption = Annotated[str, typer.Option("--format", "-f", help="text or json.")]
+FormatOption = Annotated[str, typer.Option("--format", "-f", autocompletion=values("text", "json"), help="text or json.")]
 StatsFormatOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
 IncludePrivateOption = Annotated[
     bool,

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ctx.commands.common import TextOrJson, handle_errors, print_json, write_stdout
+from ctx.commands.completion import lens_names
 
 lens_app = typer.Typer(
     name="lens",
@@ -59,7 +60,9 @@ def list_command(
     epilog="Examples:\n\n  ctx lens show planning\n\n  ctx lens show ./my-lens.yaml",
 )
 @handle_errors
-def show_command(name: Annotated[str, typer.Argument(help="Lens name or path to a .yaml file.")]) -> None:
+def show_command(
+    name: Annotated[str, typer.Argument(autocompletion=lens_names, help="Lens name or path to a .yaml file.")],
+) -> None:
     """The lens file, as written, with where it was found."""
     from ctx.lenses import find_lens_path, load_lens_file, read_lens_text
 

@@ -11,6 +11,7 @@ from ctx.commands.common import (
     TextOrJson,
     handle_errors,
     print_json,
+    warn,
     write_stdout,
 )
 from ctx.errors import CtxError
@@ -54,6 +55,10 @@ def mcp_command(
     db_path = resolve_db_path(db).absolute()
     if print_config:
         from ctx.agent_setup import client_config, setup_text
+
+        if not db_path.exists():
+            # Printed all the same (an agent may be set up before the first import), but not silently.
+            warn(f"no graph at {db_path} yet: run `ctx import PATH --db {db_path}` before the server is used")
 
         if format == "json":
             print_json(client_config(db_path, include_private=include_private))

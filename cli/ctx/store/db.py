@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from ctx.errors import CtxError, NoGraphError
+from ctx.errors import CtxError, NoGraphError, UsageError
 from ctx.store.migrations import APPLICATION_ID, MIGRATIONS, current_version, migrate, readable_as_is
 
 # Long enough for an import or `ctx embed` batch to commit; after it, "locked" is reported.
@@ -40,7 +42,14 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     The connection is in autocommit mode: writers open explicit transactions, so an interrupted
     import rolls back to the previous state instead of leaving half a file behind.
     """
+    from ctx.paths import db_url_scheme
+
+    scheme = db_url_scheme(path)  # an engine this build cannot open is an error, never a path
+    if scheme is not None:
+        raise UsageError(f"a {scheme}:// graph is not a SQLite file")
     path = Path(path)
+    if path.is_dir():
+        raise CtxError(f"{path} is a folder, not a graph file; give --db a file (such as {path / 'graph.db'})")
     if not create and not path.exists():
         raise NoGraphError(path)
     if create:
@@ -63,6 +72,33 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise storage_error(exc, path) from None
     return conn
+
+
+@contextmanager
+def discarded_on_failure(path: str | Path) -> Iterator[None]:
+    """A graph that did not exist before the block is removed again if the block fails: its file,
+    WAL and shared-memory files, and the folders made for it. ``ctx import does-not-exist`` must
+    not leave an empty graph behind (after which every build said "no node matches" instead of
+    "no graph"). Connections to it must be closed inside the block."""
+    path = Path(path)
+    if path.exists():
+        yield
+        return
+    missing = [folder for folder in path.absolute().parents if not folder.exists()]
+    try:
+        yield
+    except BaseException:
+        for leftover in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+            try:
+                leftover.unlink()
+            except OSError:
+                pass
+        for folder in missing:  # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:

@@ -113,6 +113,69 @@ def find_by_name(
     return [r[0] for r in rows]
 
 
+# What a topic that is a file path may end with; without one of these, a path needs a '/'.
+_NOTE_SUFFIXES = (".md", ".markdown", ".json", ".jsonl", ".csv", ".txt", ".org")
+
+
+def find_by_path(conn: sqlite3.Connection, text: str, *, include_private: bool = False) -> list[str]:
+    """The node a file path names: the one top-level node of that file, the path written relative
+    to its source's root (with or without ``.md``) or as a path on disk inside a source's root.
+    What tab completion gives (``Plugins/Canvas.md``) is a topic like the note's title. A file
+    that holds several top-level nodes (an outline export's pages) names none of them."""
+    path = text.strip().replace("\\", "/")
+    if not path or ("/" not in path and not path.lower().endswith(_NOTE_SUFFIXES)) or "\n" in path:
+        return []
+    while path.startswith("./"):
+        path = path[2:]
+    wanted: list[tuple[int | None, str]] = [(None, path)]
+    if not path.lower().endswith(_NOTE_SUFFIXES):
+        wanted += [(None, path + ".md"), (None, path + ".markdown")]
+    sources = conn.execute("SELECT id, root FROM sources ORDER BY id").fetchall()
+    wanted += _on_disk(text.strip(), sources)
+    for source_id, relpath in wanted:
+        ids: list[str] = []
+        for sid, _ in sources:
+            if source_id is not None and sid != source_id:
+                continue
+            ids += [
+                r[0] for r in conn.execute(
+                    "SELECT n.id FROM nodes n LEFT JOIN nodes p ON p.id = n.parent_id"
+                    " WHERE n.source_id = ? AND n.file = ? AND (p.id IS NULL OR p.file != n.file)"
+                    f" AND {_visible(include_private, 'n.')} ORDER BY n.id LIMIT 2",
+                    (sid, relpath),
+                )
+            ]
+        if ids:
+            return ids if len(ids) == 1 else []
+    stem, dot, suffix = path.rpartition(".")
+    if dot and f".{suffix.lower()}" in (".md", ".markdown") and stem:
+        # A note's id is its path without .md, written in any case: the importers' path keys.
+        return find_by_name(conn, stem, include_private=include_private)
+    return []
+
+
+def _on_disk(text: str, sources: list[sqlite3.Row]) -> list[tuple[int | None, str]]:
+    """(source id, path relative to its root) for a topic that is a file on disk in a source."""
+    import os
+    from pathlib import Path
+
+    out: list[tuple[int | None, str]] = []
+    try:
+        candidate = Path(text).expanduser()
+        found = [p for p in (candidate, Path(text + ".md")) if p.is_file()]
+    except (OSError, ValueError):
+        return out
+    for path in found:
+        resolved = path.resolve()
+        for sid, root in sources:
+            root_path = Path(root)
+            if resolved == root_path:
+                out.append((sid, resolved.name))
+            elif resolved.is_relative_to(root_path):
+                out.append((sid, resolved.relative_to(root_path).as_posix().replace(os.sep, "/")))
+    return out
+
+
 # Longest name looked for inside a topic, in words: titles are short, and every extra length
 # costs one more indexed lookup per start word.
 MENTION_MAX_WORDS = 8
@@ -180,12 +243,13 @@ def _written_as_name(text: str, start: int, end: int) -> bool:
 def resolve_one(
     conn: sqlite3.Connection, id_or_title: str, *, include_private: bool = False
 ) -> str | None:
-    """An exact node id, else the best exact title/alias match."""
+    """An exact node id, else the best exact title/alias match, else the note a file path names."""
     if conn.execute(
         f"SELECT 1 FROM nodes WHERE id = ? AND {_visible(include_private)}", (id_or_title,)
     ).fetchone():
         return id_or_title
     names = find_by_name(conn, id_or_title, include_private=include_private)
+    names = names or find_by_path(conn, id_or_title, include_private=include_private)
     return names[0] if names else None
 
 
@@ -333,6 +397,11 @@ def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
 
 def node_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0])
+
+
+def is_empty(conn: sqlite3.Connection) -> bool:
+    """Whether nothing was ever imported (no node at all, private or not)."""
+    return conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is None
 
 
 def stats(conn: sqlite3.Connection, *, include_private: bool = False) -> dict[str, Any]:

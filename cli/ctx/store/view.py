@@ -101,6 +101,9 @@ class GraphView:
     def find_by_name(self, text: str) -> list[str]:
         return reads.find_by_name(self.conn, text, include_private=self.include_private)
 
+    def find_by_path(self, text: str) -> list[str]:
+        return reads.find_by_path(self.conn, text, include_private=self.include_private)
+
     def find_mentions(self, text: str) -> list[str]:
         return reads.find_mentions(self.conn, text, include_private=self.include_private)
 
