@@ -10,15 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ctx.commands.search_argv import (
-    SEARCH_DEFAULTS,
-    SEARCH_FLAGS,
-    SEARCH_INT_MINIMUM,
-    SEARCH_VALUE_OPTIONS,
-    fast_search,
-    parse_search,
-)
+from ctx.commands.build_argv import spellings
+from ctx.commands.search_argv import fast_search, parse_search
 from ctx.commands.search_run import run_search
+from ctx.options import SearchRequest
 
 
 def _typer_search():
@@ -52,10 +47,11 @@ def test_option_spellings_defaults_and_minimums_match_the_typer_command():
             minimum[param.name] = _minimum(param)
         if param.name not in ("db", "plain"):
             defaults[param.name] = param.default
-    assert values == SEARCH_VALUE_OPTIONS
-    assert flags == SEARCH_FLAGS
-    assert minimum == SEARCH_INT_MINIMUM
-    assert defaults == SEARCH_DEFAULTS
+    spelled = spellings(SearchRequest)
+    assert values == spelled.values
+    assert flags == spelled.flags
+    assert minimum == {name: least for name, (least, _) in spelled.bounds.items() if least is not None}
+    assert defaults == {name: value for name, value in spelled.defaults.items()}
 
 
 def test_run_search_takes_every_parameter_of_the_command():

@@ -212,16 +212,16 @@ def build_defaults(
     lens: str | None = None, max_tokens: int | None = None, encoding: str | None = None
 ) -> tuple[str, int, str]:
     """(lens, max_tokens, encoding) for a build: what was asked, else the config file's, else
-    the built-in default. The CLI and the MCP server both resolve them here."""
-    from ctx.assemble import DEFAULT_LENS, BuildRequest
+    the built-in default (the options' ``config`` keys, ``ctx.options.with_config_defaults``)."""
+    from ctx.assemble import BuildRequest
+    from ctx.options import with_config_defaults
 
-    settings = load_settings()
+    given = with_config_defaults(BuildRequest, {"lens": lens, "max_tokens": max_tokens, "encoding": encoding})
     return (
-        lens if lens is not None else settings.lens or DEFAULT_LENS,
-        max_tokens if max_tokens is not None else settings.max_tokens or BuildRequest.max_tokens,
-        encoding if encoding is not None else settings.encoding or BuildRequest.encoding,
+        given.get("lens", BuildRequest.lens),
+        given.get("max_tokens", BuildRequest.max_tokens),
+        given.get("encoding", BuildRequest.encoding),
     )
-
 
 
 @dataclass(frozen=True)

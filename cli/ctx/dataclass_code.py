@@ -52,7 +52,9 @@ def install() -> None:
     global _loaded
     import dataclasses
 
-    if getattr(dataclasses, "exec", None) is _exec:
+    from ctx import speedups
+
+    if getattr(dataclasses, "exec", None) is _exec or speedups.plain():
         return
     try:
         stored = marshal.loads(_path().read_bytes())

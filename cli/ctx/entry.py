@@ -10,6 +10,7 @@ What comes before this module -- the interpreter's own start-up and ``site`` -- 
 (``commands.build_argv``, ``commands.search_argv``): Typer, Click and pydantic cost more than a
 build of a small graph, and most of a search. And the methods ``@dataclass``
 writes come compiled from the cache folder (``dataclass_code``) rather than compiled again.
+Every such device is listed in ``ctx.speedups``; ``CTX_PLAIN=1`` turns them all off.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
     os._exit(EXIT_INTERRUPTED)  # nothing is open yet: no file, no transaction to close
 
 
-_previous = _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+# CTX_PLAIN=1 (ctx.speedups; read here without importing anything): Python's own handling.
+_PLAIN = os.environ.get("CTX_PLAIN", "") not in ("", "0")
+_previous = None if _PLAIN else _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+
+
+def _restore() -> None:
+    """Python's (or the caller's) Ctrl-C handling again, once the CLI is loaded."""
+    if _previous is not None:
+        _signal.signal(_signal.SIGINT, _previous)
 
 # Only for annotations, and after the handler: importing typing is itself part of the window.
 from collections.abc import Callable  # noqa: E402
@@ -44,6 +53,8 @@ def _leave(code: int) -> None:
     closed its graph; what remains is flushing the streams and any exit handlers. Should a flush
     fail (the reader went away), the ordinary exit reports it as it always has.
     """
+    if _PLAIN:
+        sys.exit(code)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -64,7 +75,8 @@ def _run_fast(run: Callable[[dict[str, Any]], int], options: dict[str, Any]) -> 
         # The command is over: its graph is closed and its output written. A Ctrl-C from here
         # to the exit (saving the code cache, flushing, exit handlers) ends the process as
         # quietly as one during loading, not with a traceback from these last lines.
-        _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+        if not _PLAIN:
+            _signal.signal(_signal.SIGINT, _interrupted_while_loading)
         dataclass_code.save()
     _leave(code)
 
@@ -85,7 +97,7 @@ def main() -> None:
             import ctx.graph  # noqa: F401
             import ctx.tokens  # noqa: F401
         finally:
-            _signal.signal(_signal.SIGINT, _previous)  # run_build reports an interrupt itself
+            _restore()  # run_build reports an interrupt itself
         from ctx.commands.build_argv import run_parsed
 
         _run_fast(run_parsed, fast)
@@ -98,14 +110,14 @@ def main() -> None:
             import ctx.graph  # noqa: F401
             import ctx.inspection  # noqa: F401
         finally:
-            _signal.signal(_signal.SIGINT, _previous)
+            _restore()
         from ctx.commands.search_argv import run_parsed as run_search
 
         _run_fast(run_search, found)
     try:
         from ctx.app import main as run
     finally:
-        _signal.signal(_signal.SIGINT, _previous)
+        _restore()
     try:
         run()
     except KeyboardInterrupt:

@@ -104,11 +104,7 @@ class Graph:
             if "include_private" in options:
                 raise UsageError("include_private is the graph's setting: Graph.open(..., include_private=True)")
             request = BuildRequest(topics=(topics,) if isinstance(topics, str) else tuple(topics), **options)
-        if request.include_private != self.include_private:
-            from dataclasses import replace
-
-            request = replace(request, include_private=self.include_private)
-        return build_context(self.conn, request)
+        return build_context(self.conn, request, include_private=self.include_private)
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Full-text (BM25) hits for any text, best first; private nodes only if this reader may see them."""

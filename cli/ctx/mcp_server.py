@@ -11,6 +11,7 @@ starts or a tool first needs them, so `ctx --help` never pays for them.
 
 # No `from __future__ import annotations` here: the SDK reads the tool functions' annotations at
 # registration, and those functions are closures whose names (Field, ...) only exist locally.
+import inspect
 import logging
 import os
 import sqlite3
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ctx.errors import CtxError, NoGraphError
+from ctx.options import SearchRequest
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("ctx.mcp")
 
 SERVER_NAME = "ctx"
-DEFAULT_LIMIT = 20
 
 INSTRUCTIONS = """\
 ctx serves the user's personal knowledge graph (notes, outlines, claims and the links between them).
@@ -251,7 +252,7 @@ class CtxTools:
         )
         graph, refreshed = self._fresh_graph()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
-        result = graph.build(BuildRequest(topics=topics, lens=chosen, include_private=graph.include_private, **options))
+        result = graph.build(BuildRequest(topics=topics, lens=chosen, **options))
         result.warnings[:0] = refreshed
         if not result.found:
             # A tool error, as the CLI's exit code 3 is; its first block is still exactly the
@@ -272,7 +273,7 @@ class CtxTools:
 
     # -- search --------------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = DEFAULT_LIMIT, format: str = "text") -> ToolReply:
+    def search(self, query: str, limit: int = SearchRequest.limit, format: str = SearchRequest.format) -> ToolReply:
         return self._guarded(self._search, query, limit, format)
 
     def _search(self, query: str, limit: int, format: str) -> ToolReply:
@@ -338,7 +339,7 @@ def build_server(tools: "CtxTools") -> "MCPServer":
     from pydantic import Field
 
     from ctx import __version__
-    from ctx.assemble import DEFAULT_LENS, BuildRequest
+    from ctx.assemble import BuildRequest
     from ctx.lenses import builtin_lens_names
 
     server = MCPServer(
@@ -359,56 +360,19 @@ def build_server(tools: "CtxTools") -> "MCPServer":
         extras: dict[str, Any] = {"meta": {"ctx/warnings": reply.warnings} if reply.warnings else None}
         return CallToolResult(content=blocks, is_error=reply.is_error, **extras)
 
-    def context(
-        topic: Annotated[
-            str | list[str],
-            Field(description="What to build context about: a node id, a title or alias, or free "
-                  "text; a list blends several topics into one context."),
-        ],
-        lens: Annotated[
-            str | None,
-            Field(description="Lens name, as listed by the `lenses` tool (file paths are not "
-                  "accepted). Default: the user's configured lens, else " + DEFAULT_LENS + ": 'question' "
-                  "for a question or phrase, 'general' for a node's id or title."),
-        ] = None,
-        depth: Annotated[
-            int | None,
-            Field(description="How many hops to walk from the topic (0 = the topic alone). Default: "
-                  "the lens's, usually 2; capped at the lens's max_depth (5 for most lenses, 10 for "
-                  "claims)."),
-        ] = BuildRequest.depth,
-        max_tokens: Annotated[
-            int | None,
-            Field(description="Token budget (at least 50) for the whole context text; never "
-                  "exceeded. Default: the user's configured budget, else " + str(BuildRequest.max_tokens) + "."),
-        ] = None,
-        format: Annotated[
-            str, Field(description='"markdown" (default) or "json".')
-        ] = BuildRequest.format,
-        include_fields: Annotated[
-            bool, Field(description="Include node field values (status, owner, dates, ...).")
-        ] = BuildRequest.include_fields,
-        encoding: Annotated[
-            str | None,
-            Field(description="tiktoken encoding the budget is counted in (default " + BuildRequest.encoding + ").")
-        ] = None,
-        explain: Annotated[
-            bool,
-            Field(description="Also return, as a second text block, the table of every candidate "
-                  "with its score parts and why it was kept, shortened or dropped."),
-        ] = BuildRequest.explain,
-    ) -> CallToolResult:
-        return as_result(tools.context(
-            topic, lens=lens, depth=depth, max_tokens=max_tokens, format=format,
-            include_fields=include_fields, encoding=encoding, explain=explain,
-        ))
+    # `context` and `search` take their requests' declared options (ctx.options): an option added
+    # to BuildRequest or SearchRequest is a tool argument too, with no edit here.
+    def context(**arguments: Any) -> CallToolResult:
+        values = request_values(BuildRequest, arguments)
+        topic = values.pop("topics")
+        return as_result(tools.context(topic, **values))
 
-    def search(
-        query: Annotated[str, Field(description="Words to find; any text is accepted.")],
-        limit: Annotated[int, Field(description="Most hits to return.")] = DEFAULT_LIMIT,
-        format: Annotated[str, Field(description='"text" (default) or "json".')] = "text",
-    ) -> CallToolResult:
-        return as_result(tools.search(query, limit, format))
+    def search(**arguments: Any) -> CallToolResult:
+        values = request_values(SearchRequest, arguments)
+        return as_result(tools.search(values["query"], values["limit"], values["format"]))
+
+    declare_tool(context, BuildRequest)
+    declare_tool(search, SearchRequest)
 
     def show(
         node: Annotated[str, Field(description="Node id, or its exact title or alias.")],
@@ -437,6 +401,51 @@ def build_server(tools: "CtxTools") -> "MCPServer":
             structured_output=False,
         )
     return server
+
+
+def mcp_parameters(request_type: type) -> list[inspect.Parameter]:
+    """A tool's parameters from a request type's declared options: names, types, descriptions
+    and defaults; bounds and choices are published in the schema but checked by the core, so a
+    bad value fails with the CLI's own message."""
+    from pydantic import Field
+
+    from ctx.options import options_of
+
+    parameters = []
+    for opt in options_of(request_type):
+        name = opt.mcp_name
+        if name is None:
+            continue
+        spec = opt.spec
+        kind: Any = spec.kind | list[spec.kind] if spec.many else spec.kind  # type: ignore[name-defined]
+        default = inspect.Parameter.empty if opt.required else opt.face_default
+        if default is None:
+            kind = kind | None
+        extra: dict[str, Any] = {}
+        if spec.minimum is not None:
+            extra["minimum"] = spec.minimum
+        if spec.maximum is not None:
+            extra["maximum"] = spec.maximum
+        if spec.choices:
+            extra["enum"] = list(spec.choices)
+        info = Field(description=opt.mcp_help, json_schema_extra=extra or None)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, info], default=default))
+    return parameters
+
+
+def request_values(request_type: type, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments under the request's field names."""
+    from ctx.options import options_of
+
+    return {opt.name: arguments[opt.mcp_name] for opt in options_of(request_type) if opt.mcp_name in arguments}
+
+
+def declare_tool(function: Any, request_type: type) -> None:
+    from mcp_types import CallToolResult
+
+    parameters = mcp_parameters(request_type)
+    function.__signature__ = inspect.Signature(parameters, return_annotation=CallToolResult)
+    function.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": CallToolResult}
 
 
 def run_stdio(db_path: Path, *, include_private: bool = False) -> None:

@@ -146,6 +146,10 @@ def _load_tiktoken(name: str) -> Any:
 
 @lru_cache(maxsize=4)
 def get_encoding(name: str = DEFAULT_ENCODING) -> Encoder:
+    from ctx import speedups
+
+    if speedups.plain():
+        return Encoder(name, _load_tiktoken(name))  # tiktoken's public Encoding, no cache
     files = _tiktoken_files()
     path = None
     if files is not None:

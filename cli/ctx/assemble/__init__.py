@@ -11,11 +11,12 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctx.options import option
+
 if TYPE_CHECKING:
     from ctx.lenses import Lens
 
 MIN_TOKENS = 50
-MAX_DEPTH = 5  # seed 003: --depth max 5 (a lens may allow more with its own max_depth)
 MAX_TOPICS = 32
 FORMATS = ("markdown", "json")
 # The default lens, chosen per build from the topics (``lens_choice``): a topic that names a node
@@ -35,19 +36,59 @@ def auto_lens_summary(code: bool = False) -> str:
 
 @dataclass(frozen=True)
 class BuildRequest:
-    topics: tuple[str, ...]
+    """`ctx build`, the MCP `context` tool and ``Graph.build``: each field is an option declared
+    once (``ctx.options``); the CLI, the fast path and the MCP schema are derived from these.
+    What the reader may see (private nodes or not) is the graph handle's, not the request's."""
+
+    topics: tuple[str, ...] = option(
+        kind=str, argument=True, many=True, mcp="topic",
+        help="Node ids, exact titles or aliases, or search words; several blend into one context.",
+        mcp_help="What to build context about: a node id, a title or alias, or free text; a list blends"
+        " several topics into one context.",
+    )
     # "auto", a built-in, user or project lens name, or a path to a .yaml; or a Lens already
     # loaded (the MCP server resolves names itself so that an agent can never name a file).
-    lens: "str | Lens" = DEFAULT_LENS
-    depth: int | None = None  # None -> the lens's default
-    max_tokens: int = 4000
-    format: str = "markdown"  # "markdown" | "json"
-    include_fields: bool = True
-    encoding: str = "cl100k_base"
-    explain: bool = False
-    include_private: bool = False  # private nodes are withheld unless the user explicitly asks
+    lens: "str | Lens" = option(
+        DEFAULT_LENS, kind=str, flags=("--lens", "-l"), config="build.lens", complete="lenses",
+        help=f"Lens name or path to a lens .yaml file ({DEFAULT_LENS}: {auto_lens_summary()}).",
+        mcp_help="Lens name, as listed by the `lenses` tool (file paths are not accepted). Default: the"
+        f" user's configured lens, else {DEFAULT_LENS}: {auto_lens_summary()}.",
+    )
+    depth: int | None = option(
+        None, kind=int, flags=("--depth", "-d"), minimum=0,
+        help="Hops to walk from the topic (default: the lens's, 2; capped at the lens's max_depth, 5 for most).",
+        mcp_help="How many hops to walk from the topic (0 = the topic alone). Default: the lens's, usually 2;"
+        " capped at the lens's max_depth (5 for most lenses, 10 for claims).",
+    )
+    max_tokens: int = option(
+        4000, flags=("--max-tokens", "-t"), minimum=MIN_TOKENS, config="build.max_tokens",
+        help="Token budget for the whole output.",
+        mcp_help=f"Token budget (at least {MIN_TOKENS}) for the whole context text; never exceeded. Default:"
+        " the user's configured budget, else 4000.",
+    )
+    # Checked by the core, not by the parser: the MCP tool takes the same argument and must fail
+    # with the very same message.
+    format: str = option(
+        "markdown", flags=("--format", "-f"), choices=FORMATS, help=" or ".join(FORMATS) + ".",
+        mcp_help='"markdown" (default) or "json".',
+    )
+    include_fields: bool = option(
+        True, flags=("--include-fields", "--no-include-fields"), help="Show node fields (status, owner, ...).",
+        mcp_help="Include node field values (status, owner, dates, ...).",
+    )
+    encoding: str = option(
+        "cl100k_base", flags=("--encoding",), config="build.encoding",
+        help="tiktoken encoding the budget is counted in.",
+        mcp_help="tiktoken encoding the budget is counted in (default cl100k_base).",
+    )
+    explain: bool = option(
+        False, flags=("--explain",), help="Print every candidate's score parts and fate to stderr.",
+        mcp_help="Also return, as a second text block, the table of every candidate with its score parts"
+        " and why it was kept, shortened or dropped.",
+    )
     # Why this lens, when the caller named one (the CLI: "--lens NAME" or the config file's
-    # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes.
+    # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes. Not an
+    # option: the CLI sets it from how the lens was chosen.
     lens_why: str = ""
 
 
@@ -77,11 +118,12 @@ def validate_request(request: BuildRequest) -> None:
         raise UsageError(f"--depth must be 0 or more, not {request.depth}")
 
 
-def build_context(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
+def build_context(conn: sqlite3.Connection, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
+    """The context for ``request``, as a reader who may see private nodes or not."""
     from ctx.assemble.pipeline import run
 
     validate_request(request)
-    return run(conn, request)
+    return run(conn, request, include_private=include_private)
 
 
-__all__ = ["BuildRequest", "BuildResult", "build_context", "MIN_TOKENS", "MAX_DEPTH"]
+__all__ = ["BuildRequest", "BuildResult", "build_context", "MIN_TOKENS"]

@@ -92,9 +92,9 @@ class Build:
     ready: set[str] = field(default_factory=set)  # ids whose text is prepared for packing
 
 
-def run(conn: sqlite3.Connection, request: BuildRequest) -> BuildResult:
+def run(conn: sqlite3.Connection, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
     # What this reader may see is decided once, here: every stage reads through this view.
-    graph = GraphView(conn, include_private=request.include_private)
+    graph = GraphView(conn, include_private=include_private)
     with build_scope():
         return _run(graph, request)
 

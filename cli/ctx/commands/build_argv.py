@@ -12,26 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Spellings of `ctx build`'s options -> its parameter names (tests hold this to the Typer command).
-BUILD_VALUE_OPTIONS = {
-    "--lens": "lens", "-l": "lens",
-    "--depth": "depth", "-d": "depth",
-    "--max-tokens": "max_tokens", "-t": "max_tokens",
-    "--format": "format", "-f": "format",
-    "--encoding": "encoding",
-    "--db": "db",
-}
-BUILD_FLAGS = {
-    "--include-fields": ("include_fields", True),
-    "--no-include-fields": ("include_fields", False),
-    "--explain": ("explain", True),
-    "--include-private": ("include_private", True),
-    "--plain": ("plain", True),
-}
-INT_MINIMUM = {"depth": 0, "max_tokens": 50}
+# Options of the graph handle, which every reading command takes after its name.
+GRAPH_VALUE_OPTIONS = {"--db": "db"}
+GRAPH_FLAGS = {"--include-private": ("include_private", True), "--plain": ("plain", True)}
 # Options of the root command that may stand before `build`.
 ROOT_VALUE_OPTIONS = {"--db": "db"}
 ROOT_FLAGS = {"--plain": ("plain", True)}
@@ -39,42 +26,63 @@ ROOT_FLAGS = {"--plain": ("plain", True)}
 _DIGITS = re.compile(r"[0-9]+")
 
 
+@dataclass(frozen=True)
+class Spellings:
+    """How a command's options are written, derived from its request type's declarations."""
+
+    values: dict[str, str]  # --option VALUE -> parameter name
+    flags: dict[str, tuple[str, bool]]  # --flag -> (parameter name, value)
+    bounds: dict[str, tuple[int | None, int | None]]  # integer parameter -> (minimum, maximum)
+    defaults: dict[str, Any]  # what a parameter is when not given (None: the config file decides)
+    argument: str  # the positional parameter's name
+
+
+def spellings(request_type: type) -> Spellings:
+    from ctx.options import options_of
+
+    values = dict(GRAPH_VALUE_OPTIONS)
+    flags = dict(GRAPH_FLAGS)
+    bounds: dict[str, tuple[int | None, int | None]] = {}
+    defaults: dict[str, Any] = {"include_private": False}
+    argument = ""
+    for opt in options_of(request_type):
+        spec = opt.spec
+        if spec.argument:
+            argument = opt.name
+            continue
+        defaults[opt.name] = opt.face_default
+        if spec.kind is bool:
+            flags[spec.flags[0]] = (opt.name, True)
+            if len(spec.flags) > 1:
+                flags[spec.flags[1]] = (opt.name, False)
+            continue
+        values.update(dict.fromkeys(spec.flags, opt.name))
+        if spec.kind is int:
+            bounds[opt.name] = (spec.minimum, spec.maximum)
+    return Spellings(values, flags, bounds, defaults, argument)
+
+
 def parse_build(argv: list[str]) -> dict[str, Any] | None:
     """``run_build``'s keyword arguments for ``argv`` (without the program name), or None when
     anything about it is not plainly a `ctx build` these rules read the way Typer would."""
-    read = read_command(argv, "build", BUILD_VALUE_OPTIONS, BUILD_FLAGS, INT_MINIMUM)
+    from ctx.assemble import BuildRequest
+
+    spelled = spellings(BuildRequest)
+    read = read_command(argv, "build", spelled)
     if read is None:
         return None
     options, topics = read
     if not topics:
         return None
-    from ctx.assemble import BuildRequest
-
-    return {
-        "topics": tuple(topics),
-        "lens": options.get("lens"),
-        "depth": options.get("depth", BuildRequest.depth),
-        "max_tokens": options.get("max_tokens"),
-        "format": options.get("format", BuildRequest.format),
-        "include_fields": options.get("include_fields", BuildRequest.include_fields),
-        "encoding": options.get("encoding"),
-        "explain": options.get("explain", BuildRequest.explain),
-        "include_private": options.get("include_private", BuildRequest.include_private),
-        "db": options["db"],
-        "plain": options["plain"],
-    }
+    return {spelled.argument: tuple(topics), **spelled.defaults, **options}
 
 
-def read_command(
-    argv: list[str],
-    command: str,
-    values: dict[str, str],
-    flags: dict[str, tuple[str, bool]],
-    minimum: dict[str, int],
-) -> tuple[dict[str, Any], list[str]] | None:
+def read_command(argv: list[str], command: str, spelled: Spellings) -> tuple[dict[str, Any], list[str]] | None:
     """The options and arguments of `ctx <command>` in ``argv``, integers converted and ``db`` and
     ``plain`` settled with the root's options and $CTX_DB; None when Typer must read ``argv``."""
-    if os.environ.get("CTX_NO_FAST_PATH") or any(name.startswith("_CTX_COMPLETE") for name in os.environ):
+    from ctx import speedups
+
+    if os.environ.get("CTX_NO_FAST_PATH") or speedups.plain() or any(name.startswith("_CTX_COMPLETE") for name in os.environ):
         return None
     root: dict[str, Any] = {}
     at = _read_options(argv, 0, ROOT_VALUE_OPTIONS, ROOT_FLAGS, root)
@@ -82,13 +90,16 @@ def read_command(
         return None
     options: dict[str, Any] = {}
     arguments: list[str] = []
-    if _read_options(argv, at + 1, values, flags, options, topics=arguments) is None:
+    if _read_options(argv, at + 1, spelled.values, spelled.flags, options, topics=arguments) is None:
         return None
-    for name, least in minimum.items():
+    for name, (least, most) in spelled.bounds.items():
         if name in options:
-            if not _DIGITS.fullmatch(options[name]) or int(options[name]) < least:
+            if not _DIGITS.fullmatch(options[name]):
                 return None
-            options[name] = int(options[name])
+            number = int(options[name])
+            if (least is not None and number < least) or (most is not None and number > most):
+                return None  # Typer's usage error
+            options[name] = number
     env = os.environ.get("CTX_DB")
     if env is not None and not env:
         return None  # an empty $CTX_DB: leave its reading to Click

@@ -5,55 +5,34 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from ctx.commands.console import set_plain, stdout_is_terminal, warn, write_stdout
 from ctx.errors import EXIT_NOT_FOUND
 
 
-def run_build(
-    *,
-    topics: tuple[str, ...],
-    lens: str | None,
-    depth: int | None,
-    max_tokens: int | None,
-    format: str,
-    include_fields: bool,
-    encoding: str | None,
-    explain: bool,
-    include_private: bool,
-    db: Path | None,
-    plain: bool,
-) -> int:
-    """Print the context (and its notices on stderr); return the exit code. Core errors raise."""
+def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db: Path | None, plain: bool,
+              **values: Any) -> int:
+    """Print the context (and its notices on stderr); return the exit code. Core errors raise.
+    ``values`` are BuildRequest's other options; None where the config file gives the default."""
     from ctx.assemble import BuildRequest
-    from ctx.config import build_defaults
     from ctx.freshness import refresh_if_enabled
     from ctx.graph import Graph
+    from ctx.options import with_config_defaults
     from ctx.paths import resolve_db_path
 
     if plain:
         set_plain(True)
-    named = lens
-    lens, max_tokens, encoding = build_defaults(lens, max_tokens, encoding)
-    lens_why = f"--lens {named}" if named is not None else _configured_lens_why(lens)
+    named = values.get("lens")
+    resolved = with_config_defaults(BuildRequest, values)
+    lens_why = f"--lens {named}" if named is not None else _configured_lens_why(resolved.get("lens"))
+    request = BuildRequest(topics=tuple(topics), lens_why=lens_why, **resolved)
     graph = Graph.open(resolve_db_path(db), include_private=include_private)
     # Closed here rather than at interpreter exit: the console script may leave without
     # tearing the interpreter down (ctx.entry), and SQLite tidies its WAL on close.
     try:
         for line in refresh_if_enabled(graph.conn):
             warn(line)
-        request = BuildRequest(
-            topics=topics,
-            lens=lens,
-            depth=depth,
-            max_tokens=max_tokens,
-            format=format,
-            include_fields=include_fields,
-            encoding=encoding,
-            explain=explain,
-            include_private=include_private,
-            lens_why=lens_why,
-        )
         result = graph.build(request)
         if not result.found:
             from ctx.errors import CtxError
@@ -61,23 +40,21 @@ def run_build(
 
             if is_empty(graph.conn):
                 raise CtxError(f"the graph at {graph.path} is empty (nothing imported yet); run `ctx import PATH` first")
-        _print(result.text, format)
+        _print(result.text, request.format)
         for line in result.warnings:
             warn(line)
-        if explain and result.candidates:
+        if request.explain and result.candidates:
             _print_explain(result.candidates, result.meta, graph.path)
         if not result.found:
-            sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in topics) + "\n")
+            sys.stderr.write("ctx: error: no node matches " + ", ".join(repr(t) for t in request.topics) + "\n")
             return EXIT_NOT_FOUND
         return 0
     finally:
         graph.close()
 
 
-def _configured_lens_why(lens: str) -> str:
-    from ctx.config import load_settings
-
-    return "" if load_settings().lens is None else f"build.lens {lens} in the config file"
+def _configured_lens_why(lens: str | None) -> str:
+    return "" if lens is None else f"build.lens {lens} in the config file"
 
 
 def _print(text: str, fmt: str) -> None:

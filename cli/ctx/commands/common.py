@@ -72,6 +72,14 @@ PlainOption = Annotated[
     typer.Option("--plain", help="Print exactly the text a pipe gets, even on a terminal (no rendering)."),
 ]
 
+IncludePrivateOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-private",
+        help="Also use nodes marked private (tag #private, field private: true, or below one); withheld by default.",
+    ),
+]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

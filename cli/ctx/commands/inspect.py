@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ctx.commands.common import DbOption, PlainOption, TextOrJson, handle_errors
 from ctx.commands.completion import values
 from ctx.commands.console import emit_report
+from ctx.commands.declared import declare
+from ctx.options import SearchRequest
 from ctx.paths import resolve_db_path
 
 # search and show are MCP tools too: their --format is checked by the core (ctx.inspection), so a
@@ -71,16 +73,15 @@ def show_command(
     emit_report(show_report(graph, node, fmt=format), plain)
 
 
-@handle_errors
-def search_command(
-    query: Annotated[str, typer.Argument(help="Words to find; any text is accepted.")],
-    db: DbOption = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most hits to show.")] = 20,
-    format: FormatOption = "text",
-    include_private: IncludePrivateOption = False,
-    plain: PlainOption = False,
-) -> None:
+def search_command(**values: Any) -> None:
     """Full-text search (BM25) over titles, aliases and bodies."""
     from ctx.commands.search_run import run_search
 
-    run_search(query=query, db=db, limit=limit, format=format, include_private=include_private, plain=plain)
+    run_search(**values)
+
+
+# The parameters are SearchRequest's declared options (ctx.options), then the graph handle's.
+search_command = declare(
+    handle_errors(search_command), SearchRequest,
+    ("db", DbOption, None), ("include_private", IncludePrivateOption, False), ("plain", PlainOption, False),
+)

@@ -9,24 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctx.commands.build_argv import read_command
-
-# Spellings of `ctx search`'s options -> its parameter names (tests hold this to the Typer command).
-SEARCH_VALUE_OPTIONS = {"--db": "db", "--limit": "limit", "-n": "limit", "--format": "format", "-f": "format"}
-SEARCH_FLAGS = {"--include-private": ("include_private", True), "--plain": ("plain", True)}
-SEARCH_INT_MINIMUM = {"limit": 1}
-SEARCH_DEFAULTS = {"limit": 20, "format": "text", "include_private": False}
-
+from ctx.commands.build_argv import read_command, spellings
 
 def parse_search(argv: list[str]) -> dict[str, Any] | None:
     """``run_search``'s keyword arguments for ``argv`` (without the program name), or None."""
-    read = read_command(argv, "search", SEARCH_VALUE_OPTIONS, SEARCH_FLAGS, SEARCH_INT_MINIMUM)
+    from ctx.options import SearchRequest
+
+    spelled = spellings(SearchRequest)
+    read = read_command(argv, "search", spelled)
     if read is None:
         return None
     options, arguments = read
     if len(arguments) != 1:
         return None  # none or several: Typer's usage error
-    return {"query": arguments[0], **SEARCH_DEFAULTS, **options}
+    return {spelled.argument: arguments[0], **spelled.defaults, **options}
 
 
 def run_parsed(options: dict[str, Any]) -> int:

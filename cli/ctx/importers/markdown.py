@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ctx.code_spans import blank_code
+from ctx import speedups
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
 from ctx.importers.dates import parse_date
 
@@ -513,6 +514,8 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
     PyYAML's own resolver and constructors, so the result is exactly what ``yaml.load`` gives.
     """
     global _scalar_loader, _ScalarNode
+    if speedups.plain():
+        return None
     lines = raw.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
