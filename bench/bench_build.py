@@ -109,12 +109,12 @@ import ctx.assemble.pipeline, ctx.commands.build_run, ctx.config, ctx.freshness,
 reading("imports: the build's modules")
 from ctx.assemble import BuildRequest
 from ctx.commands.console import write_stdout
-from ctx.paths import resolve_db_path
-lens, max_tokens, encoding = ctx.config.build_defaults(options["lens"], options["max_tokens"], options["encoding"])
+from ctx.config import resolve_db_path
+lens, max_tokens, encoding = ctx.assemble.build_defaults(options["lens"], options["max_tokens"], options["encoding"])
 ctx.tokens.get_encoding(encoding)
 reading("tokenizer (from its cache)")
 graph = ctx.graph.Graph.open(resolve_db_path(options["db"]))
-ctx.freshness.refresh_if_enabled(graph.conn)
+ctx.freshness.refresh_if_enabled(graph.store)
 reading("graph open + freshness check")
 result = graph.build(BuildRequest(topics=options["topics"], lens=lens, depth=options["depth"],
                                   max_tokens=max_tokens, encoding=encoding))

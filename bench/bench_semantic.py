@@ -106,6 +106,7 @@ def bench_vectors(workdir: Path, n: int, dim: int) -> None:
     from ctx.semantic import search
     from ctx.store import connect
     from ctx.store import vectors as vector_store
+    from ctx.store.view import GraphView
 
     db = workdir / f"vectors-{n}.db"
     for stale in workdir.glob(f"vectors-{n}.db*"):
@@ -137,7 +138,7 @@ def bench_vectors(workdir: Path, n: int, dim: int) -> None:
         # A fresh process would start cold; a fresh connection is the closest in-process.
         conn = connect(db)
         started = time.perf_counter()
-        index = search.load_index(conn, "bench")
+        index = search.load_index(GraphView(conn), "bench")
         loaded = time.perf_counter() - started
         started = time.perf_counter()
         hits = index.nearest(query, 10)

@@ -241,12 +241,14 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
     from ctx.inspection import search_report, show_report
 
     source = write_example(workdir / "src", fmt, files)
+    from ctx.store import connect
+
     graph = Graph.open(workdir / "graph.db", create=True)
-    conn = graph.conn
+    conn = connect(workdir / "graph.db")  # the test's own look at the rows
     outcome = Outcome(fmt)
     try:
         try:
-            report = import_path(conn, source, format=fmt)
+            report = import_path(graph.store, source, format=fmt)
         except CtxError as exc:
             outcome.usage_error = str(exc)
             raise AssertionError(f"{fmt}: the import failed although good notes were there: {exc}") from None
@@ -270,7 +272,7 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
         # The graph is usable: build, show and search answer, in strict JSON.
         for title in GOOD_TITLES[:1]:
             for output in ("markdown", "json"):
-                result = build_context(conn, BuildRequest(topics=(title,), format=output, max_tokens=600))
+                result = build_context(graph.store, BuildRequest(topics=(title,), format=output, max_tokens=600))
                 assert result.found, f"{fmt}: build of {title!r} found nothing"
                 if output == "json":
                     strict_loads(result.text)
@@ -278,6 +280,7 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
             strict_loads(search_report(graph, title, limit=20, fmt="json").text)
         strict_loads(search_report(graph, "a the [[ #", limit=50, fmt="json").text)
     finally:
+        conn.close()
         graph.close()
     return outcome
 

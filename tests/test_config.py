@@ -51,7 +51,7 @@ def test_the_mcp_context_tool_uses_the_same_defaults(homes, demo_db):
 
 
 def test_the_graph_path_order(homes, run_cli, demo_db, tmp_path):
-    from ctx.paths import default_db_path
+    from ctx.config import default_db_path
 
     user, project = homes
     assert default_db_path() == user / "graph.db"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctx.store.outline import breadcrumb, outline_of, page_of, render_outline
+from ctx.assemble.outline_view import render_outline
+from ctx.store.outline import breadcrumb, outline_of, page_of
 from ctx.tokens import count_tokens
 from tests.conftest import corpus_path
 

@@ -7,11 +7,11 @@ import pytest
 from semantic_vault import BREAD_QUESTION, write_vault
 
 from ctx.importers.engine import import_path
-from ctx.semantic import search
 from ctx.store import vectors as vector_store
 from ctx.semantic.fusion import reciprocal_rank_fusion
 from ctx.semantic.search import VectorIndex, load_index
-from ctx.store import connect
+from ctx.store import connect, vector_cache
+from ctx.store.view import GraphView
 
 
 def _unit(rows: list[list[float]]) -> np.ndarray:
@@ -55,12 +55,12 @@ def fake_vectors_db(tmp_path):
 
 def test_matrix_cache_is_written_reused_and_invalidated(fake_vectors_db, monkeypatch):
     conn, db = fake_vectors_db
-    monkeypatch.setattr(search, "CACHE_MIN_ROWS", 1)
-    first = load_index(conn, "fake")
+    monkeypatch.setattr(vector_cache, "CACHE_MIN_ROWS", 1)
+    first = load_index(GraphView(conn), "fake")
     cache_dir = db.with_name(db.name + ".vectors")
     files = sorted(p.name for p in cache_dir.iterdir())
     assert len(files) == 2
-    again = load_index(conn, "fake")
+    again = load_index(GraphView(conn), "fake")
     assert isinstance(again.matrix, np.memmap) and again.ids == first.ids
     assert np.array_equal(np.asarray(again.matrix), first.matrix)
     # A changed vector changes the state key: the old files go, the new matrix has the change.
@@ -68,7 +68,7 @@ def test_matrix_cache_is_written_reused_and_invalidated(fake_vectors_db, monkeyp
     v[0] = 1.0
     content_hash = conn.execute("SELECT content_hash FROM nodes WHERE id = 'Telescope'").fetchone()[0]
     vector_store.write_vectors(conn, "fake", [("Telescope", content_hash, v)])
-    changed = load_index(conn, "fake")
+    changed = load_index(GraphView(conn), "fake")
     assert np.array_equal(changed.matrix[changed.ids.index("Telescope")], v)
     assert sorted(p.name for p in cache_dir.iterdir()) != files
     assert len(list(cache_dir.iterdir())) == 2
@@ -77,7 +77,7 @@ def test_matrix_cache_is_written_reused_and_invalidated(fake_vectors_db, monkeyp
 def test_stale_vectors_are_not_searched(fake_vectors_db):
     conn, _ = fake_vectors_db
     conn.execute("UPDATE nodes SET content_hash = 'edited' WHERE id = 'Tomatoes'")
-    index = load_index(conn, "fake")
+    index = load_index(GraphView(conn), "fake")
     assert "Tomatoes" not in index.ids
     assert vector_store.status(conn).missing == 1
 
@@ -95,9 +95,9 @@ def test_query_vectors_are_cached_in_the_graph(tmp_path):
     vector_store.write_vectors(conn, "all-MiniLM-L6-v2", [("Kitchen", first_hash[0], np.ones(384, np.float32) / np.sqrt(384))])
     conn.execute("UPDATE nodes SET content_hash = ? WHERE id = 'Kitchen'", first_hash)
     vector_store.set_active_model(conn, "all-MiniLM-L6-v2")
-    first = from_text(conn, [BREAD_QUESTION])
+    first = from_text(GraphView(conn), [BREAD_QUESTION])
     assert first.method == "numpy"
-    second = from_text(conn, ["  How do I make   bread rise?"])
+    second = from_text(GraphView(conn), ["  How do I make   bread rise?"])
     assert second.method == "query-cache"
     assert np.array_equal(first.vector, second.vector)
 
@@ -107,6 +107,6 @@ def test_no_embeddings_gives_a_reason_not_an_error(tmp_path):
 
     conn = connect(tmp_path / "g.db", create=True)
     import_path(conn, write_vault(tmp_path / "vault"))
-    for topic in (from_text(conn, ["anything"]), from_seeds(conn, ["Kitchen"])):
+    for topic in (from_text(GraphView(conn), ["anything"]), from_seeds(GraphView(conn), ["Kitchen"])):
         assert topic.vector is None
         assert "ctx embed" in topic.note

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from ctx.errors import CtxError, NoGraphError
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 from ctx.store import connect
 from ctx.store.migrations import MIGRATIONS
 

@@ -9,12 +9,13 @@ the command line overrides both.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ctx.errors import UsageError
-from ctx.paths import db_url_scheme, find_project_dir, user_config_dir
+from ctx.paths import DB_FILE_NAME, db_url_scheme, find_project_dir, user_config_dir, user_data_dir
 
 CONFIG_FILE = "config.yaml"
 
@@ -208,22 +209,6 @@ def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Se
     )
 
 
-def build_defaults(
-    lens: str | None = None, max_tokens: int | None = None, encoding: str | None = None
-) -> tuple[str, int, str]:
-    """(lens, max_tokens, encoding) for a build: what was asked, else the config file's, else
-    the built-in default (the options' ``config`` keys, ``ctx.options.with_config_defaults``)."""
-    from ctx.assemble import BuildRequest
-    from ctx.options import with_config_defaults
-
-    given = with_config_defaults(BuildRequest, {"lens": lens, "max_tokens": max_tokens, "encoding": encoding})
-    return (
-        given.get("lens", BuildRequest.lens),
-        given.get("max_tokens", BuildRequest.max_tokens),
-        given.get("encoding", BuildRequest.encoding),
-    )
-
-
 @dataclass(frozen=True)
 class ImportLimits:
     # A note or title past these sizes is cut at import (with a warning): one 50 MB note or
@@ -241,3 +226,33 @@ def load_import_limits() -> ImportLimits:
         max_title_chars=settings.max_title_chars or ImportLimits.max_title_chars,
     )
     return limits
+
+
+# ---------------------------------------------------------------------------------------------
+# Which graph a command opens: ``--db`` > ``$CTX_DB`` > ``graph:`` in the project's
+# ``.ctx/config.yaml`` > the nearest ``.ctx/graph.db`` in the current folder or a parent > ``graph:``
+# in the user's config file > ``$CTX_HOME/graph.db`` (default ``$XDG_DATA_HOME/ctx``, i.e.
+# ``~/.local/share/ctx``). A user never has to think about it, and a project can pin its own graph.
+
+
+def default_db_path() -> Path:
+    if os.environ.get("CTX_DB"):
+        return Path(os.environ["CTX_DB"]).expanduser()
+    settings = load_settings()
+    if settings.graph is not None and settings.graph_in_project:
+        return settings.graph
+    project = find_project_dir()
+    if project is not None and (project / DB_FILE_NAME).exists():
+        return project / DB_FILE_NAME
+    if settings.graph is not None:
+        return settings.graph
+    return user_data_dir() / DB_FILE_NAME
+
+
+def resolve_db_path(explicit: str | os.PathLike[str] | None) -> Path:
+    if explicit:
+        db_url_scheme(explicit)
+        return Path(explicit).expanduser()
+    path = default_db_path()
+    db_url_scheme(path)
+    return path

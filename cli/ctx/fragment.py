@@ -64,15 +64,15 @@ def fragment_text(argument: str) -> str:
     """Exactly what `ctx build TOPIC` with the same options prints to a pipe; an unknown topic
     is an error (a prompt should not silently go out without its context)."""
     from ctx.assemble import BuildRequest
-    from ctx.config import build_defaults
+    from ctx.assemble import build_defaults
     from ctx.freshness import refresh_if_enabled
     from ctx.graph import Graph
-    from ctx.paths import resolve_db_path
+    from ctx.config import resolve_db_path
 
     request = parse_fragment(argument)
     lens, max_tokens, encoding = build_defaults(request.lens, request.max_tokens, None)
     with Graph.open(resolve_db_path(request.db)) as graph:
-        refresh_if_enabled(graph.conn)
+        refresh_if_enabled(graph.store)
         result = graph.build(
             BuildRequest(
                 topics=(request.topic,),

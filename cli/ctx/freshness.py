@@ -13,17 +13,15 @@ vectors are stale.
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctx.store.db import get_meta, set_meta
-
 if TYPE_CHECKING:
-    from ctx.store.sources import Source
+    from ctx.store.protocols import GraphStore
+    from ctx.store.types import Source
 
 # The check's own modules (sources, file states, the import path's writes) load only when a
 # check runs: a build without ``sync.before_build`` asks for nothing but the setting.
@@ -39,18 +37,18 @@ class Refresh:
     seconds: float = 0.0
 
 
-def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
+def source_changed(store: GraphStore, source: Source) -> bool:
     """Whether any file of ``source`` was added, deleted or modified since its last import."""
     from ctx.files import FileRefused, check_regular
     from ctx.importers import get_importer
-    from ctx.store.writes import file_states
+    from ctx.store.sqlite_store import as_store
 
     root = Path(source.root)
     if not root.exists():
         return False  # nothing to import; `ctx sources` shows it as missing
     importer = get_importer(source.format)
     base = importer.base_dir(root)
-    known = {rel: (mtime_ns, size) for rel, (mtime_ns, size, _hash) in file_states(conn, source.id).items()}
+    known = {rel: (mtime_ns, size) for rel, (mtime_ns, size, _hash) in as_store(store).reader().file_states(source.id).items()}
     seen = 0
     # Plain strings, not Path objects: at 13k files, building paths cost more than the stats.
     prefix = os.path.join(str(base), "")
@@ -75,51 +73,59 @@ def source_changed(conn: sqlite3.Connection, source: Source) -> bool:
     return seen != len(known)
 
 
-def stale_sources(conn: sqlite3.Connection) -> list[Source]:
-    from ctx.store.sources import list_sources
+def stale_sources(store: GraphStore) -> list[Source]:
+    from ctx.store.sqlite_store import as_store
 
-    return [source for source in list_sources(conn) if source_changed(conn, source)]
+    store = as_store(store)
+    return [source for source in store.reader().sources() if source_changed(store, source)]
 
 
-def _last_check(conn: sqlite3.Connection) -> float | None:
-    value = get_meta(conn, CHECKED_KEY)
+def _last_check(store: GraphStore) -> float | None:
+    value = store.reader().setting(CHECKED_KEY)
     try:
         return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
 
 
-def _mark_checked(conn: sqlite3.Connection, when: float) -> None:
+def _mark_checked(store: GraphStore, when: float) -> None:
+    from ctx.store.errors import is_storage_error
+
     try:
-        set_meta(conn, CHECKED_KEY, repr(when))
-    except sqlite3.OperationalError:
-        pass  # a read-only or busy graph: the next call checks again, which is only slower
+        with store.import_session() as session:
+            session.set_setting(CHECKED_KEY, repr(when))
+    except Exception as exc:
+        if not is_storage_error(exc):
+            raise
+        # a read-only or busy graph: the next call checks again, which is only slower
 
 
-def refresh(conn: sqlite3.Connection, *, interval: float, now: float | None = None) -> Refresh:
+def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> Refresh:
     """Re-import the sources that changed, unless the last check was under ``interval`` s ago."""
+    from ctx.store.sqlite_store import as_store
     from ctx.sync import import_source
 
     started = time.perf_counter()
+    store = as_store(store)
     now = time.time() if now is None else now
-    last = _last_check(conn)
+    last = _last_check(store)
     # A clock set back makes `now - last` negative; that must not freeze the checks.
     if last is not None and 0 <= now - last < interval:
         return Refresh(checked=False)
     result = Refresh(checked=True)
-    for source in stale_sources(conn):
-        outcome = import_source(conn, source)
+    for source in stale_sources(store):
+        outcome = import_source(store, source)
         result.stale.append(source.root)
         if outcome.status == "failed":
             result.warnings.append(f"{source.root}: not refreshed: {outcome.error}")
         elif outcome.report is not None:
             result.warnings.extend(f"{source.root}: {w}" for w in outcome.report.warnings)
-    _mark_checked(conn, now)
+    _mark_checked(store, now)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def refresh_if_enabled(conn: sqlite3.Connection) -> list[str]:
+def refresh_if_enabled(store: GraphStore) -> list[str]:
     """The opt-in check before a build or an MCP call (config ``sync.before_build``); returns
     warnings for stderr."""
     from ctx.config import load_settings
@@ -127,4 +133,4 @@ def refresh_if_enabled(conn: sqlite3.Connection) -> list[str]:
     settings = load_settings()
     if not settings.sync_before_build:
         return []
-    return refresh(conn, interval=settings.sync_interval).warnings
+    return refresh(store, interval=settings.sync_interval).warnings

@@ -13,7 +13,6 @@ embedding model only in ``embed``), so opening a graph costs a file open. See do
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +22,8 @@ if TYPE_CHECKING:
     from ctx.assemble import BuildRequest, BuildResult
     from ctx.importers.engine import ImportReport, ProgressFn
     from ctx.semantic.embedding import EmbedReport, Progress
-    from ctx.store.reads import EdgeView, Node, SearchHit
+    from ctx.store.protocols import GraphReader, GraphStore
+    from ctx.store.types import EdgeView, Node, SearchHit
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,16 @@ class Graph:
     """
 
     def __init__(self, path: str | Path, *, create: bool = False, include_private: bool = False) -> None:
-        from ctx.store import connect
+        from ctx.store import open_store
 
         self.path = Path(path).expanduser()
         self.include_private = include_private
-        self.conn: sqlite3.Connection = connect(self.path, create=create)
+        self.store: GraphStore = open_store(self.path, create=create)
+
+    @property
+    def reader(self) -> GraphReader:
+        """What this reader may see of the graph now (a fresh view: nothing cached across imports)."""
+        return self.store.reader(include_private=self.include_private)
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False, include_private: bool = False) -> Graph:
@@ -54,7 +59,7 @@ class Graph:
         return cls(path, create=create, include_private=include_private)
 
     def close(self) -> None:
-        self.conn.close()
+        self.store.close()
 
     def __enter__(self) -> Graph:
         return self
@@ -73,7 +78,7 @@ class Graph:
         """Import a vault folder, outline export or JSON graph, incrementally, in one transaction."""
         from ctx.importers.engine import import_path
 
-        return import_path(self.conn, path, format=format, progress=progress)
+        return import_path(self.store, path, format=format, progress=progress)
 
     def embed(
         self, model: str | None = None, *, batch_size: int = 32, progress: Progress | None = None
@@ -82,7 +87,7 @@ class Graph:
         from ctx.semantic.embedding import embed_graph
         from ctx.semantic.models import resolve_model
 
-        return embed_graph(self.conn, resolve_model(model), batch_size=batch_size, progress=progress)
+        return embed_graph(self.store, resolve_model(model), batch_size=batch_size, progress=progress)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -104,37 +109,31 @@ class Graph:
             if "include_private" in options:
                 raise UsageError("include_private is the graph's setting: Graph.open(..., include_private=True)")
             request = BuildRequest(topics=(topics,) if isinstance(topics, str) else tuple(topics), **options)
-        return build_context(self.conn, request, include_private=self.include_private)
+        return build_context(self.store, request, include_private=self.include_private)
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Full-text (BM25) hits for any text, best first; private nodes only if this reader may see them."""
-        from ctx.store.view import GraphView
-
-        return GraphView(self.conn, self.include_private).search(query, limit=limit)
+        return self.reader.search(query, limit=limit)
 
     def show(self, node: str) -> ShownNode:
         """One node by id, exact title or alias, with its edges; NotFoundError if there is none."""
         from ctx.errors import NotFoundError, UsageError
-        from ctx.store.reads import edges_of, get_node, resolve_one
 
         if not node.strip():
             raise UsageError("give a node id, title or alias")
-        node_id = resolve_one(self.conn, node, include_private=self.include_private)
-        found = get_node(self.conn, node_id, include_private=self.include_private) if node_id else None
+        node_id = self.reader.resolve_one(node)
+        found = self.reader.node(node_id) if node_id else None
         if found is None:
-            hidden = not self.include_private and resolve_one(self.conn, node, include_private=True) is not None
+            hidden = not self.include_private and self.reader.including_private().resolve_one(node) is not None
             suffix = " (a private node matches; --include-private shows it)" if hidden else ""
             if not hidden:
                 from ctx.assemble.suggest import close_titles
-                from ctx.store.view import GraphView
 
-                meant = close_titles(GraphView(self.conn, self.include_private), node)
+                meant = close_titles(self.reader, node)
                 suffix = "; did you mean " + " or ".join(repr(t) for t in meant) + "?" if meant else ""
             raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
-        return ShownNode(found, edges_of(self.conn, found.id, include_private=self.include_private))
+        return ShownNode(found, self.reader.edges_of(found.id))
 
     def stats(self) -> dict[str, Any]:
         """Counts of nodes and edges by type, unresolved links, private nodes, sources, last import."""
-        from ctx.store.reads import stats
-
-        return stats(self.conn, include_private=self.include_private)
+        return self.reader.stats()

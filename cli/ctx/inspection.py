@@ -7,7 +7,6 @@ the same bytes for the same question and DB state.
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from ctx.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from ctx.graph import Graph
+    from ctx.store.protocols import GraphReader, GraphStore
 
 FORMATS = ("text", "json")
 
@@ -54,13 +54,11 @@ def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | Non
 
 
 def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
-    from ctx.store.reads import count_private_matches
-
     check_format(fmt)
     if limit < 1:
         raise UsageError(f"--limit must be at least 1, not {limit}")
     hits = graph.search(query, limit=limit)
-    withheld = 0 if graph.include_private else count_private_matches(graph.conn, query)
+    withheld = 0 if graph.include_private else graph.reader.private_matches(query)
     data = {
         "schema": SCHEMA_VERSION,
         "query": query,
@@ -151,7 +149,7 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     include_private = graph.include_private
     # The graph in use first: the user's and the project's config can each name one.
     data = {"schema": SCHEMA_VERSION, "graph": str(graph.path), **graph.stats()}
-    data["embeddings"] = embedding_coverage(graph.conn)
+    data["embeddings"] = embedding_coverage(graph.reader)
     lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:
@@ -173,22 +171,10 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     return _report(fmt, data, "\n".join(lines) + "\n")
 
 
-def embedding_coverage(conn: sqlite3.Connection) -> dict[str, Any]:
+def embedding_coverage(reader: GraphReader) -> dict[str, Any]:
     """How many nodes have a vector from the graph's model: fresh (from the node's current text),
     stale (from older text or another model) and missing."""
-    from ctx.store.vectors import active_model
-
-    model = active_model(conn)
-    nodes = conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
-    # From the vectors' side: a graph without vectors costs nothing to check (a node has at
-    # most one vector; vectors of deleted nodes wait for `ctx embed` and count for nothing).
-    fresh, stale = conn.execute(
-        "SELECT COALESCE(SUM(e.model = :m AND e.content_hash = n.content_hash), 0),"
-        " COALESCE(SUM(NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
-        " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
-        {"m": model or ""},
-    ).fetchone()
-    return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
+    return reader.embedding_coverage()
 
 
 def _coverage_line(coverage: dict[str, Any]) -> str:
@@ -200,16 +186,16 @@ def _coverage_line(coverage: dict[str, Any]) -> str:
     return line
 
 
-def sources_report(conn: sqlite3.Connection, *, fmt: str) -> Report:
+def sources_report(store: GraphStore, *, fmt: str) -> Report:
     """`ctx sources`: every registered source with its format, size, last import and vectors."""
     from pathlib import Path
 
-    from ctx.store.vectors import active_model
-    from ctx.store.sources import list_sources
+    from ctx.store.sqlite_store import as_store
 
     check_format(fmt)
-    model = active_model(conn)
-    sources = list_sources(conn)
+    reader = as_store(store).reader(include_private=True)
+    model = reader.active_model()
+    sources = reader.sources()
     rows: list[dict[str, Any]] = [
         {
             "id": s.id,

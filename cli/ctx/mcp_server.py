@@ -14,7 +14,6 @@ starts or a tool first needs them, so `ctx --help` never pays for them.
 import inspect
 import logging
 import os
-import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,10 +122,11 @@ def cli_error_text(message: str) -> str:
 def error_reply(exc: BaseException) -> ToolReply:
     if isinstance(exc, CtxError):
         return ToolReply(cli_error_text(str(exc)), is_error=True)
-    if isinstance(exc, sqlite3.DatabaseError):
-        from ctx.store.db import storage_error
+    from ctx.store.errors import as_ctx_error
 
-        return ToolReply(cli_error_text(str(storage_error(exc))), is_error=True)
+    stored = as_ctx_error(exc)
+    if stored is not None:  # the database refused (a lock held too long, a read-only graph)
+        return ToolReply(cli_error_text(str(stored)), is_error=True)
     # The CLI's last line of defence says the same; the traceback goes to the server's log.
     log.exception("tool call failed")
     return ToolReply(
@@ -223,7 +223,7 @@ class CtxTools:
         from ctx.freshness import refresh_if_enabled
 
         graph = self.handle.graph()
-        return graph, refresh_if_enabled(graph.conn)
+        return graph, refresh_if_enabled(graph.store)
 
     # -- context -------------------------------------------------------------------------------
 
@@ -234,7 +234,7 @@ class CtxTools:
 
     def _context(self, topic: str | list[str], options: dict[str, Any]) -> ToolReply:
         from ctx.assemble import AUTO_LENS, BuildRequest
-        from ctx.config import build_defaults
+        from ctx.assemble import build_defaults
         from ctx.lenses import load_named_lens
 
         if "include_private" in options:

@@ -1,9 +1,8 @@
-"""Where ctx keeps things: the graph database and user/project lens folders.
+"""Where ctx keeps things: the user's data, config and cache folders, a project's ``.ctx``, and
+what a ``--db`` URL names.
 
-Resolution order for the database: ``--db`` > ``$CTX_DB`` > ``graph:`` in the project's
-``.ctx/config.yaml`` > the nearest ``.ctx/graph.db`` in the current folder or a parent > ``graph:``
-in the user's config file > ``$CTX_HOME/graph.db`` (default ``$XDG_DATA_HOME/ctx``, i.e.
-``~/.local/share/ctx``). A user never has to think about it, and a project can pin its own graph.
+A leaf: which graph a command opens depends on the config files too, so that choice is made in
+``ctx.config`` (``resolve_db_path``) on top of these.
 """
 
 from __future__ import annotations
@@ -49,31 +48,6 @@ def find_project_dir(start: Path | None = None) -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
-
-
-def default_db_path() -> Path:
-    from ctx.config import load_settings
-
-    if os.environ.get("CTX_DB"):
-        return Path(os.environ["CTX_DB"]).expanduser()
-    settings = load_settings()
-    if settings.graph is not None and settings.graph_in_project:
-        return settings.graph
-    project = find_project_dir()
-    if project is not None and (project / DB_FILE_NAME).exists():
-        return project / DB_FILE_NAME
-    if settings.graph is not None:
-        return settings.graph
-    return user_data_dir() / DB_FILE_NAME
-
-
-def resolve_db_path(explicit: str | os.PathLike[str] | None) -> Path:
-    if explicit:
-        db_url_scheme(explicit)
-        return Path(explicit).expanduser()
-    path = default_db_path()
-    db_url_scheme(path)
-    return path
 
 
 # Engines a --db URL may select, by scheme (PostgreSQL joins them when store/postgres/ lands).

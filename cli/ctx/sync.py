@@ -8,7 +8,6 @@ changed are embedded again so similarity never lags behind the text.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +15,9 @@ from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
 from ctx.importers.engine import ImportReport, import_path
-from ctx.store.sources import Removed, Source, list_sources, remove_source
+from ctx.store.protocols import GraphStore
+from ctx.store.sqlite_store import as_store
+from ctx.store.types import Removed, Source
 
 # (phase, done, total): "<source name>: reading files", ..., "loading model", "embedding"
 PhaseProgress = Callable[[str, int, int], None]
@@ -69,7 +70,7 @@ class SyncReport:
 
 
 def import_source(
-    conn: sqlite3.Connection, source: Source, progress: PhaseProgress | None = None
+    store: GraphStore, source: Source, progress: PhaseProgress | None = None
 ) -> SourceResult:
     """Re-import one registered source; a problem with it is reported, not raised."""
     root = Path(source.root)
@@ -78,14 +79,14 @@ def import_source(
     # The import's own phases, named after the source: "notes: reading files", ...
     step = None if progress is None else (lambda phase, done, total: progress(f"{source.name}: {phase}", done, total))
     try:
-        report = import_path(conn, root, format=source.format, progress=step)
+        report = import_path(store, root, format=source.format, progress=step)
     except CtxError as exc:
         return SourceResult(source.root, source.format, "failed", error=str(exc).splitlines()[0])
     return SourceResult(source.root, source.format, "changed" if report.changed else "unchanged", report)
 
 
 def sync(
-    conn: sqlite3.Connection,
+    store: GraphStore,
     *,
     embed: bool = True,
     only: list[Source] | None = None,
@@ -95,45 +96,46 @@ def sync(
     """Re-import every registered source (or ``only`` these) and, if the graph has vectors,
     embed every node whose vector is missing or stale."""
     started = time.perf_counter()
+    store = as_store(store)
     report = SyncReport()
-    for source in only if only is not None else list_sources(conn):
-        report.sources.append(import_source(conn, source, progress))
+    for source in only if only is not None else store.reader().sources():
+        report.sources.append(import_source(store, source, progress))
     if embed:
-        _embed_pending(conn, report, progress, encoder_factory)
+        _embed_pending(store, report, progress, encoder_factory)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _embed_pending(
-    conn: sqlite3.Connection,
+    store: GraphStore,
     report: SyncReport,
     progress: PhaseProgress | None,
     encoder_factory: Callable | None,
 ) -> None:
-    from ctx.store import vectors
-
-    model_name = vectors.active_model(conn)
+    reader = store.reader(include_private=True)
+    model_name = reader.active_model()
     if model_name is None:
         return  # never embedded: similarity is not in use, and embedding is the user's choice
     report.embed_model = model_name
-    if vectors.status(conn, model_name).missing == 0:
-        vectors.prune_orphans(conn)
+    if reader.embedding_status(model_name).missing == 0:
+        with store.import_session() as session:
+            session.prune_orphan_vectors()
         return
     from ctx.semantic.embedding import embed_graph
     from ctx.semantic.encoder import EmbedExtraMissing
     from ctx.semantic.models import resolve_model
 
     try:
-        embedded = embed_graph(conn, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory)
+        embedded = embed_graph(store, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory)
     except EmbedExtraMissing:
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
         return
     report.embedded = embedded.embedded
 
 
-def find_source(conn: sqlite3.Connection, path: str | Path) -> Source:
+def find_source(store: GraphStore, path: str | Path) -> Source:
     """The registered source at ``path`` (or with that id); a usage error lists the others."""
-    sources = list_sources(conn)
+    sources = as_store(store).reader().sources()
     wanted = str(Path(path).expanduser().resolve())
     for source in sources:
         if source.root == wanted:
@@ -147,16 +149,13 @@ def find_source(conn: sqlite3.Connection, path: str | Path) -> Source:
     raise UsageError(f"no source is registered at {wanted} (registered: {listed})")
 
 
-def remove(conn: sqlite3.Connection, path: str | Path) -> Removed:
-    """Remove a registered source and everything it brought, in one transaction."""
+def remove(store: GraphStore, path: str | Path) -> Removed:
+    """Remove a registered source and everything it brought, in one transaction (the session's
+    ``remove_source`` recomputes privacy: a node below a removed private one is no longer hidden)."""
     from ctx.config import load_privacy_config
-    from ctx.store.privacy import refresh_private_flags
-    from ctx.store.transaction import transaction
 
-    source = find_source(conn, path)
+    store = as_store(store)
+    source = find_source(store, path)
     privacy = load_privacy_config()
-    with transaction(conn):
-        removed = remove_source(conn, source.id)
-        # A node below a removed private one is no longer hidden by it (and vice versa).
-        refresh_private_flags(conn, privacy)
-    return removed
+    with store.import_session() as session:
+        return session.remove_source(source.id, privacy)

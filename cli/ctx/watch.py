@@ -72,16 +72,15 @@ def watch(
 
     # watchfiles logs its own line on Ctrl-C; the CLI says "stopped watching" itself.
     logging.getLogger("watchfiles").setLevel(logging.ERROR)
-    from ctx.store import open_graph
-    from ctx.store.sources import list_sources
+    from ctx.store import open_store
     from ctx.sync import sync
 
-    conn = open_graph(db_path)
+    store = open_store(db_path)
     try:
-        sources = list_sources(conn)
+        sources = store.reader().sources()
         if not sources:
             raise CtxError("no sources to watch; add one with `ctx import PATH` first")
-        on_sync(sync(conn, embed=embed, progress=progress))  # what changed while nobody watched
+        on_sync(sync(store, embed=embed, progress=progress))  # what changed while nobody watched
         watched = _watched(sources)
         if not watched:
             raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
@@ -102,11 +101,11 @@ def watch(
             raise_interrupt=False,
         ):
             touched = {w.root for _, path in changes for w in watched if _concerns(w, Path(path))}
-            affected = [s for s in list_sources(conn) if Path(s.root) in touched]
+            affected = [s for s in store.reader().sources() if Path(s.root) in touched]
             if not affected:
                 continue
-            on_sync(sync(conn, embed=embed, only=affected, progress=progress))
+            on_sync(sync(store, embed=embed, only=affected, progress=progress))
             batches += 1
         return batches
     finally:
-        conn.close()
+        store.close()

@@ -7,22 +7,24 @@ No typer or rich here, and no wall-clock time anywhere in what is produced.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctx import defaults
 from ctx.options import option
 
 if TYPE_CHECKING:
     from ctx.lenses import Lens
+    from ctx.store.protocols import GraphStore
 
 MIN_TOKENS = 50
 MAX_TOPICS = 32
 FORMATS = ("markdown", "json")
 # The default lens, chosen per build from the topics (``lens_choice``): a topic that names a node
 # (id, title, alias) gets the graph-walk lens, a question or phrase gets the question lens.
-AUTO_LENS = "auto"
-DEFAULT_LENS = AUTO_LENS
+# (The names live in the leaf ctx.defaults, which ctx.config reads too without importing this.)
+AUTO_LENS = defaults.AUTO_LENS
+DEFAULT_LENS = defaults.DEFAULT_LENS
 GRAPH_LENS = "general"
 QUESTION_LENS = "answer"
 
@@ -61,7 +63,7 @@ class BuildRequest:
         " capped at the lens's max_depth (5 for most lenses, 10 for claims).",
     )
     max_tokens: int = option(
-        4000, flags=("--max-tokens", "-t"), minimum=MIN_TOKENS, config="build.max_tokens",
+        defaults.DEFAULT_MAX_TOKENS, flags=("--max-tokens", "-t"), minimum=MIN_TOKENS, config="build.max_tokens",
         help="Token budget for the whole output.",
         mcp_help=f"Token budget (at least {MIN_TOKENS}) for the whole context text; never exceeded. Default:"
         " the user's configured budget, else 4000.",
@@ -77,7 +79,7 @@ class BuildRequest:
         mcp_help="Include node field values (status, owner, dates, ...).",
     )
     encoding: str = option(
-        "cl100k_base", flags=("--encoding",), config="build.encoding",
+        defaults.DEFAULT_ENCODING, flags=("--encoding",), config="build.encoding",
         help="tiktoken encoding the budget is counted in.",
         mcp_help="tiktoken encoding the budget is counted in (default cl100k_base).",
     )
@@ -118,12 +120,29 @@ def validate_request(request: BuildRequest) -> None:
         raise UsageError(f"--depth must be 0 or more, not {request.depth}")
 
 
-def build_context(conn: sqlite3.Connection, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
+def build_defaults(
+    lens: str | None = None, max_tokens: int | None = None, encoding: str | None = None
+) -> tuple[str, int, str]:
+    """(lens, max_tokens, encoding) for a build: what was asked, else the config file's, else
+    the built-in default (the options' ``config`` keys, ``ctx.options.with_config_defaults``).
+    Here beside the request whose fields declare them, not in ``ctx.config``: the config layer
+    sits below the assembler and never imports it."""
+    from ctx.options import with_config_defaults
+
+    given = with_config_defaults(BuildRequest, {"lens": lens, "max_tokens": max_tokens, "encoding": encoding})
+    return (
+        given.get("lens", BuildRequest.lens),
+        given.get("max_tokens", BuildRequest.max_tokens),
+        given.get("encoding", BuildRequest.encoding),
+    )
+
+
+def build_context(store: GraphStore, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
     """The context for ``request``, as a reader who may see private nodes or not."""
     from ctx.assemble.pipeline import run
 
     validate_request(request)
-    return run(conn, request, include_private=include_private)
+    return run(store, request, include_private=include_private)
 
 
-__all__ = ["BuildRequest", "BuildResult", "build_context", "MIN_TOKENS"]
+__all__ = ["BuildRequest", "BuildResult", "build_context", "build_defaults", "MIN_TOKENS"]

@@ -8,7 +8,7 @@ Each function serves one general lens option, so a lens for a new kind of task i
 * ``cycles`` -> ``cycles.find_cycles`` (its own module);
 * privacy -> ``count_withheld``: what was held back, as a number only.
 
-Every read goes through the build's ``GraphView``, which hides what the reader may not see.
+Every read goes through the build's ``GraphReader``, which hides what the reader may not see.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.traverse import Hop, Reached, Walk
 from ctx.lenses import Lens
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 
-def add_recent(graph: GraphView, lens: Lens, walked: Walk, reference: float | None) -> set[str]:
+def add_recent(graph: GraphReader, lens: Lens, walked: Walk, reference: float | None) -> set[str]:
     """Add the lens's recently edited nodes to the walk (as non-walked extras); return all of them.
 
     "Recent" is measured back from the graph's newest update, not from the wall clock: the same
@@ -40,7 +40,7 @@ def sibling_window(lens: Lens) -> int | None:
     return max(windows) if windows else None
 
 
-def add_siblings(graph: GraphView, seeds: list[str], walked: Walk, window: int) -> dict[str, int]:
+def add_siblings(graph: GraphReader, seeds: list[str], walked: Walk, window: int) -> dict[str, int]:
     """The seeds' siblings at most ``window`` places away in their parent's order: id -> offset.
 
     Siblings the walk did not reach join it as parent > child paths, so they read like any other
@@ -63,7 +63,7 @@ def add_siblings(graph: GraphView, seeds: list[str], walked: Walk, window: int) 
     return offsets
 
 
-def annotate_neighbours(graph: GraphView, candidates: list[Candidate], names: tuple[str, ...]) -> None:
+def annotate_neighbours(graph: GraphReader, candidates: list[Candidate], names: tuple[str, ...]) -> None:
     """Each candidate's neighbour ids over the lens's ``output.neighbours`` edges (e.g. claims'
     supported_by/supports); hidden nodes are left out, as an id can give a note away."""
     if not names:
@@ -73,7 +73,7 @@ def annotate_neighbours(graph: GraphView, candidates: list[Candidate], names: tu
         c.neighbours = found.get(c.id, {})
 
 
-def count_withheld(graph: GraphView, matched_private: set[str], context_ids: Iterable[str]) -> int:
+def count_withheld(graph: GraphReader, matched_private: set[str], context_ids: Iterable[str]) -> int:
     """Private nodes the context would otherwise have touched: topic matches plus direct neighbours.
 
     Only the number is ever reported, never an id or a title.

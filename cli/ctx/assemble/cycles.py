@@ -8,10 +8,9 @@ each component of two or more nodes, or a node that points at itself, is reporte
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
-_CHUNK = 500
+from ctx.store.protocols import GraphReader
 
 
 @dataclass(frozen=True)
@@ -21,23 +20,6 @@ class Cycle:
 
     def text(self) -> str:
         return " → ".join(self.path)
-
-
-def _edges_among(conn: sqlite3.Connection, ids: list[str], edge_type: str) -> dict[str, list[str]]:
-    members = set(ids)
-    out: dict[str, list[str]] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        for src, dst in conn.execute(
-            f"SELECT src, dst FROM edges WHERE type = ? AND src IN ({marks}) AND dst IS NOT NULL",
-            [edge_type, *chunk],
-        ):
-            if dst in members:
-                out.setdefault(src, []).append(dst)
-    for targets in out.values():
-        targets.sort()
-    return out
 
 
 def strongly_connected(graph: dict[str, list[str]], nodes: list[str]) -> list[list[str]]:
@@ -107,14 +89,14 @@ def _closed_path(graph: dict[str, list[str]], component: list[str]) -> tuple[str
     return (*component, component[0])
 
 
-def find_cycles(conn: sqlite3.Connection, ids: list[str], edge_types: tuple[str, ...]) -> list[Cycle]:
+def find_cycles(graph: GraphReader, ids: list[str], edge_types: tuple[str, ...]) -> list[Cycle]:
     """Every loop among ``ids`` over each of ``edge_types`` (canonical names), sorted for stable output."""
     ordered = sorted(set(ids))
     cycles: list[Cycle] = []
     for edge_type in edge_types:
-        graph = _edges_among(conn, ordered, edge_type)
-        for component in strongly_connected(graph, ordered):
-            if len(component) == 1 and component[0] not in graph.get(component[0], []):
+        edges = graph.edges_among(ordered, edge_type)
+        for component in strongly_connected(edges, ordered):
+            if len(component) == 1 and component[0] not in edges.get(component[0], []):
                 continue
-            cycles.append(Cycle(edge_type, _closed_path(graph, component)))
+            cycles.append(Cycle(edge_type, _closed_path(edges, component)))
     return sorted(cycles, key=lambda c: (c.edge, c.path))

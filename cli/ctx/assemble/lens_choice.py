@@ -9,17 +9,17 @@ lens only when every one of them names a node. The choice is reported in the con
 from __future__ import annotations
 
 from ctx.assemble import GRAPH_LENS, QUESTION_LENS
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 __all__ = ["GRAPH_LENS", "QUESTION_LENS", "choose", "names_a_node"]
 
 
-def names_a_node(graph: GraphView, topic: str) -> bool:
+def names_a_node(graph: GraphReader, topic: str) -> bool:
     text = topic.strip()
     return graph.node_exists(text) or bool(graph.find_by_name(text)) or bool(graph.find_by_path(text))
 
 
-def choose(graph: GraphView, topics: tuple[str, ...]) -> tuple[str, str]:
+def choose(graph: GraphReader, topics: tuple[str, ...]) -> tuple[str, str]:
     """(lens name, why) for the default lens."""
     named = [t for t in topics if t.strip() and names_a_node(graph, t)]
     if topics and len(named) == len([t for t in topics if t.strip()]):

@@ -18,51 +18,17 @@ stay separate candidates; only same-file descendants form an outline.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ctx.assemble.candidate import Candidate
 from ctx.passages import collapse_attachments
-from ctx.store.outline import Outline, breadcrumb, render_outline
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
+from ctx.store.types import Outline
 
-_CHUNK = 500
 CRUMB_CHARS = 40  # a block's title can be a whole paragraph; a breadcrumb names, it does not quote
 IN_OUTLINE = "outline"  # the decision recorded for a folded block shown inside its page's outline
-
-
-def _chunks(ids: list[str]) -> Iterable[list[str]]:
-    for start in range(0, len(ids), _CHUNK):
-        yield ids[start : start + _CHUNK]
-
-
-# Same file, and a tracked one: derived nodes (a namespace page Logseq never wrote) have file ''.
-# Only sources whose format the lens names (``output.outline_formats``): a generic JSON graph's
-# child edges are a hierarchy of documents, which the walk and fan-out cap already rank.
-def _same_file(formats: tuple[str, ...]) -> str:
-    names = ",".join("'" + f.replace("'", "''") + "'" for f in formats) or "''"
-    return (
-        "p.file != '' AND p.file = n.file AND p.source_id = n.source_id"
-        f" AND p.source_id IN (SELECT id FROM sources WHERE format IN ({names}))"
-    )
-
-
-def _with_outline_link(conn: sqlite3.Connection, ids: list[str], formats: tuple[str, ...], end: str) -> set[str]:
-    """Those of ``ids`` at the ``end`` ('src': parent, 'dst': child) of a same-file child edge."""
-    out: set[str] = set()
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        out.update(
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT e.{end} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
-                f" WHERE e.type = 'child' AND e.{end} IN ({marks}) AND {_same_file(formats)}",
-                chunk,
-            )
-        )
-    return out
 
 
 def _clip(text: str) -> str:
@@ -70,7 +36,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= CRUMB_CHARS else text[: CRUMB_CHARS - 1].rstrip() + "…"
 
 
-def prepare(graph: GraphView, ranked: list[Candidate], max_nodes: int, budget: int, formats: tuple[str, ...]) -> int:
+def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget: int, formats: tuple[str, ...]) -> int:
     """Give outlines, breadcrumbs and pages to the candidates the budget may show; fold blocks
     into the outline that holds them. Returns how many were folded.
 
@@ -86,18 +52,17 @@ def prepare(graph: GraphView, ranked: list[Candidate], max_nodes: int, budget: i
         if c.seed or running < 2 * budget + 200:
             prefix.append(c)
             running += 0 if c.seed else min(c.store_tokens, budget)
-    conn = graph.conn
     ids = [c.id for c in prefix]
-    children = _with_outline_link(conn, ids, formats, "dst")  # blocks, rows
+    children = graph.with_outline_link(ids, formats, "dst")  # blocks, rows
     for c in prefix:
         if c.id in children:
-            crumbs = breadcrumb(conn, c.id)
+            crumbs = graph.breadcrumb(c.id)
             if crumbs:
                 c.breadcrumb = tuple(_clip(k.title) for k in crumbs)
                 c.page = crumbs[0].id
     if max_nodes <= 0:
         return 0
-    parents = _with_outline_link(conn, ids, formats, "src")  # pages, blocks with sub-blocks
+    parents = graph.with_outline_link(ids, formats, "src")  # pages, blocks with sub-blocks
     folded_into: dict[str, Candidate] = {}
     for c in prefix:  # best first: a block folds into the best-ranked outline that holds it
         if c.id not in parents or (c.id in folded_into and not c.seed):
@@ -214,3 +179,16 @@ def record(ranked: list[Candidate], placed: dict[str, Any], full: str) -> None:
         else:
             c.decision = "dropped"
             c.reason = f"folded into the outline of {c.in_outline_of}, which was cut before it"
+
+
+def render_outline(outline: Outline, indent: str = "  ") -> str:
+    """Markdown bullets, one per block, its first line only; continuation lines indented under it."""
+    lines = []
+    for entry in outline.entries:
+        pad = indent * (entry.depth - 1)
+        text = (entry.body or entry.title).strip().splitlines() or [entry.title]
+        lines.append(f"{pad}- {text[0]}")
+        lines.extend(f"{pad}{indent}{more}" for more in text[1:] if more.strip())
+    if outline.truncated:
+        lines.append("- …")
+    return "\n".join(lines)

@@ -12,18 +12,16 @@ relevance, which query-focused rendering uses to show a long note's relevant par
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctx.assemble.build_memo import once
 from ctx.stopwords import STOPWORDS
-from ctx.store import passages as stored
-from ctx.store.reads import MAX_QUERY_TERMS
+from ctx.store.protocols import MAX_QUERY_TERMS
 
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector
-    from ctx.store.view import GraphView
+    from ctx.store.protocols import GraphReader
 
 # How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
 # of them ranks well and the other poorly still surfaces.
@@ -50,20 +48,9 @@ def query_terms(text: str) -> list[str]:
     return list(out)
 
 
-def known_terms(conn: sqlite3.Connection, terms: list[str]) -> list[str]:
+def known_terms(graph: "GraphReader", terms: list[str]) -> list[str]:
     """The terms that occur somewhere in the graph's passages."""
-    found = []
-    for term in terms:
-        try:
-            hit = conn.execute(
-                "SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT 1",
-                ('"' + term.replace('"', '""') + '"',),
-            ).fetchone()
-        except sqlite3.OperationalError:
-            hit = None
-        if hit:
-            found.append(term)
-    return found
+    return graph.passage_terms_known(terms)
 
 
 @dataclass
@@ -81,7 +68,7 @@ class PassageRanking:
 
 
 def rank_passages(
-    graph: "GraphView",
+    graph: "GraphReader",
     text: str,
     topic: "TopicVector | None",
     *,
@@ -92,11 +79,11 @@ def rank_passages(
 
     ``mode``: ``hybrid`` (full text and vectors), ``fts`` or ``vector`` alone (lens
     ``seeds.retrieval``)."""
-    conn, include_private = graph.conn, graph.include_private
+    include_private = graph.include_private
     terms = query_terms(text)
     bm25 = (
         once(("passage_bm25", tuple(terms), pool, include_private),
-             lambda: stored.search(conn, terms, limit=pool, include_private=include_private))
+             lambda: graph.search_passages(terms, limit=pool))
         if mode != "vector" else []
     )
     node_of = {h.id: h.node_id for h in bm25}
@@ -128,14 +115,14 @@ def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[s
     return out
 
 
-def _dense(graph: "GraphView", topic: "TopicVector | None", pool: int) -> dict[int, str]:
+def _dense(graph: "GraphReader", topic: "TopicVector | None", pool: int) -> dict[int, str]:
     """Nearest passages by vector (passage id -> node id, best first); empty without vectors."""
     if topic is None or topic.vector is None or topic.model is None:
         return {}
     from ctx.semantic.passage_index import load_passage_index
 
     model = topic.model
-    index = once(("passage_index", model), lambda: load_passage_index(graph.conn, model))
+    index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):
         return {}
     hits = index.nearest(topic.vector, pool)

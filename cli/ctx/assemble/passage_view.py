@@ -8,7 +8,6 @@ its nodes render the lens's way (whole, or cut by the lens's truncation strategy
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
@@ -16,8 +15,7 @@ from ctx.assemble.focus import Piece
 from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
 from ctx.assemble.suggest import looks_like_a_name
-from ctx.store import passages as stored
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
     from ctx.assemble.budget import TokenCounter
@@ -32,28 +30,28 @@ def free_text(resolved: list[ResolvedTopic]) -> str:
 
 
 def passage_ranking(
-    graph: GraphView, resolved: list[ResolvedTopic], topic: "TopicVector | None"
+    graph: GraphReader, resolved: list[ResolvedTopic], topic: "TopicVector | None"
 ) -> PassageRanking | None:
     """The free-text topics' passage ranking (all of them as one query); None when every topic
     names a node or the graph has no passages."""
     text = free_text(resolved)
-    if not text or not stored.has_passages(graph.conn):
+    if not text or not graph.has_passages():
         return None
     return rank_passages(graph, text, topic)
 
 
-def passage_searcher(conn: sqlite3.Connection) -> PassageSearch | None:
+def passage_searcher(reader: GraphReader) -> PassageSearch | None:
     """Per-topic passage rankings for the resolver, each computed once per build; None for a
     graph without passages (resolution then searches whole nodes)."""
-    if not stored.has_passages(conn):
+    if not reader.has_passages():
         return None
     cache: dict[tuple[str, str, bool], PassageRanking] = {}
 
-    def search(graph: GraphView, text: str, retrieval: str) -> PassageRanking:
+    def search(graph: GraphReader, text: str, retrieval: str) -> PassageRanking:
         key = (text, retrieval, graph.include_private)
         if key in cache:
             return cache[key]
-        if looks_like_a_name(text) and not known_terms(conn, query_terms(text)):
+        if looks_like_a_name(text) and not known_terms(reader, query_terms(text)):
             # A short topic none of whose words occur anywhere ("Canvs") is a typo, not a question
             # to answer by meaning alone: nothing matches, and the build suggests titles instead.
             cache[key] = PassageRanking(method="none")
@@ -70,9 +68,9 @@ def passage_searcher(conn: sqlite3.Connection) -> PassageSearch | None:
 
 
 def attach_pieces(
-    conn: sqlite3.Connection, candidates: list[Candidate], ranking: PassageRanking, counter: "TokenCounter"
+    graph: GraphReader, candidates: list[Candidate], ranking: PassageRanking, counter: "TokenCounter"
 ) -> None:
-    found = stored.passages_of(conn, [c.id for c in candidates])
+    found = graph.passages_of([c.id for c in candidates])
     for c in candidates:
         rows = found.get(c.id)
         if not rows:

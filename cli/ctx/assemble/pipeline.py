@@ -20,7 +20,6 @@ nothing depends on the clock, so the same graph and request give byte-identical 
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -53,7 +52,7 @@ from ctx.assemble.score import (
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, Walk, walk
 from ctx.lenses import Lens, load_lens
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader, GraphStore
 
 FAN_OUT_LISTED = 10
 
@@ -92,15 +91,16 @@ class Build:
     ready: set[str] = field(default_factory=set)  # ids whose text is prepared for packing
 
 
-def run(conn: sqlite3.Connection, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
+def run(store: GraphStore, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
+    from ctx.store.sqlite_store import as_store
+
     # What this reader may see is decided once, here: every stage reads through this view.
-    graph = GraphView(conn, include_private=include_private)
+    graph = as_store(store).reader(include_private=include_private)
     with build_scope():
         return _run(graph, request)
 
 
-def _run(graph: GraphView, request: BuildRequest) -> BuildResult:
-    conn = graph.conn
+def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
     build = start(graph, request)
     find_seeds(graph, build)
     if not build.seeds:
@@ -109,7 +109,7 @@ def _run(graph: GraphView, request: BuildRequest) -> BuildResult:
     rank(graph, build)
     describe(graph, build)
     build.ready = prepare_text(
-        conn, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,
+        graph, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,
     )
     return pack_and_report(build)
 
@@ -118,7 +118,7 @@ def _run(graph: GraphView, request: BuildRequest) -> BuildResult:
 # seeds
 
 
-def start(graph: GraphView, request: BuildRequest) -> Build:
+def start(graph: GraphReader, request: BuildRequest) -> Build:
     """The lens, the depth it allows, and the (empty) document for this request."""
     if isinstance(request.lens, Lens) or request.lens != AUTO_LENS:
         lens = request.lens if isinstance(request.lens, Lens) else load_lens(request.lens)
@@ -154,9 +154,9 @@ def start(graph: GraphView, request: BuildRequest) -> Build:
     return build
 
 
-def find_seeds(graph: GraphView, build: Build) -> None:
+def find_seeds(graph: GraphReader, build: Build) -> None:
     seeds = build.lens.seeds
-    build.passage_search = passage_searcher(graph.conn) if build.lens.passages else None
+    build.passage_search = passage_searcher(graph) if build.lens.passages else None
     build.resolved = resolve_topics(
         graph, build.topics, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions, build.passage_search,
     )
@@ -177,7 +177,7 @@ def find_seeds(graph: GraphView, build: Build) -> None:
     })
 
 
-def _suggestions(graph: GraphView, resolved: list[ResolvedTopic]) -> dict[str, list[str]]:
+def _suggestions(graph: GraphReader, resolved: list[ResolvedTopic]) -> dict[str, list[str]]:
     """Close titles for each short topic that did not name a node exactly (a likely typo)."""
     from ctx.assemble.suggest import close_titles, looks_like_a_name
 
@@ -204,10 +204,10 @@ def not_found(build: Build) -> BuildResult:
 # collect
 
 
-def collect(graph: GraphView, build: Build) -> None:
+def collect(graph: GraphReader, build: Build) -> None:
     """Every candidate: walked from the seeds, or added by a lens option; never a hidden one."""
-    request, lens, seeds, conn = build.request, build.lens, build.seeds, graph.conn
-    build.reference = reference = graph_reference_time(conn)
+    request, lens, seeds = build.request, build.lens, build.seeds
+    build.reference = reference = graph_reference_time(graph)
     topic = topic_for(graph, build.topics)
     # The free-text topics' passages: what a long node shows of itself, and, for a lens that ranks
     # by passages, what ranks the nodes.
@@ -232,7 +232,7 @@ def collect(graph: GraphView, build: Build) -> None:
             build.extras.add(node_id)
     added = build.extras | build.recent | set(sibling_offsets)
     build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))
-    build.similarity, build.similarity_note = compute_similarity(conn, topic, sorted(walked.reached))
+    build.similarity, build.similarity_note = compute_similarity(graph, topic, sorted(walked.reached))
     if search_relevance is None and lens.semantic.top_k > 0:
         for node_id, sim in semantic_extras(
             graph, topic, seeds, set(walked.reached) | build.pool.beyond, lens.semantic.top_k,
@@ -249,7 +249,7 @@ def collect(graph: GraphView, build: Build) -> None:
         del walked.reached[node_id]
         build.extras.discard(node_id)
         build.recent.discard(node_id)
-    candidates = enrich(conn, walked, lens, request.include_fields)
+    candidates = enrich(graph, walked, lens, request.include_fields)
     relevance = {i: r.relevance_of(i) for r in build.resolved for i in r.ids}
     protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
     for c in candidates:
@@ -271,7 +271,7 @@ def collect(graph: GraphView, build: Build) -> None:
 # rank
 
 
-def rank(graph: GraphView, build: Build) -> None:
+def rank(graph: GraphReader, build: Build) -> None:
     """Best first: scored, diversified if the lens asks, in sections, blocks folded into pages."""
     lens = build.lens
     ranked = score_candidates(build.candidates, lens, build.similarity, build.reference)
@@ -279,7 +279,7 @@ def rank(graph: GraphView, build: Build) -> None:
         ranked = keep_best(ranked, build.pool)
     if lens.scoring.diversity > 0:
         # Redundancy is read from the words of the top of the ranking: packing reuses the bodies.
-        load_bodies(graph.conn, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
+        load_bodies(graph, ranked[: DIVERSITY_POOL + sum(1 for c in ranked if c.seed)])
         ranked = diversify(ranked, lens.scoring.diversity)
     assign_sections(ranked, lens.sections)
     # Outliner pages carry their blocks as an outline; blocks it shows leave the pool (counted once).
@@ -293,7 +293,7 @@ def rank(graph: GraphView, build: Build) -> None:
 # describe
 
 
-def describe(graph: GraphView, build: Build) -> None:
+def describe(graph: GraphReader, build: Build) -> None:
     """The document's notes and metadata, and the richest header the budget allows."""
     lens, doc, walked = build.lens, build.doc, build.walked
     assert walked is not None
@@ -315,7 +315,7 @@ def describe(graph: GraphView, build: Build) -> None:
     if lens.output.empty_sections:
         _empty_section_notes(build)
     if lens.cycles:
-        cycles = find_cycles(graph.conn, [c.id for c in ranked], lens.cycles)
+        cycles = find_cycles(graph, [c.id for c in ranked], lens.cycles)
         build.meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
         for cycle in cycles:
             doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
@@ -377,7 +377,7 @@ def _empty_section_notes(build: Build) -> None:
             )
 
 
-def _withheld(graph: GraphView, build: Build) -> int:
+def _withheld(graph: GraphReader, build: Build) -> int:
     """How many private nodes the context would otherwise have touched (a number, never an id)."""
     if not graph.has_private_nodes():
         return 0

@@ -14,8 +14,6 @@ so a long node can enter as its most relevant passages (``focus.py``).
 
 from __future__ import annotations
 
-import sqlite3
-
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
@@ -24,6 +22,7 @@ from ctx.assemble.enrich import load_bodies
 from ctx.assemble.render import strip_title_heading
 from ctx.lenses import Lens
 from ctx.passages import collapse_attachments, nest_headings
+from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
     from ctx.assemble.budget import TokenCounter
@@ -53,7 +52,7 @@ def prepare_body(body: str, title: str) -> str:
 
 
 def prepare_text(
-    conn: sqlite3.Connection,
+    graph: GraphReader,
     ranked: list[Candidate],
     lens: Lens,
     room: int,
@@ -63,7 +62,7 @@ def prepare_text(
     """Load and clean the bodies worth reading, with their passages when ``ranking`` says which
     matter for the topic; drop duplicates. Returns the ids ready to pack."""
     wanted = worth_reading(ranked, room)
-    load_bodies(conn, wanted)
+    load_bodies(graph, wanted)
     for c in wanted:
         c.body = prepare_body(c.body or "", c.title)
     # Query-focused text replaces cutting the opening; a lens that chose another way to shorten
@@ -71,7 +70,7 @@ def prepare_text(
     if ranking is not None and counter is not None and (lens.passages or lens.truncation.strategy == "keep-start"):
         from ctx.assemble.passage_view import attach_pieces
 
-        attach_pieces(conn, wanted, ranking, counter)
+        attach_pieces(graph, wanted, ranking, counter)
     # A duplicate leaves every section (its reason names the copy that stays).
     duplicates = drop_duplicates(wanted, lens.dedup.exact, lens.dedup.near, lens.dedup.threshold)
     return {c.id for c in wanted if c.id not in duplicates}

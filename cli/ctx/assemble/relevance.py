@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ctx.assemble.passage_rank import PassageRanking
     from ctx.lenses import Lens
     from ctx.semantic.topic import TopicVector
-    from ctx.store.view import GraphView
+    from ctx.store.protocols import GraphReader
 
 _HEADING = re.compile(r"\A#[^\n]*\n")
 _NAME = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*", re.UNICODE)
@@ -48,7 +48,7 @@ def names_in(text: str, known: set[str]) -> list[str]:
 FEEDBACK_MAX_NOTES = 500
 
 
-def feedback_query(graph: "GraphView", topic: str, seeds: list[str], count: int) -> str:
+def feedback_query(graph: "GraphReader", topic: str, seeds: list[str], count: int) -> str:
     """The topic's content words, plus the names in the first ``count`` seeds' text that are in
     at most ``FEEDBACK_MAX_NOTES`` notes."""
     query = content_words(topic)
@@ -57,8 +57,7 @@ def feedback_query(graph: "GraphView", topic: str, seeds: list[str], count: int)
     known = {w.lower() for w in _WORD.findall(topic)}
     extra: list[str] = []
     for seed in seeds[:count]:
-        row = graph.conn.execute("SELECT body FROM nodes WHERE id = ?", (seed,)).fetchone()
-        for name in names_in(row[0] if row else "", known):
+        for name in names_in(graph.bodies([seed]).get(seed, ""), known):
             known.add(name.lower())
             if graph.notes_matching(name, at_most=FEEDBACK_MAX_NOTES + 1) <= FEEDBACK_MAX_NOTES:
                 extra.append(name)
@@ -66,7 +65,7 @@ def feedback_query(graph: "GraphView", topic: str, seeds: list[str], count: int)
 
 
 def fused_relevance(
-    graph: "GraphView",
+    graph: "GraphReader",
     request: "BuildRequest",
     lens: "Lens",
     seeds: list[str],

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctx.stopwords import content_words
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
     from ctx.assemble.passage_rank import PassageRanking
 
 # Ranks the passages a graph view may see for a free-text topic: (view, text, retrieval) -> a
 # ranking; None where the graph has no passages (then whole nodes are searched).
-PassageSearch = Callable[[GraphView, str, str], "PassageRanking | None"]
+PassageSearch = Callable[[GraphReader, str, str], "PassageRanking | None"]
 
 FTS_MAX_SEEDS = 3
 # A hit must score at least this share of the best hit's BM25 to become a seed as well.
@@ -43,7 +43,7 @@ class ResolvedTopic:
 
 
 def resolve_topic(
-    graph: GraphView,
+    graph: GraphReader,
     topic: str,
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,
@@ -64,7 +64,7 @@ def resolve_topic(
 
 
 def _resolve(
-    graph: GraphView,
+    graph: GraphReader,
     topic: str,
     max_seeds: int,
     cutoff: float,
@@ -107,7 +107,7 @@ def _resolve(
 
 
 def resolve_topics(
-    graph: GraphView,
+    graph: GraphReader,
     topics: tuple[str, ...],
     max_seeds: int = FTS_MAX_SEEDS,
     cutoff: float = FTS_RELATIVE_CUTOFF,

@@ -120,7 +120,7 @@ class NeighbourRanker:
         boost(type, tags) * (rule weight + recency_share * recency)
 
     from what the walk read of each with its edge (``bound.NodeInfo``). The store computes the same
-    value in SQL to fetch only a hub's best neighbours (``GraphView.best_neighbours``)."""
+    value in SQL to fetch only a hub's best neighbours (``GraphReader.best_neighbours``)."""
 
     def __init__(self, lens: Lens | None, reference_time: float | None, recency_share: float = 0.5) -> None:
         self.type_boosts = dict(lens.boosts.types) if lens is not None else {}

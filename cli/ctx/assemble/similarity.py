@@ -9,17 +9,16 @@ is shown in the output so a reader knows which ranking was used.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector
-    from ctx.store.view import GraphView
+    from ctx.store.protocols import GraphReader
 
 NO_EMBEDDINGS_NOTE = "no embeddings (run `ctx embed`)"
 
 
-def topic_vector(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector":
+def topic_vector(graph: "GraphReader", topics: tuple[str, ...]) -> "TopicVector":
     """The mean vector of the request's topics: stored vectors for exact topics, text otherwise."""
     from ctx.semantic.topic import combine, from_seeds, from_text
 
@@ -38,43 +37,36 @@ def topic_vector(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector":
             free_text.append(topic)
     parts: list[TopicVector] = []
     if exact:
-        parts.append(from_seeds(graph.conn, exact))
+        parts.append(from_seeds(graph, exact))
     if free_text:
-        parts.append(from_text(graph.conn, free_text))
+        parts.append(from_text(graph, free_text))
     return combine(parts)
 
 
 NO_VECTORS_IN_GRAPH_NOTE = "no embeddings in this graph (run `ctx embed`)"
 
 
-def _graph_has_embeddings(conn: sqlite3.Connection) -> bool:
-    try:
-        return conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
-    except sqlite3.OperationalError:  # a graph from before the embeddings table existed
-        return False
-
-
-def topic_for(graph: "GraphView", topics: tuple[str, ...]) -> "TopicVector | None":
+def topic_for(graph: "GraphReader", topics: tuple[str, ...]) -> "TopicVector | None":
     """The topic's vector, found once per build; None when the graph has no vectors at all.
 
     Decided with one SQL probe first, so a graph without vectors never pays for importing numpy.
     """
-    if not _graph_has_embeddings(graph.conn):
+    if not graph.has_embeddings():
         return None
     return topic_vector(graph, topics)
 
 
-def text_vector(graph: "GraphView", text: str) -> "TopicVector | None":
+def text_vector(graph: "GraphReader", text: str) -> "TopicVector | None":
     """A free-text topic's own vector, or None when the graph has no vectors."""
-    if not _graph_has_embeddings(graph.conn):
+    if not graph.has_embeddings():
         return None
     from ctx.semantic.topic import from_text
 
-    return from_text(graph.conn, [text])
+    return from_text(graph, [text])
 
 
 def compute_similarity(
-    conn: sqlite3.Connection,
+    graph: "GraphReader",
     topic: "TopicVector | None",
     candidate_ids: list[str],
 ) -> tuple[dict[str, float] | None, str]:
@@ -89,7 +81,7 @@ def compute_similarity(
 
     if topic.vector is None:
         return None, topic.note or NO_EMBEDDINGS_NOTE
-    values, missing = similarities(conn, topic, candidate_ids)
+    values, missing = similarities(graph, topic, candidate_ids)
     note = f"{topic.model}, {topic.source}"
     if topic.note:
         note += f"; {topic.note}"
@@ -99,7 +91,7 @@ def compute_similarity(
 
 
 def semantic_extras(
-    graph: "GraphView",
+    graph: "GraphReader",
     topic: "TopicVector | None",
     seeds: list[str],
     reached_ids: set[str],
@@ -114,7 +106,7 @@ def semantic_extras(
         return []
     from ctx.semantic.search import load_index  # numpy: only once there are vectors to search
 
-    index = load_index(graph.conn, topic.model)
+    index = load_index(graph, topic.model)
     skip = set(reached_ids) | set(seeds)
     # Over-fetch: some of the nearest are already in the walk or private.
     hits = index.nearest(topic.vector, top_k + len(skip) + 16)

@@ -7,10 +7,9 @@ occur in the graph is reported as not found rather than answered by meaning alon
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 # Topics longer than this are questions, not attempts at a title.
 MAX_WORDS = 4
@@ -25,26 +24,16 @@ def looks_like_a_name(topic: str) -> bool:
     return 0 < len(words) <= MAX_WORDS and not topic.rstrip().endswith("?")
 
 
-def close_titles(graph: GraphView, topic: str) -> list[str]:
+def close_titles(graph: GraphReader, topic: str) -> list[str]:
     """Up to three titles or aliases spelled like ``topic`` (not equal to it), closest first."""
     key = " ".join(topic.lower().split())
     if len(key) < 3 or not looks_like_a_name(topic):
         return []
-    visible = f" AND {graph.where_visible('n.')}"
     # difflib keeps a key only if the characters it shares with the topic, as multisets, reach
-    # CUTOFF * (both lengths) / 2 (its quick_ratio). That count is taken in SQL first, so only
-    # keys that can pass are compared in Python: the same suggestions as comparing every key.
-    counts = Counter(key)
-    shared = " + ".join("min(?, length(k.key) - length(replace(k.key, ?, '')))" for _ in counts)
-    shared_params = [x for ch, n in counts.items() for x in (n, ch)]
-    rows = graph.conn.execute(
-        "SELECT k.key, MIN(n.title) FROM node_keys k JOIN nodes n ON n.id = k.node_id"
-        f" WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN ? AND ?"
-        f" AND {shared} >= ? * (? + length(k.key)) - 1e-9{visible}"
-        " GROUP BY k.key LIMIT ?",
-        (max(1, len(key) - 3), len(key) + 3, *shared_params, CUTOFF / 2, len(key), MAX_KEYS),
-    ).fetchall()
-    titles = {r[0]: r[1] for r in rows if r[0] != key}
+    # CUTOFF * (both lengths) / 2 (its quick_ratio). The store counts that first, so only keys
+    # that can pass are compared in Python: the same suggestions as comparing every key.
+    near = graph.name_keys_near(key, cutoff=CUTOFF, max_keys=MAX_KEYS)
+    titles = {k: title for k, title in near.items() if k != key}
     # difflib's ratio counts characters in matching blocks, which are in the same order in both
     # strings: never more than their longest common subsequence. A key whose LCS bound is under
     # the cutoff cannot pass, and the bound costs a few integer operations per character instead

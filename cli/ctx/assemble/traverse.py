@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from ctx.assemble.bound import MARGIN, NodeInfo, ScoreBound
 from ctx.assemble.score import NeighbourRanker
 from ctx.lenses import Lens
-from ctx.store.edge_names import reversed_name, walked_name
-from ctx.store.view import GraphView
+from ctx.edges import reversed_name, walked_name
+from ctx.store.protocols import GraphReader
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class WalkLimit:
 
 
 # A node with more edges than this many fan-outs is a hub: its neighbours are ranked and cut in
-# SQL (``GraphView.best_neighbours``) instead of every edge row coming to Python.
+# SQL (``GraphReader.best_neighbours``) instead of every edge row coming to Python.
 HUB_FAN_OUTS = 4
 # Extra rows a hub's SQL ranking returns beyond what the cap keeps: Python re-ranks them with the
 # exact pre-score, so a float that rounds differently in SQL cannot change which are kept.
@@ -141,7 +141,7 @@ def _nearest(limit: WalkLimit, result: Walk, frontier: list[str]) -> list[str]:
     return sorted(sorted(frontier, key=key)[: limit.max_expand])
 
 def walk(
-    graph: GraphView,
+    graph: GraphReader,
     lens: Lens,
     seeds: list[str],
     depth: int,
@@ -270,7 +270,7 @@ def _offer(prior: Offer | None, etype: str, direction: str, weight: float) -> Of
 
 
 def _hub_fresh(
-    graph: GraphView, lens: Lens, ranker: NeighbourRanker, hop: int, u: str, result: Walk, degree: int
+    graph: GraphReader, lens: Lens, ranker: NeighbourRanker, hop: int, u: str, result: Walk, degree: int
 ) -> dict[str, Offer]:
     """A hub's fresh neighbours, cut to the fan-out, as the ordinary path would choose them, with
     only the best of them by the pre-score read (ranked in SQL; the walk's reached nodes are in

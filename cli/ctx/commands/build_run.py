@@ -19,7 +19,7 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
     from ctx.freshness import refresh_if_enabled
     from ctx.graph import Graph
     from ctx.options import with_config_defaults
-    from ctx.paths import resolve_db_path
+    from ctx.config import resolve_db_path
 
     if plain:
         set_plain(True)
@@ -31,14 +31,13 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
     # Closed here rather than at interpreter exit: the console script may leave without
     # tearing the interpreter down (ctx.entry), and SQLite tidies its WAL on close.
     try:
-        for line in refresh_if_enabled(graph.conn):
+        for line in refresh_if_enabled(graph.store):
             warn(line)
         result = graph.build(request)
         if not result.found:
             from ctx.errors import CtxError
-            from ctx.store.reads import is_empty
 
-            if is_empty(graph.conn):
+            if graph.reader.is_empty():
                 raise CtxError(f"the graph at {graph.path} is empty (nothing imported yet); run `ctx import PATH` first")
         _print(result.text, request.format)
         for line in result.warnings:

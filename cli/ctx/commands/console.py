@@ -123,13 +123,12 @@ def exit_code_for(exc: BaseException) -> int:
         return 0
     if os.environ.get("CTX_DEBUG"):
         raise exc
-    import sqlite3
+    from ctx.store.errors import as_ctx_error
 
-    if isinstance(exc, sqlite3.DatabaseError):
+    stored = as_ctx_error(exc)
+    if stored is not None:
         # A lock held past the busy timeout, a read-only graph: one line, not "internal".
-        from ctx.store.db import storage_error
-
-        error(str(storage_error(exc)))
+        error(str(stored))
         return EXIT_RUNTIME
     error(f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)")
     return EXIT_RUNTIME

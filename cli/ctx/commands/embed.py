@@ -9,7 +9,7 @@ import typer
 
 from ctx.commands.common import DbOption, TextOrJson, handle_errors, print_json
 from ctx.commands.progress import ProgressBar
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 
 MODEL_HELP = (
     "Model name or local sentence-transformers folder. Default: $CTX_EMBED_MODEL, else "

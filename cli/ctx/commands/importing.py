@@ -20,7 +20,7 @@ from ctx.commands.common import (
 )
 from ctx.commands.progress import ProgressBar
 from ctx.importers import FORMATS
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 
 FORMAT_HELP = "Source format (auto detects it)."
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from ctx.commands.completion import values
 from ctx.commands.console import emit_report
 from ctx.commands.declared import declare
 from ctx.options import SearchRequest
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 
 # search and show are MCP tools too: their --format is checked by the core (ctx.inspection), so a
 # bad value fails with the same message on both sides; stats is the CLI's alone.

@@ -15,7 +15,7 @@ from ctx.commands.common import (
     write_stdout,
 )
 from ctx.errors import CtxError
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 
 
 def register(app: typer.Typer) -> None:

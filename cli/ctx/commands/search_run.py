@@ -11,7 +11,7 @@ def run_search(*, query: str, db: Path | None, limit: int, format: str, include_
     from ctx.commands.console import emit_report
     from ctx.graph import Graph
     from ctx.inspection import search_report
-    from ctx.paths import resolve_db_path
+    from ctx.config import resolve_db_path
 
     graph = Graph.open(resolve_db_path(db), include_private=include_private)
     # Closed here rather than at interpreter exit: the fast path leaves without tearing the

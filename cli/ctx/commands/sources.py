@@ -17,7 +17,7 @@ from ctx.commands.common import (
 )
 from ctx.commands.progress import ProgressBar
 from ctx.errors import EXIT_RUNTIME
-from ctx.paths import resolve_db_path
+from ctx.config import resolve_db_path
 
 if TYPE_CHECKING:
     from ctx.sync import SyncReport
@@ -69,9 +69,9 @@ def sources_command(context: typer.Context, db: DbOption = None, format: FormatO
     if context.invoked_subcommand is not None:
         return  # `ctx sources --db g.db remove PATH`: remove reads that --db itself
     from ctx.inspection import sources_report
-    from ctx.store import open_graph
+    from ctx.store import open_store
 
-    report = sources_report(open_graph(resolve_db_path(db)), fmt=format)
+    report = sources_report(open_store(resolve_db_path(db)), fmt=format)
     if report.data is not None:
         print_json(report.data)
     else:
@@ -87,13 +87,13 @@ def remove_command(
 ) -> None:
     """Remove a source: its nodes, edges and vectors leave the graph, in one transaction."""
     from ctx.errors import UsageError
-    from ctx.store import open_graph
+    from ctx.store import open_store
     from ctx.sync import remove
 
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not {output!r}")
     db_path = resolve_db_path(db)
-    removed = remove(open_graph(db_path), path)
+    removed = remove(open_store(db_path), path)
     if output == "json":
         print_json(
             {
@@ -123,15 +123,15 @@ def sync_command(
 ) -> None:
     """Re-import every registered source, then embed what changed (when the graph has vectors)."""
     from ctx.errors import UsageError
-    from ctx.store import open_graph
+    from ctx.store import open_store
     from ctx.sync import sync
 
     if output not in ("text", "json"):
         raise UsageError(f"--output must be text or json, not {output!r}")
     db_path = resolve_db_path(db)
-    conn = open_graph(db_path)
+    store = open_store(db_path)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
-        report = sync(conn, embed=embed, progress=progress)
+        report = sync(store, embed=embed, progress=progress)
     if output == "json":
         print_json(report.as_dict() | {"db": str(db_path)})
     elif not quiet:

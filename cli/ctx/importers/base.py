@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ctx.store.records import EdgeRecord, NodeRecord
 
 if TYPE_CHECKING:
-    from ctx.store.writes import SourceView
+    from ctx.store.protocols import SourceRecords
 
 __all__ = ["EdgeRecord", "FileInfo", "Importer", "NodeRecord", "ParsedFile"]
 
@@ -95,7 +95,7 @@ class Importer(ABC):
         when ``streams`` is set; an importer that sets it must override this."""
         raise NotImplementedError(f"{type(self).__name__} sets streams but has no parse_stream")
 
-    def finalize(self, source: "SourceView") -> ParsedFile:
+    def finalize(self, source: "SourceRecords") -> ParsedFile:
         """Records derived from the whole source (e.g. Dendron's stub levels), recomputed after
         every import that changed something, from the source's current records."""
         return ParsedFile()

@@ -18,7 +18,7 @@ from typing import Any
 
 from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
 from ctx.importers.markdown import WEB_ADDRESS, MarkdownImporter, normalize
-from ctx.store.writes import SourceView
+from ctx.store.protocols import SourceRecords
 
 DENDRON_URL_PREFIX = "dendron://"
 
@@ -80,7 +80,7 @@ class DendronImporter(MarkdownImporter):
             return []
         return [EdgeRecord(node.parent_id, "child", node.id, by_id=True)]
 
-    def finalize(self, source: SourceView) -> ParsedFile:
+    def finalize(self, source: SourceRecords) -> ParsedFile:
         """Stub nodes for missing hierarchy levels, and links from tagged notes to tag notes."""
         out = ParsedFile()
         rows = source.file_nodes()

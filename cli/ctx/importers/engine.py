@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -30,10 +29,10 @@ from ctx.files import Confinement, FileRefused, read_regular
 from ctx.importers.base import FileInfo, Importer, ParsedFile
 from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
-from ctx.store import counts, passages, writes
-from ctx.store.privacy import privacy_config_changed, refresh_private_flags
-from ctx.store.records import EdgeRecord, NodeRecord
-from ctx.store.transaction import transaction
+from ctx.store.errors import is_storage_error
+from ctx.store.protocols import GraphReader, GraphStore, ImportSession, TokenCounter
+from ctx.store.sqlite_store import as_store
+from ctx.store.types import EdgeRecord, FileState, NodeRecord
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files
 # are also counted and written as they are read), "counting tokens" (the stored token estimate of
@@ -100,7 +99,7 @@ class _Change:
 
 
 def import_path(
-    conn: sqlite3.Connection,
+    store: GraphStore,
     path: str | Path,
     *,
     format: str = "auto",
@@ -110,18 +109,20 @@ def import_path(
     from ctx.importers.detection import detect
 
     started = time.perf_counter()
+    store = as_store(store)
+    reader = store.reader(include_private=True)
     path = Path(path).expanduser()
     if not path.exists():
         raise UsageError(f"no such file or folder: {path}")
     root = path.resolve()
     notes: list[str] = []
-    recorded = writes.source_of(conn, root)
+    recorded = reader.source_at(root)
     if format != "auto":
         importer = get_importer(format)
     elif recorded is not None:
         # A source is re-read the way it was read before (also once its notes are all deleted
         # and it no longer looks like anything); --format changes that.
-        importer = get_importer(recorded["format"])
+        importer = get_importer(recorded[1])
     else:
         detection = detect(root)
         importer = get_importer(detection.format)
@@ -131,13 +132,13 @@ def import_path(
     base = importer.base_dir(root)
 
     relpaths = importer.list_files(root)
-    if not relpaths and writes.source_of(conn, root) is None:
+    if not relpaths and reader.source_at(root) is None:
         # Nothing there this format reads (a .md file imported as Notion, a folder as a JSON
         # graph, a Logseq graph without pages/): reporting "unchanged" with exit 0 hid the
         # mistake and left an empty source behind in the graph.
         what = "folder" if root.is_dir() else "file"
         raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
-    source_id, known = _load_source(conn, root, importer.format)
+    source_id, known = _load_source(reader, root, importer.format)
     report.files_seen = len(relpaths)
 
     # Decide what changed from stat alone; only changed files are read. Only regular files inside
@@ -194,11 +195,10 @@ def import_path(
 
     if fresh or streamed or changes or vanished:
         try:
-            with writes.import_cache(conn):
-                _apply(
-                    conn, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
-                    reading, progress,
-                )
+            _apply(
+                store, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
+                reading, progress,
+            )
         except _NothingWritten:
             pass  # rolled back: every new file was unreadable or failed to parse
     if not report.changed:
@@ -207,17 +207,17 @@ def import_path(
             # an error, not "unchanged" with a warning. Nothing was written: the graph keeps what
             # it had and a first import leaves no source behind.
             raise ImportFormatError("\n".join(report.failed[:20]))
-        new_privacy = privacy_config_changed(conn, privacy)
-        if new_privacy or passages.stale(conn):
+        new_privacy = reader.privacy_changed(privacy)
+        if new_privacy or reader.passages_stale():
             # New privacy settings apply to the whole graph even when no file changed; a graph
             # made before passages existed (or by another splitter) gets them now.
-            with transaction(conn):
+            with store.import_session() as session:
                 if new_privacy:
-                    refresh_private_flags(conn, privacy)
+                    session.refresh_private_flags(privacy)
                     # What every reader may see changed: caches keyed by the version must go.
-                    writes.bump_graph_version(conn)
-                passages.refresh(conn)
-                counts.recount(conn)
+                    session.bump_graph_version()
+                session.refresh_passages()
+                session.recount()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -238,15 +238,15 @@ class _Steps:
             self.progress(self.phase, self.done, self.total)
 
 
-def _load_source(conn: sqlite3.Connection, root: Path, fmt: str) -> tuple[int | None, dict[str, writes.FileState]]:
+def _load_source(reader: GraphReader, root: Path, fmt: str) -> tuple[int | None, dict[str, FileState]]:
     """(source id, what each known file was) -- (None, {}) for a source never imported: its row
     is written in the import's own transaction, so a failed or killed first import leaves none."""
-    row = writes.source_of(conn, root)
+    row = reader.source_at(root)
     if row is None:
         return None, {}
-    source_id = int(row["id"])
-    known = writes.file_states(conn, source_id)
-    if row["format"] != fmt:
+    source_id, recorded_format = row
+    known = reader.file_states(source_id)
+    if recorded_format != fmt:
         # Read in another format, every file's records change even where its bytes did not.
         known = {rel: (-1, -1, "") for rel in known}
     return source_id, known
@@ -327,7 +327,7 @@ class _StreamFailed(Exception):
 
 
 def _stream_one(
-    conn: sqlite3.Connection,
+    session: ImportSession,
     importer: Importer,
     source_id: int,
     rel: str,
@@ -342,7 +342,6 @@ def _stream_one(
     a file that fails half-way (truncated at the end, unreadable) keeps what the graph had."""
     from ctx.files import read_pieces
     from ctx.importers.file_text import FileText
-    from ctx.store.streamed import StreamedFile
     from ctx.tokens import estimate_many
 
     info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
@@ -352,36 +351,34 @@ def _stream_one(
     megabytes = max(1, st.st_size >> 20)
     # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
     mtime = st.st_mtime if date_problem(st.st_mtime) is None else None
-    conn.execute("SAVEPOINT streamed_file")
     try:
-        writes.forget_files(conn, source_id, [rel], [])
-        target = StreamedFile(conn, source_id, rel, count=estimate_many, normalize_key=importer.normalize_key)
-        batches = _parsed_batches(importer, info, text, target.known_ids)
-        try:
-            for batch in batches:
-                check_parsed(batch, rel, limits)
-                report.warnings.extend(batch.warnings)
-                for node in batch.nodes:
-                    node.created = mtime if node.created is None else node.created
-                    node.updated = mtime if node.updated is None else node.updated
-                written = target.add(batch.nodes, batch.edges)
-                report.warnings.extend(written.warnings)
-                report.nodes_written += written.nodes
-                report.edges_written += written.edges
-                if progress is not None:
-                    progress(READING_GRAPH, min(megabytes, source.size >> 20), megabytes)
-        finally:
-            batches.close()
-        settled = target.settle()
-        report.edges_written += settled.edges
-        from ctx.importers.jsongraph import dangling_warnings
+        with session.file_savepoint():
+            session.forget_files(source_id, [rel], [])
+            target = session.streamed_file(source_id, rel, count=estimate_many, normalize_key=importer.normalize_key)
+            batches = _parsed_batches(importer, info, text, target.known_ids)
+            try:
+                for batch in batches:
+                    check_parsed(batch, rel, limits)
+                    report.warnings.extend(batch.warnings)
+                    for node in batch.nodes:
+                        node.created = mtime if node.created is None else node.created
+                        node.updated = mtime if node.updated is None else node.updated
+                    written = target.add(batch.nodes, batch.edges)
+                    report.warnings.extend(written.warnings)
+                    report.nodes_written += written.nodes
+                    report.edges_written += written.edges
+                    if progress is not None:
+                        progress(READING_GRAPH, min(megabytes, source.size >> 20), megabytes)
+            finally:
+                batches.close()
+            settled = target.settle()
+            report.edges_written += settled.edges
+            from ctx.importers.jsongraph import dangling_warnings
 
-        report.warnings.extend(dangling_warnings(rel, settled.dangling, settled.dangling_total))
-        writes.record_files(conn, source_id, [(rel, st.st_mtime_ns, st.st_size, source.digest)])
-        conn.execute("RELEASE streamed_file")
+            report.warnings.extend(dangling_warnings(rel, settled.dangling, settled.dangling_total))
+            session.record_files(source_id, [(rel, st.st_mtime_ns, st.st_size, source.digest)])
     except _StreamFailed as failed:
-        conn.execute("ROLLBACK TO streamed_file")
-        conn.execute("RELEASE streamed_file")
+        # The savepoint undid the file's writes; the import goes on without it.
         del report.warnings[first_warning:]
         report.nodes_written, report.edges_written = counted
         report.warnings.extend(source.warnings)
@@ -413,11 +410,11 @@ def _parsed_batches(
             except StopIteration:
                 return
             yield batch
-    except sqlite3.Error:
-        raise
     except (FileRefused, OSError) as exc:
         raise _StreamFailed(_not_read(rel, exc), None) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is this file's, not the import's
+        if is_storage_error(exc):
+            raise  # the graph's own failure (a lock, a full disk) is the import's, not the file's
         problem = _parse_problem(rel, exc)
         raise _StreamFailed(f"{problem}; file skipped", problem) from None
 
@@ -458,7 +455,7 @@ def _parse_problem(rel: str, exc: Exception) -> str:
 
 
 def _apply(
-    conn: sqlite3.Connection,
+    store: GraphStore,
     importer: Importer,
     source_id: int | None,
     root: Path,
@@ -475,19 +472,19 @@ def _apply(
     from ctx.tokens import estimate_many
 
     replaced = [c for c in changes if c.parsed is not None]
-    with transaction(conn):
+    with store.import_session(bulk=True) as session:
         # Another import of the same folder may have committed while this one parsed; then its
         # rows are replaced like any re-import's (every file here was parsed afresh).
-        source_id = writes.ensure_source(conn, root, importer.format) if source_id is None else source_id
+        source_id = session.ensure_source(root, importer.format) if source_id is None else source_id
         # New files too: another import of this folder may have written them while this one read.
-        writes.forget_files(conn, source_id, [c.info.relpath for c in replaced] + [f[0] for f in fresh], vanished)
+        session.forget_files(source_id, [c.info.relpath for c in replaced] + [f[0] for f in fresh], vanished)
         report.files_deleted = len(vanished)
-        writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
+        session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
         # Derived records depend on the whole source, so they are recomputed from scratch.
-        writes.forget_derived(conn, source_id)
-        deferred = writes.defer_indexes(conn)
+        session.forget_derived(source_id)
+        session.defer_indexes()
         nodes, edges = _records_of(replaced)
-        _insert(conn, importer, source_id, nodes, edges, _token_counter(progress, len(nodes)), report)
+        _insert(session, importer, source_id, nodes, edges, _token_counter(progress, len(nodes)), report)
         del nodes, edges
         written = bool(changes or vanished)
         for batch in _batches(fresh):
@@ -497,28 +494,28 @@ def _apply(
                 if change is not None:
                     new.append(change)
                 reading.step()
-            writes.record_files(conn, source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
-            _insert(conn, importer, source_id, *_records_of(new), estimate_many, report)
+            session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
+            _insert(session, importer, source_id, *_records_of(new), estimate_many, report)
             written = written or bool(new)
         for rel, abspath, st in streamed:
-            written = _stream_one(conn, importer, source_id, rel, abspath, st, report, limits, progress) or written
+            written = _stream_one(session, importer, source_id, rel, abspath, st, report, limits, progress) or written
             reading.step()
         if not written:
             raise _NothingWritten
-        derived = importer.finalize(writes.SourceView(conn, source_id))
+        derived = importer.finalize(session.source_records(source_id))
         check_parsed(derived, "derived", limits)
         report.warnings.extend(derived.warnings)
         count = _token_counter(progress, len(derived.nodes))
-        _insert(conn, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
+        _insert(session, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
         if progress is not None:
             progress(SAVING, 0, 1)
-        writes.insert_tag_nodes(conn, source_id, estimate_many)
-        writes.resolve_edges(conn, source_id)
-        writes.build_indexes(conn, deferred)
-        refresh_private_flags(conn, privacy)
-        passages.refresh(conn)
-        writes.mark_imported(conn, source_id, importer.format)
-        counts.recount(conn)
+        session.insert_tag_nodes(source_id, estimate_many)
+        session.resolve_edges(source_id)
+        session.build_deferred_indexes()
+        session.refresh_private_flags(privacy)
+        session.refresh_passages()
+        session.mark_imported(source_id, importer.format)
+        session.recount()
     report.changed = True
     if progress is not None:
         progress(SAVING, 1, 1)
@@ -556,15 +553,15 @@ def _records_of(changes: list[_Change]) -> tuple[list[tuple[str, NodeRecord]], l
 
 
 def _insert(
-    conn: sqlite3.Connection,
+    session: ImportSession,
     importer: Importer,
     source_id: int,
     nodes: list[tuple[str, NodeRecord]],
     edges: list[tuple[str, EdgeRecord]],
-    count: writes.TokenCounter,
+    count: TokenCounter,
     report: ImportReport,
 ) -> None:
-    written = writes.insert_records(conn, source_id, nodes, edges, count=count, normalize_key=importer.normalize_key)
+    written = session.insert_records(source_id, nodes, edges, count=count, normalize_key=importer.normalize_key)
     report.warnings.extend(written.warnings)
     report.nodes_written += written.nodes
     report.edges_written += written.edges

@@ -28,7 +28,7 @@ from ctx.importers.outline_text import (
     reference_edges,
     scan_refs,
 )
-from ctx.store.writes import SourceView
+from ctx.store.protocols import SourceRecords
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GRAPH_FOLDERS = ("pages", "journals")
@@ -183,7 +183,7 @@ class LogseqImporter(Importer):
         refs.embedded_blocks = [r.lower() for r in refs.embedded_blocks]
         out.edges.extend(reference_edges(node.id, refs, self.normalize_key))
 
-    def finalize(self, source: SourceView) -> ParsedFile:
+    def finalize(self, source: SourceRecords) -> ParsedFile:
         """Namespace parents: ``a/b`` is a child page of ``a``, which exists even without a file."""
         out = ParsedFile()
         if self.org_files:

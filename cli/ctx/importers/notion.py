@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
-from ctx.store.writes import SourceView
+from ctx.store.protocols import SourceRecords
 
 # Not \b: "X <hex>_all.csv" has a word character right after the id.
 _HEX_ID = re.compile(r" ?(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
@@ -184,7 +184,7 @@ class NotionImporter(Importer):
             )
         return out
 
-    def finalize(self, source: SourceView) -> ParsedFile:
+    def finalize(self, source: SourceRecords) -> ParsedFile:
         """Sub-pages: a file inside folder ``X`` is a child of the page or database ``X``."""
         out = ParsedFile()
         by_path: dict[str, str] = {}

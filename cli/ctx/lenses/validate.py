@@ -36,7 +36,7 @@ from ctx.lenses.model import (
     Seeds,
     Truncation,
 )
-from ctx.store.edge_names import CANONICAL_OF
+from ctx.edges import CANONICAL_OF
 
 T = TypeVar("T")
 

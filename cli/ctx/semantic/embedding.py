@@ -8,17 +8,16 @@ passages. Choosing a different model than the graph's makes every vector stale, 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store import vectors
-from ctx.store.reads import node_count
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import MAX_CHARS, node_text
+from ctx.store.protocols import GraphStore
+from ctx.store.sqlite_store import as_store
 
 # Progress callback: (phase, done, total). "loading model" (seconds, one step), then "embedding"
 # (nodes done, nodes to do), moved after every batch.
@@ -66,7 +65,7 @@ class EmbedReport:
 
 
 def embed_graph(
-    conn: sqlite3.Connection,
+    store: GraphStore,
     model: ModelRef,
     *,
     batch_size: int = 32,
@@ -81,13 +80,17 @@ def embed_graph(
     first ~256 word pieces. Each distinct passage text is embedded once.
     """
     started = time.perf_counter()
-    previous = vectors.active_model(conn)
-    pending_passages = vectors.pending_passages(conn, model.name)
-    pending = vectors.pending_node_ids(conn, model.name)
-    total = node_count(conn)
-    pruned = vectors.prune_orphans(conn, model.name)
+    store = as_store(store)
+    reader = store.reader(include_private=True)
+    previous = reader.active_model()
+    pending_passages = reader.pending_passages(model.name)
+    pending = reader.pending_node_ids(model.name)
+    total = reader.node_count()
+    with store.import_session() as session:
+        pruned = session.prune_orphan_vectors(model.name)
     if previous != model.name:
-        vectors.set_active_model(conn, model.name)
+        with store.import_session() as session:
+            session.set_active_model(model.name)
     dim = 0
     embedded = 0
     work = len(pending_passages) + len(pending)
@@ -135,23 +138,23 @@ def embed_graph(
             write(part, out)
 
     passage_texts = [text[:MAX_CHARS] for _, text in pending_passages]
-    embed_sorted(
-        passage_texts,
-        lambda part, out: vectors.write_passage_vectors(
-            conn, model.name, [(pending_passages[i][0], v) for i, v in zip(part, out, strict=True)]
-        ),
-    )
+    def write_passages(part: list[int], out: list[np.ndarray]) -> None:
+        with store.import_session() as session:
+            session.write_passage_vectors(model.name, [(pending_passages[i][0], v) for i, v in zip(part, out, strict=True)])
+
+    embed_sorted(passage_texts, write_passages)
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
-    for rows in vectors.iter_node_texts(conn, pending, chunk=batch_size * 64):
+    for rows in reader.node_texts(pending, chunk=batch_size * 64):
 
         def write_nodes(part: list[int], out: list[np.ndarray], rows: list[tuple[str, str, str, str]] = rows) -> None:
             nonlocal embedded
-            vectors.write_vectors(conn, model.name, [(rows[i][0], rows[i][3], v) for i, v in zip(part, out, strict=True)])
+            with store.import_session() as session:
+                session.write_vectors(model.name, [(rows[i][0], rows[i][3], v) for i, v in zip(part, out, strict=True)])
             embedded += len(part)
 
         embed_sorted([node_text(title, body) for _, title, body, _ in rows], write_nodes)
     if not dim:
-        dim = vectors.model_dim(conn, model.name)
+        dim = reader.model_dim(model.name)
     return EmbedReport(
         model=model.name,
         dim=dim,

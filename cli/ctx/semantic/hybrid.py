@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ctx.semantic.fusion import POOL, RRF_K, reciprocal_rank_fusion
 from ctx.semantic.search import load_index
 from ctx.semantic.topic import TopicVector
-from ctx.store.view import GraphView
+from ctx.store.protocols import GraphReader
 
 MODES = ("hybrid", "fts", "vector")
 
@@ -29,7 +29,7 @@ class HybridHit:
 
 
 def fused_ranking(
-    graph: GraphView,
+    graph: GraphReader,
     query: str,
     topic: TopicVector,
     *,
@@ -49,7 +49,7 @@ def fused_ranking(
     )
     dense: list[tuple[str, float]] = []
     if mode != "fts" and topic.vector is not None and topic.model is not None:
-        nearest = load_index(graph.conn, topic.model).nearest(topic.vector, pool)
+        nearest = load_index(graph, topic.model).nearest(topic.vector, pool)
         allowed = graph.visible_ids([i for i, _ in nearest])
         dense = [(i, s) for i, s in nearest if i in allowed]
     dense_ids = [node_id for node_id, _ in dense]

@@ -7,12 +7,11 @@ without one (added since the last ``ctx embed``) are found by full-text search a
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store import vectors
+from ctx.store.protocols import GraphReader
 
 
 @dataclass
@@ -43,6 +42,6 @@ class PassageIndex:
         return out
 
 
-def load_passage_index(conn: sqlite3.Connection, model: str) -> PassageIndex:
-    ids, node_ids, matrix = vectors.all_passage_vectors(conn, model)
+def load_passage_index(graph: GraphReader, model: str) -> PassageIndex:
+    ids, node_ids, matrix = graph.passage_vector_matrix(model)
     return PassageIndex(ids, node_ids, matrix)

@@ -7,22 +7,16 @@ alone) after one SQL query, without loading anything.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctx.store.view import GraphView
+    from ctx.store.protocols import GraphReader
 
 RETRIEVAL_METHODS = ("hybrid", "fts", "vector")
 
 
-def has_vectors(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
-    return bool(row) and conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
-
-
 def search_seeds(
-    graph: GraphView,
+    graph: GraphReader,
     text: str,
     *,
     method: str = "hybrid",
@@ -36,13 +30,13 @@ def search_seeds(
     ``cutoff`` of the best: with RRF a hit first in one list only scores half of one first in both,
     so the default 0.6 asks the two retrievers to agree unless one of them has nothing better.
     """
-    if method not in ("hybrid", "vector") or not has_vectors(graph.conn):
+    if method not in ("hybrid", "vector") or not graph.has_vectors():
         return None
     from ctx.semantic.hybrid import fused_ranking
     from ctx.semantic.topic import from_text
     from ctx.stopwords import content_words
 
-    topic = from_text(graph.conn, [text])
+    topic = from_text(graph, [text])
     if topic.vector is None:
         return None
     pool = max(50, max_seeds * 5)

@@ -8,12 +8,11 @@ Every answer says how it was obtained, and when there is none, why: the context 
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store import vectors
+from ctx.store.protocols import GraphReader
 
 
 @dataclass(frozen=True)
@@ -40,23 +39,23 @@ def _normalised_mean(vectors: list[np.ndarray]) -> np.ndarray:
     return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
 
-def graph_model(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+def graph_model(graph: GraphReader) -> tuple[str | None, str | None]:
     """The active model if the graph has fresh vectors, else None and the reason why not."""
-    model = vectors.active_model(conn)
+    model = graph.active_model()
     if model is None:
         return None, "no embeddings in this graph (run `ctx embed`)"
-    state = vectors.status(conn, model)
+    state = graph.embedding_status(model)
     if state.fresh == 0:
         return None, "embeddings are all stale (run `ctx embed`)"
     return model, None
 
 
-def from_seeds(conn: sqlite3.Connection, seed_ids: list[str]) -> TopicVector:
+def from_seeds(graph: GraphReader, seed_ids: list[str]) -> TopicVector:
     """The mean of the seeds' stored vectors: what an ID or exact-title topic is about."""
-    model, reason = graph_model(conn)
+    model, reason = graph_model(graph)
     if model is None:
         return TopicVector(None, None, "none", reason)
-    found = vectors.vectors_for(conn, model, seed_ids)
+    found = graph.node_vectors(model, seed_ids)
     if not found:
         return TopicVector(
             model, None, "none", "the topic's nodes have no up-to-date embedding (run `ctx embed`)"
@@ -67,16 +66,16 @@ def from_seeds(conn: sqlite3.Connection, seed_ids: list[str]) -> TopicVector:
     return TopicVector(model, _normalised_mean([found[i] for i in seed_ids if i in found]), "seed-vectors", note)
 
 
-def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
+def from_text(graph: GraphReader, texts: list[str]) -> TopicVector:
     """The mean vector of free-text topics: from the query cache, else embedded now (and cached)."""
-    model, reason = graph_model(conn)
+    model, reason = graph_model(graph)
     if model is None:
         return TopicVector(None, None, "none", reason)
     found: list[np.ndarray] = []
     methods: set[str] = set()
     encode = None
     for text in texts:
-        cached = vectors.cached_query_vector(conn, model, text)
+        cached = graph.query_vector(model, text)
         if cached is not None:
             found.append(cached)
             methods.add("query-cache")
@@ -93,7 +92,7 @@ def from_text(conn: sqlite3.Connection, texts: list[str]) -> TopicVector:
                     f"could not embed the topic with {model} ({exc}); similarity left out",
                 )
         vector = encode(text)
-        vectors.cache_query_vector(conn, model, text, vector)
+        graph.remember_query_vector(model, text, vector)
         found.append(vector)
         methods.add(method)
     return TopicVector(model, _normalised_mean(found), "+".join(sorted(methods)))
@@ -116,12 +115,12 @@ def combine(parts: list[TopicVector]) -> TopicVector:
 
 
 def similarities(
-    conn: sqlite3.Connection, topic: TopicVector, node_ids: list[str]
+    graph: GraphReader, topic: TopicVector, node_ids: list[str]
 ) -> tuple[dict[str, float], list[str]]:
     """Cosine similarity (clipped at 0) of each node to the topic, and the nodes without a vector."""
     if topic.vector is None or topic.model is None:
         return {}, list(node_ids)
-    found = vectors.vectors_for(conn, topic.model, node_ids)
+    found = graph.node_vectors(topic.model, node_ids)
     values = {
         node_id: max(0.0, float(np.dot(vector, topic.vector))) for node_id, vector in found.items()
     }

@@ -10,31 +10,10 @@ the same outline. Pure reads: no writes, no token counting; the renderer decides
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+
+from ctx.store.types import Crumb, Outline, OutlineEntry
 
 BREADCRUMB_MAX_DEPTH = 32  # cycles cannot happen in an outline, but a malformed import could make one
-
-
-@dataclass(frozen=True)
-class OutlineEntry:
-    id: str
-    title: str
-    body: str
-    type: str
-    depth: int  # 1 for the page's direct children
-
-
-@dataclass(frozen=True)
-class Outline:
-    entries: list[OutlineEntry]
-    truncated: bool  # more blocks exist below the page than max_nodes allowed
-
-
-@dataclass(frozen=True)
-class Crumb:
-    id: str
-    title: str
-    type: str
 
 
 def _children(conn: sqlite3.Connection, node_id: str) -> list[sqlite3.Row | tuple]:
@@ -106,16 +85,3 @@ def page_of(conn: sqlite3.Connection, node_id: str) -> str:
     ``source_path``, so the file cannot tell pages apart, but the outline can."""
     crumbs = breadcrumb(conn, node_id)
     return crumbs[0].id if crumbs else node_id
-
-
-def render_outline(outline: Outline, indent: str = "  ") -> str:
-    """Markdown bullets, one per block, its first line only; continuation lines indented under it."""
-    lines = []
-    for entry in outline.entries:
-        pad = indent * (entry.depth - 1)
-        text = (entry.body or entry.title).strip().splitlines() or [entry.title]
-        lines.append(f"{pad}- {text[0]}")
-        lines.extend(f"{pad}{indent}{more}" for more in text[1:] if more.strip())
-    if outline.truncated:
-        lines.append("- …")
-    return "\n".join(lines)

@@ -15,10 +15,10 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 from ctx.passages import SPLITTER_VERSION, split
 from ctx.store.fts import indexed_in_bulk
+from ctx.store.types import PassageHit, StoredPassage
 from ctx.store.view import GraphView, chunks
 
 _VERSION_KEY = "splitter_version"
@@ -30,17 +30,6 @@ HEADING_SEP = " > "
 # An outline page's passages cover at most this many of its blocks (a page of 100,000 blocks is
 # an export artefact, not a page anyone reads whole).
 OUTLINE_MAX_BLOCKS = 5000
-
-
-@dataclass(frozen=True)
-class StoredPassage:
-    id: int
-    node_id: str
-    ord: int
-    heading: tuple[str, ...]
-    text: str
-    tokens: int
-    hash: str
 
 
 def embed_text(title: str, context: str, heading: str, text: str) -> str:
@@ -219,13 +208,6 @@ def _texts_view(conn: sqlite3.Connection) -> str:
     from before migration 8 (they held their own text then)."""
     found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'passage_texts'").fetchone()
     return "passage_texts" if found else "passages"
-
-
-@dataclass(frozen=True)
-class PassageHit:
-    id: int
-    node_id: str
-    score: float  # higher is better
 
 
 # Column weights for BM25 (title, ancestors' titles, heading path, text): a word of the note's

@@ -6,50 +6,32 @@ import itertools
 import json
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any
 
-from ctx.store.edge_names import walked_name
+from ctx.store import protocols
+from ctx.edges import walked_name
+from ctx.store.types import EdgeView, Node, SearchHit
 
 
-@dataclass
-class Node:
-    id: str
-    title: str
-    body: str
-    type: str
-    tags: list[str]
-    fields: dict[str, list[str]]
-    aliases: list[str]
-    source_id: int
-    source_path: str | None
-    parent_id: str | None
-    position: int | None
-    created: float | None
-    updated: float | None
-    content_hash: str
-    tokens: int  # of title + body, estimated at import (ctx.tokens.estimate_tokens); older graphs hold exact counts
-    extra: dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> "Node":
-        return cls(
-            id=row["id"],
-            title=row["title"],
-            body=row["body"],
-            type=row["type"],
-            tags=json.loads(row["tags"]),
-            fields=json.loads(row["fields"]),
-            aliases=json.loads(row["aliases"]),
-            source_id=row["source_id"],
-            source_path=row["source_path"],
-            parent_id=row["parent_id"],
-            position=row["position"],
-            created=row["created"],
-            updated=row["updated"],
-            content_hash=row["content_hash"],
-            tokens=row["tokens"],
-        )
+def node_from_row(row: sqlite3.Row) -> Node:
+    return Node(
+        id=row["id"],
+        title=row["title"],
+        body=row["body"],
+        type=row["type"],
+        tags=json.loads(row["tags"]),
+        fields=json.loads(row["fields"]),
+        aliases=json.loads(row["aliases"]),
+        source_id=row["source_id"],
+        source_path=row["source_path"],
+        parent_id=row["parent_id"],
+        position=row["position"],
+        created=row["created"],
+        updated=row["updated"],
+        content_hash=row["content_hash"],
+        tokens=row["tokens"],
+    )
 
 
 NODE_COLUMNS = (
@@ -67,7 +49,7 @@ def get_node(conn: sqlite3.Connection, node_id: str, *, include_private: bool = 
     row = conn.execute(
         f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ? AND {_visible(include_private)}", (node_id,)
     ).fetchone()
-    return Node.from_row(row) if row else None
+    return node_from_row(row) if row else None
 
 
 def is_private(conn: sqlite3.Connection, node_id: str) -> bool:
@@ -86,7 +68,7 @@ def get_nodes(
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks}) AND {_visible(include_private)}",
             chunk,
         ):
-            out[row["id"]] = Node.from_row(row)
+            out[row["id"]] = node_from_row(row)
     return out
 
 
@@ -254,9 +236,7 @@ def resolve_one(
 
 
 _WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
-# FTS5 cost grows with the terms of a query (a 1,500-word query took ~60 s of BM25); past this many
-# distinct words a query is its first ones. A question is a few dozen words.
-MAX_QUERY_TERMS = 64
+MAX_QUERY_TERMS = protocols.MAX_QUERY_TERMS
 
 
 def fts_query(text: str, mode: str = "and") -> str:
@@ -278,16 +258,6 @@ def fts_query(text: str, mode: str = "and") -> str:
             break  # a pasted page is a query of its first words, not a minute of BM25
     joiner = " AND " if mode == "and" else " OR "
     return joiner.join(terms)
-
-
-@dataclass
-class SearchHit:
-    id: str
-    title: str
-    type: str
-    source_path: str | None
-    score: float  # BM25, sign flipped so that higher is better
-    snippet: str
 
 
 def search(
@@ -325,16 +295,6 @@ def search(
                 for r in rows
             ]
     return []
-
-
-@dataclass
-class EdgeView:
-    type: str  # the name as seen from the node: link, backlink, child, parent, ...
-    direction: str  # "out" or "in"
-    other_id: str | None
-    other_title: str | None
-    target: str | None
-    label: str | None
 
 
 def edges_of(

@@ -9,34 +9,11 @@ keys and vectors, in one transaction.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
 from ctx.store import counts
+from ctx.store.types import Removed, Source
 from ctx.store.writes import bump_graph_version
 from ctx.store.transaction import transaction
-
-
-@dataclass(frozen=True)
-class Source:
-    id: int
-    root: str
-    name: str
-    format: str
-    imported_at: float | None  # the last import that changed something
-    checked_at: float | None  # the last import run, changed or not
-    files: int
-    nodes: int
-    embedded: int  # nodes with a fresh vector from the graph's active model
-
-
-@dataclass(frozen=True)
-class Removed:
-    root: str
-    nodes: int
-    edges: int
-    files: int
-    vectors: int
-    kept_tags: int  # shared tag nodes handed over to a source that still uses them
 
 
 def list_sources(conn: sqlite3.Connection) -> list[Source]:

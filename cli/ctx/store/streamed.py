@@ -18,22 +18,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from ctx.store.records import EdgeRecord, NodeRecord
-from ctx.store.writes import KeyNormalizer, TokenCounter, Written, insert_records
+from ctx.store.types import Settled, Written
+from ctx.store.writes import KeyNormalizer, TokenCounter, insert_records
 
 _CHUNK = 500
 DANGLING_LISTED = 20
-
-
-@dataclass
-class Settled:
-    """What the file's edges became once it was read whole."""
-
-    edges: int = 0
-    dangling: list[tuple[str, str]] = field(default_factory=list)  # (type, src) of the first few
-    dangling_total: int = 0
 
 
 class StreamedFile:

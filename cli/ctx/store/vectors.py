@@ -11,11 +11,11 @@ import hashlib
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from ctx.store.transaction import transaction
+from ctx.store.types import EmbeddingStatus
 
 _ACTIVE_MODEL_KEY = "embedding_model"
 
@@ -38,18 +38,6 @@ def set_active_model(conn: sqlite3.Connection, model: str) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_ACTIVE_MODEL_KEY, model)
     )
-
-
-@dataclass(frozen=True)
-class EmbeddingStatus:
-    model: str | None
-    nodes: int
-    fresh: int  # embedded by the active model from the node's current content
-
-    @property
-    def missing(self) -> int:
-        """Nodes with no vector, a stale one, or one from another model."""
-        return self.nodes - self.fresh
 
 
 def status(conn: sqlite3.Connection, model: str | None = None) -> EmbeddingStatus:

@@ -1,4 +1,6 @@
-"""A graph as one reader may see it: visibility is a property of the handle, not an argument.
+"""A graph as one reader may see it: the SQLite engine's ``GraphReader`` (``ctx.store.protocols``).
+
+Visibility is a property of the handle, not an argument.
 
 Private nodes (``nodes.private``) are withheld from every output unless the user explicitly
 includes them. Rather than a flag threaded through every function of every stage, the assembler
@@ -8,29 +10,39 @@ each read that can meet a node filters it here, so no stage can forget to.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctx.store import reads
-from ctx.store.edge_names import canonical_and_direction
-from ctx.store.outline import Outline, outline_of
+from ctx.edges import canonical_and_direction
+from ctx.store.outline import outline_of
+from ctx.store.protocols import NeighbourOrder
 from ctx.store.transaction import savepoint
+from ctx.store.types import (
+    Crumb,
+    EdgeView,
+    EmbeddingStatus,
+    FileState,
+    Node,
+    NodeFacts,
+    NodeText,
+    Outline,
+    PassageHit,
+    SearchHit,
+    Source,
+    StoredPassage,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ctx.config import PrivacyConfig
 
 _CHUNK = 500
-
-
-class NeighbourOrder(Protocol):
-    """How a hub's neighbours are ranked for the fan-out cap (``ctx.assemble.score.NeighbourRanker``)."""
-
-    type_boosts: dict[str, float]
-    tag_boosts: dict[str, float]
-    reference: float | None
-    half_life: float
-    recency_share: float
-
-    def boost(self, ntype: str, tags: str | None) -> float: ...
 
 
 def conn_has(conn: sqlite3.Connection, sql: str) -> bool:
@@ -107,7 +119,7 @@ class GraphView:
     def find_mentions(self, text: str) -> list[str]:
         return reads.find_mentions(self.conn, text, include_private=self.include_private)
 
-    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[reads.SearchHit]:
+    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[SearchHit]:
         return reads.search(self.conn, text, limit=limit, mode=mode, include_private=self.include_private)
 
     def notes_matching(self, word: str, *, at_most: int) -> int:
@@ -402,3 +414,274 @@ class GraphView:
                     )
                 )
         return hidden
+
+    def private_matches(self, text: str) -> int:
+        return reads.count_private_matches(self.conn, text)
+
+    # -- nodes -----------------------------------------------------------------------------------
+
+    def node(self, node_id: str) -> Node | None:
+        return reads.get_node(self.conn, node_id, include_private=self.include_private)
+
+    def resolve_one(self, id_or_title: str) -> str | None:
+        return reads.resolve_one(self.conn, id_or_title, include_private=self.include_private)
+
+    def node_facts(self, ids: list[str], *, with_fields: bool) -> list[NodeFacts]:
+        out: list[NodeFacts] = []
+        for chunk in chunks(sorted(ids)):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                "SELECT id, title, type, tags, fields, source_path, parent_id, position, created, updated, tokens"
+                f" FROM nodes WHERE id IN ({marks})",
+                chunk,
+            ):
+                out.append(
+                    NodeFacts(
+                        id=row[0],
+                        title=row[1],
+                        type=row[2],
+                        tags=json.loads(row[3]) if row[3] else [],
+                        fields=(json.loads(row[4]) if row[4] else {}) if with_fields else {},
+                        source_path=row[5],
+                        parent_id=row[6],
+                        position=row[7],
+                        created=row[8],
+                        updated=row[9],
+                        tokens=int(row[10] or 0),
+                    )
+                )
+        out.sort(key=lambda facts: facts.id)
+        return out
+
+    def bodies(self, ids: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in chunks(sorted(ids)):
+            marks = ",".join("?" * len(chunk))
+            for node_id, body in self.conn.execute(f"SELECT id, body FROM nodes WHERE id IN ({marks})", chunk):
+                out[node_id] = body or ""
+        return out
+
+    def newest_update(self) -> float | None:
+        row = self.conn.execute("SELECT MAX(updated) FROM nodes").fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def node_count(self) -> int:
+        return reads.node_count(self.conn)
+
+    def is_empty(self) -> bool:
+        return reads.is_empty(self.conn)
+
+    def node_texts(self, ids: list[str], chunk: int = 256) -> Iterator[list[NodeText]]:
+        from ctx.store import vectors
+
+        return vectors.iter_node_texts(self.conn, ids, chunk)
+
+    def name_keys_near(self, key: str, *, cutoff: float, max_keys: int) -> dict[str, str]:
+        # The multiset count of shared characters is difflib's quick_ratio numerator, taken in SQL
+        # so that only keys that can pass reach Python.
+        counts: dict[str, int] = {}
+        for ch in key:
+            counts[ch] = counts.get(ch, 0) + 1
+        shared = " + ".join("min(?, length(k.key) - length(replace(k.key, ?, '')))" for _ in counts)
+        shared_params = [x for ch, n in counts.items() for x in (n, ch)]
+        rows = self.conn.execute(
+            "SELECT k.key, MIN(n.title) FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+            f" WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN ? AND ?"
+            f" AND {shared} >= ? * (? + length(k.key)) - 1e-9 AND {self.where_visible('n.')}"
+            " GROUP BY k.key ORDER BY k.key LIMIT ?",
+            (max(1, len(key) - 3), len(key) + 3, *shared_params, cutoff / 2, len(key), max_keys),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    # -- edges -----------------------------------------------------------------------------------
+
+    def edges_among(self, ids: list[str], edge_type: str) -> dict[str, list[str]]:
+        members = set(ids)
+        out: dict[str, list[str]] = {}
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for src, dst in self.conn.execute(
+                f"SELECT src, dst FROM edges WHERE type = ? AND src IN ({marks}) AND dst IS NOT NULL",
+                [edge_type, *chunk],
+            ):
+                if dst in members:
+                    out.setdefault(src, []).append(dst)
+        for targets in out.values():
+            targets.sort()
+        return out
+
+    def edges_of(self, node_id: str) -> list[EdgeView]:
+        return reads.edges_of(self.conn, node_id, include_private=self.include_private)
+
+    # -- outlines --------------------------------------------------------------------------------
+
+    def breadcrumb(self, node_id: str) -> list[Crumb]:
+        from ctx.store.outline import breadcrumb
+
+        return breadcrumb(self.conn, node_id)
+
+    def with_outline_link(self, ids: list[str], formats: tuple[str, ...], end: str) -> set[str]:
+        # Same file, and a tracked one: derived nodes (a namespace page Logseq never wrote) have
+        # file ''. Only sources imported in one of ``formats``.
+        names = ",".join("'" + f.replace("'", "''") + "'" for f in formats) or "''"
+        same_file = (
+            "p.file != '' AND p.file = n.file AND p.source_id = n.source_id"
+            f" AND p.source_id IN (SELECT id FROM sources WHERE format IN ({names}))"
+        )
+        out: set[str] = set()
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT e.{end} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
+                    f" WHERE e.type = 'child' AND e.{end} IN ({marks}) AND {same_file}",
+                    chunk,
+                )
+            )
+        return out
+
+    # -- passages --------------------------------------------------------------------------------
+
+    def has_passages(self) -> bool:
+        from ctx.store import passages
+
+        return passages.has_passages(self.conn)
+
+    def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
+        from ctx.store import passages
+
+        return passages.passages_of(self.conn, node_ids)
+
+    def passage_terms_known(self, terms: list[str]) -> list[str]:
+        found = []
+        for term in terms:
+            try:
+                hit = self.conn.execute(
+                    "SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT 1",
+                    ('"' + term.replace('"', '""') + '"',),
+                ).fetchone()
+            except sqlite3.OperationalError:
+                hit = None
+            if hit:
+                found.append(term)
+        return found
+
+    def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
+        from ctx.store import passages
+
+        return passages.search(self.conn, terms, limit=limit, include_private=self.include_private)
+
+    def passages_stale(self) -> bool:
+        from ctx.store import passages
+
+        return passages.stale(self.conn)
+
+    # -- vectors ---------------------------------------------------------------------------------
+
+    def active_model(self) -> str | None:
+        # Not through ctx.store.vectors: that loads numpy, which a graph without vectors never needs.
+        return self.setting("embedding_model")
+
+    def embedding_status(self, model: str | None = None) -> EmbeddingStatus:
+        from ctx.store import vectors
+
+        return vectors.status(self.conn, model)
+
+    def embedding_coverage(self) -> dict[str, Any]:
+        model = self.active_model()
+        nodes = self.node_count()
+        # From the vectors' side: a graph without vectors costs nothing to check (a node has at
+        # most one vector; vectors of deleted nodes wait for `ctx embed` and count for nothing).
+        fresh, stale = self.conn.execute(
+            "SELECT COALESCE(SUM(e.model = :m AND e.content_hash = n.content_hash), 0),"
+            " COALESCE(SUM(NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
+            " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
+            {"m": model or ""},
+        ).fetchone()
+        return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
+
+    def has_embeddings(self) -> bool:
+        try:
+            return conn_has(self.conn, "SELECT 1 FROM embeddings LIMIT 1")
+        except sqlite3.OperationalError:  # a graph from before the embeddings table existed
+            return False
+
+    def has_vectors(self) -> bool:
+        return self.active_model() is not None and self.has_embeddings()
+
+    def model_dim(self, model: str) -> int:
+        from ctx.store import vectors
+
+        return vectors.model_dim(self.conn, model)
+
+    def node_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        from ctx.store import vectors
+
+        return vectors.vectors_for(self.conn, model, ids)
+
+    def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
+        from ctx.store.vector_cache import fresh_vector_matrix
+
+        return fresh_vector_matrix(self.conn, model)
+
+    def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
+        from ctx.store import vectors
+
+        return vectors.all_passage_vectors(self.conn, model)
+
+    def pending_node_ids(self, model: str) -> list[str]:
+        from ctx.store import vectors
+
+        return vectors.pending_node_ids(self.conn, model)
+
+    def pending_passages(self, model: str) -> list[tuple[str, str]]:
+        from ctx.store import vectors
+
+        return vectors.pending_passages(self.conn, model)
+
+    def query_vector(self, model: str, text: str) -> np.ndarray | None:
+        from ctx.store import vectors
+
+        return vectors.cached_query_vector(self.conn, model, text)
+
+    def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
+        from ctx.store import vectors
+
+        vectors.cache_query_vector(self.conn, model, text, vector)
+
+    # -- the graph as a whole --------------------------------------------------------------------
+
+    def graph_version(self) -> int:
+        from ctx.store.db import graph_version
+
+        return graph_version(self.conn)
+
+    def setting(self, key: str) -> str | None:
+        from ctx.store.db import get_meta
+
+        return get_meta(self.conn, key)
+
+    def stats(self) -> dict[str, Any]:
+        return reads.stats(self.conn, include_private=self.include_private)
+
+    def sources(self) -> list[Source]:
+        from ctx.store.sources import list_sources
+
+        return list_sources(self.conn)
+
+    def source_at(self, root: Path) -> tuple[int, str] | None:
+        from ctx.store.writes import source_of
+
+        row = source_of(self.conn, root)
+        return None if row is None else (int(row["id"]), str(row["format"]))
+
+    def file_states(self, source_id: int) -> dict[str, FileState]:
+        from ctx.store.writes import file_states
+
+        return file_states(self.conn, source_id)
+
+    def privacy_changed(self, config: PrivacyConfig) -> bool:
+        from ctx.store.privacy import privacy_config_changed
+
+        return privacy_config_changed(self.conn, config)

@@ -12,27 +12,17 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ctx.store.fts import indexed_in_bulk
 from ctx.store.records import EdgeRecord, NodeRecord, content_hash, tag_node_id
+from ctx.store.types import FileState, Written
 
 TokenCounter = Callable[[list[str]], list[int]]  # texts -> their token counts
 KeyNormalizer = Callable[[str], str]  # how a format compares names (lowercase by default)
-FileState = tuple[int, int, str]  # (mtime_ns, size, content hash) of a file as last imported
 
 _CHUNK = 500
-
-
-@dataclass
-class Written:
-    """What one batch of records became: counts, and the ids that had to be renamed."""
-
-    nodes: int = 0
-    edges: int = 0
-    warnings: list[str] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)  # id as read -> id as stored
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,29 @@
+"""The store's failures as the rest of ctx sees them, whatever engine raised them.
+
+Code outside ``ctx.store`` never names a database driver's exception types: it asks here whether
+an exception is the database's own (a lock held too long, a read-only graph, a damaged file) and
+for the one-line ``CtxError`` that says so. Each engine adds its driver's types here.
+"""
+
+from __future__ import annotations
+
+from ctx.errors import CtxError
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` came from the database itself rather than from ctx's own code."""
+    import sqlite3
+
+    return isinstance(exc, sqlite3.Error)
+
+
+def as_ctx_error(exc: BaseException, where: str | None = None) -> CtxError | None:
+    """The one-line error for a database failure (``where``: the graph's location), or None
+    when ``exc`` is not one the store knows how to word."""
+    import sqlite3
+
+    if isinstance(exc, sqlite3.DatabaseError):
+        from ctx.store.db import storage_error
+
+        return storage_error(exc, where)
+    return None

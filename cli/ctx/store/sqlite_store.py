@@ -1,0 +1,238 @@
+"""The SQLite engine behind the store's face (``ctx.store.protocols``): one graph file.
+
+``SqliteStore`` is a ``GraphStore``: it owns the connection, makes ``GraphView`` readers and
+``SqliteSession`` write sessions (one ``BEGIN IMMEDIATE`` transaction each). The module functions of
+``ctx.store`` (``writes``, ``reads``, ``passages``, ``privacy``, ...) are this engine's
+internals; nothing outside ``ctx.store`` calls them. The write side's modules load on the first
+write: a build opens a store and reads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctx.store.protocols import GraphReader, GraphStore, ImportSession, KeyNormalizer, SourceRecords, StreamedWrites, TokenCounter
+from ctx.store.transaction import savepoint, transaction
+from ctx.store.types import EdgeRecord, FileRecord, NodeRecord, Removed, Written
+from ctx.store.view import GraphView
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ctx.config import PrivacyConfig
+
+
+@dataclass
+class SqliteSession:
+    """An ``ImportSession`` on one connection, inside the transaction its store opened."""
+
+    conn: sqlite3.Connection
+    _deferred: list[str] | None = None
+    _savepoints: int = 0
+
+    def ensure_source(self, root: Path, fmt: str) -> int:
+        from ctx.store import writes
+
+        return writes.ensure_source(self.conn, root, fmt)
+
+    def forget_files(self, source_id: int, replaced: list[str], vanished: list[str]) -> None:
+        from ctx.store import writes
+
+        writes.forget_files(self.conn, source_id, replaced, vanished)
+
+    def record_files(self, source_id: int, files: list[FileRecord]) -> None:
+        from ctx.store import writes
+
+        writes.record_files(self.conn, source_id, files)
+
+    def forget_derived(self, source_id: int) -> None:
+        from ctx.store import writes
+
+        writes.forget_derived(self.conn, source_id)
+
+    def defer_indexes(self) -> None:
+        from ctx.store import writes
+
+        self._deferred = (self._deferred or []) + writes.defer_indexes(self.conn)
+
+    def build_deferred_indexes(self) -> None:
+        from ctx.store import writes
+
+        writes.build_indexes(self.conn, self._deferred or [])
+        self._deferred = None
+
+    def insert_records(
+        self,
+        source_id: int,
+        nodes: list[tuple[str, NodeRecord]],
+        edges: list[tuple[str, EdgeRecord]],
+        *,
+        count: TokenCounter,
+        normalize_key: KeyNormalizer,
+    ) -> Written:
+        from ctx.store import writes
+
+        return writes.insert_records(self.conn, source_id, nodes, edges, count=count, normalize_key=normalize_key)
+
+    def streamed_file(self, source_id: int, rel: str, *, count: TokenCounter, normalize_key: KeyNormalizer) -> StreamedWrites:
+        from ctx.store.streamed import StreamedFile
+
+        return StreamedFile(self.conn, source_id, rel, count=count, normalize_key=normalize_key)
+
+    def file_savepoint(self) -> AbstractContextManager[None]:
+        return self._savepoint()
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        self._savepoints += 1
+        try:
+            with savepoint(self.conn, f"file_{self._savepoints}"):
+                yield
+        finally:
+            self._savepoints -= 1
+
+    def source_records(self, source_id: int) -> SourceRecords:
+        from ctx.store import writes
+
+        return writes.SourceView(self.conn, source_id)
+
+    def insert_tag_nodes(self, source_id: int, count: TokenCounter) -> None:
+        from ctx.store import writes
+
+        writes.insert_tag_nodes(self.conn, source_id, count)
+
+    def resolve_edges(self, source_id: int) -> None:
+        from ctx.store import writes
+
+        writes.resolve_edges(self.conn, source_id)
+
+    def refresh_private_flags(self, config: PrivacyConfig) -> int:
+        from ctx.store.privacy import refresh_private_flags
+
+        return refresh_private_flags(self.conn, config)
+
+    def refresh_passages(self) -> int:
+        from ctx.store import passages
+
+        return passages.refresh(self.conn)
+
+    def mark_imported(self, source_id: int, fmt: str) -> None:
+        from ctx.store import writes
+
+        writes.mark_imported(self.conn, source_id, fmt)
+
+    def bump_graph_version(self) -> None:
+        from ctx.store import writes
+
+        writes.bump_graph_version(self.conn)
+
+    def recount(self) -> None:
+        from ctx.store import counts
+
+        counts.recount(self.conn)
+
+    def remove_source(self, source_id: int, config: PrivacyConfig) -> Removed:
+        from ctx.store import counts
+
+        from ctx.store.sources import remove_source
+
+        removed = remove_source(self.conn, source_id)
+        # A node below a removed private one is no longer hidden by it (and vice versa); the
+        # counts are stored again for the flags as they are now.
+        self.refresh_private_flags(config)
+        counts.recount(self.conn)
+        return removed
+
+    def set_setting(self, key: str, value: str) -> None:
+        from ctx.store.db import set_meta
+
+        set_meta(self.conn, key, value)
+
+    def set_active_model(self, model: str) -> None:
+        from ctx.store import vectors
+
+        vectors.set_active_model(self.conn, model)
+
+    def write_vectors(self, model: str, rows: Iterable[tuple[str, str, np.ndarray]]) -> int:
+        from ctx.store import vectors
+
+        return vectors.write_vectors(self.conn, model, rows)
+
+    def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        from ctx.store import vectors
+
+        vectors.write_passage_vectors(self.conn, model, rows)
+
+    def prune_orphan_vectors(self, model: str | None = None) -> int:
+        from ctx.store import vectors
+
+        return vectors.prune_orphans(self.conn, model)
+
+
+class SqliteStore:
+    """A graph file opened by ``ctx.store.db.connect`` (WAL, migrated, checked to be ctx's)."""
+
+    def __init__(self, conn: sqlite3.Connection, location: str | None = None) -> None:
+        self._conn = conn
+        self._location = location
+        self._session: SqliteSession | None = None
+
+    @classmethod
+    def open(cls, path: str | Path, *, create: bool = False) -> SqliteStore:
+        from ctx.store.db import connect
+
+        return cls(connect(path, create=create), str(path))
+
+    @property
+    def location(self) -> str:
+        if self._location is None:
+            found = [row[2] for row in self._conn.execute("PRAGMA database_list") if row[1] == "main"]
+            self._location = found[0] if found and found[0] else ":memory:"
+        return self._location
+
+    def reader(self, *, include_private: bool = False) -> GraphReader:
+        return GraphView(self._conn, include_private)
+
+    def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
+        return self._session_block(bulk)
+
+    @contextmanager
+    def _session_block(self, bulk: bool) -> Iterator[ImportSession]:
+        from ctx.store import writes
+
+        if self._session is not None:
+            yield self._session  # joins the open session, as ``transaction`` joins a transaction
+            return
+        cache = writes.import_cache(self._conn) if bulk else _nothing()
+        with cache, transaction(self._conn):
+            self._session = SqliteSession(self._conn)
+            try:
+                yield self._session
+            finally:
+                self._session = None
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def as_store(graph: GraphStore | sqlite3.Connection) -> GraphStore:
+    """A store as it is; a bare SQLite connection (as tests and scripts open with
+    ``ctx.store.connect``) wrapped in one."""
+    if isinstance(graph, sqlite3.Connection):
+        return SqliteStore(graph)
+    return graph
+
+
+def _conforms(conn: sqlite3.Connection) -> tuple[GraphStore, GraphReader, ImportSession]:
+    """Never called: mypy checks here that the SQLite classes implement the protocols."""
+    return SqliteStore(conn), GraphView(conn), SqliteSession(conn)
