@@ -189,7 +189,6 @@ def test_a_path_in_an_outline_export_names_no_single_page(tmp_path, run_cli, db_
     ]), encoding="utf-8")
     assert run_cli("import", str(export)).exit_code == 0
     from ctx.graph import Graph
-    from ctx.store.view import GraphView
 
     with Graph.open(db_path) as graph:
-        assert GraphView(graph.conn, False).find_by_path("roam.json") == []
+        assert graph.reader.find_by_path("roam.json") == []
