@@ -11,8 +11,10 @@ markdown and JSON, a few budgets, --explain and --include-private, and answered 
 stats. Each output's SHA-256 is recorded under a stable name; --compare re-runs them all and lists
 every name whose digest differs or that appeared or disappeared.
 
-To record the starting commit without checking it out: ``git archive <commit> cli | tar -x -C DIR``,
-then ``PYTHONPATH=DIR/cli python bench/bench_same_bytes.py --record FILE`` (the same venv).
+To record the starting commit without checking it out: ``git archive <commit> cli lenses | tar -x -C DIR``,
+then ``PYTHONPATH=DIR/cli python bench/bench_same_bytes.py --record FILE`` (the same venv; without
+``lenses`` in the archive the built-in lenses are not found and every build fails alike). Reports
+leave out what names the run rather than the graph: the graph's path, import times.
 
 The corpora are the fixtures and ../shared/corpora (absent ones are skipped, and said so);
 ``--embed`` also embeds the demo vault with the default model and builds its topics with vectors.
@@ -144,11 +146,11 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
             except CtxError as exc:
                 shown = str(exc)
             yield f"show/{corpus}/{title}", digest(shown)
-        yield f"stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None})
+        yield f"stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
     with Graph.open(db, include_private=True) as graph:
         for title in titles[:4]:
             yield f"private/{corpus}/{title}", outcome(graph, (title,), max_tokens=2000)
-        yield f"private-stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None})
+        yield f"private-stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
 
 
 def run(work: Path, embed: bool, only: list[str] | None) -> tuple[dict[str, str], list[str]]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ctx.graph import Graph, ShownNode
     from ctx.importers.engine import ImportReport
     from ctx.semantic.embedding import EmbedReport
-    from ctx.store.reads import EdgeView, Node, SearchHit
+    from ctx.store.types import EdgeView, Node, SearchHit
 
 # public name -> the module that defines it
 _EXPORTS = {
@@ -29,9 +29,9 @@ _EXPORTS = {
     "BuildResult": "ctx.assemble",
     "ImportReport": "ctx.importers.engine",
     "EmbedReport": "ctx.semantic.embedding",
-    "SearchHit": "ctx.store.reads",
-    "Node": "ctx.store.reads",
-    "EdgeView": "ctx.store.reads",
+    "SearchHit": "ctx.store.types",
+    "Node": "ctx.store.types",
+    "EdgeView": "ctx.store.types",
     "CtxError": "ctx.errors",
     "UsageError": "ctx.errors",
     "NotFoundError": "ctx.errors",

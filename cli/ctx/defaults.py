@@ -10,5 +10,7 @@ from __future__ import annotations
 # names a node (id, title, alias) gets the graph-walk lens, a question or phrase gets the question lens.
 AUTO_LENS = "auto"
 DEFAULT_LENS = AUTO_LENS
+GRAPH_LENS = "general"
+QUESTION_LENS = "answer"
 DEFAULT_MAX_TOKENS = 4000
 DEFAULT_ENCODING = "cl100k_base"

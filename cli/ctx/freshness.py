@@ -41,7 +41,7 @@ def source_changed(store: GraphStore, source: Source) -> bool:
     """Whether any file of ``source`` was added, deleted or modified since its last import."""
     from ctx.files import FileRefused, check_regular
     from ctx.importers import get_importer
-    from ctx.store.sqlite_store import as_store
+    from ctx.store import as_store
 
     root = Path(source.root)
     if not root.exists():
@@ -74,7 +74,7 @@ def source_changed(store: GraphStore, source: Source) -> bool:
 
 
 def stale_sources(store: GraphStore) -> list[Source]:
-    from ctx.store.sqlite_store import as_store
+    from ctx.store import as_store
 
     store = as_store(store)
     return [source for source in store.reader().sources() if source_changed(store, source)]
@@ -102,7 +102,7 @@ def _mark_checked(store: GraphStore, when: float) -> None:
 
 def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> Refresh:
     """Re-import the sources that changed, unless the last check was under ``interval`` s ago."""
-    from ctx.store.sqlite_store import as_store
+    from ctx.store import as_store
     from ctx.sync import import_source
 
     started = time.perf_counter()

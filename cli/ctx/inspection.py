@@ -190,7 +190,7 @@ def sources_report(store: GraphStore, *, fmt: str) -> Report:
     """`ctx sources`: every registered source with its format, size, last import and vectors."""
     from pathlib import Path
 
-    from ctx.store.sqlite_store import as_store
+    from ctx.store import as_store
 
     check_format(fmt)
     reader = as_store(store).reader(include_private=True)

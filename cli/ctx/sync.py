@@ -16,7 +16,7 @@ from pathlib import Path
 from ctx.errors import CtxError, UsageError
 from ctx.importers.engine import ImportReport, import_path
 from ctx.store.protocols import GraphStore
-from ctx.store.sqlite_store import as_store
+from ctx.store import as_store
 from ctx.store.types import Removed, Source
 
 # (phase, done, total): "<source name>: reading files", ..., "loading model", "embedding"

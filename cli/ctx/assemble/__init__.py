@@ -7,10 +7,11 @@ No typer or rich here, and no wall-clock time anywhere in what is produced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ctx import defaults
+from ctx.assemble.result import BuildResult
 from ctx.options import option
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ FORMATS = ("markdown", "json")
 # (The names live in the leaf ctx.defaults, which ctx.config reads too without importing this.)
 AUTO_LENS = defaults.AUTO_LENS
 DEFAULT_LENS = defaults.DEFAULT_LENS
-GRAPH_LENS = "general"
-QUESTION_LENS = "answer"
+GRAPH_LENS = defaults.GRAPH_LENS
+QUESTION_LENS = defaults.QUESTION_LENS
 
 
 def auto_lens_summary(code: bool = False) -> str:
@@ -92,15 +93,6 @@ class BuildRequest:
     # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes. Not an
     # option: the CLI sets it from how the lens was chosen.
     lens_why: str = ""
-
-
-@dataclass
-class BuildResult:
-    text: str  # exactly what goes to stdout (counted within max_tokens, trailing newline included)
-    found: bool  # False -> the CLI exits 3, MCP reports not found
-    warnings: list[str] = field(default_factory=list)  # one-line notices for stderr
-    candidates: list[dict[str, Any]] = field(default_factory=list)  # audit rows for --explain
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def validate_request(request: BuildRequest) -> None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctx.assemble import AUTO_LENS, BuildRequest, BuildResult
+from ctx.assemble.result import BuildResult
 from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, count_withheld, sibling_window
@@ -51,8 +51,12 @@ from ctx.assemble.score import (
 )
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, Walk, walk
+from ctx.defaults import AUTO_LENS
 from ctx.lenses import Lens, load_lens
 from ctx.store.protocols import GraphReader, GraphStore
+
+if TYPE_CHECKING:
+    from ctx.assemble import BuildRequest
 
 FAN_OUT_LISTED = 10
 
@@ -92,7 +96,7 @@ class Build:
 
 
 def run(store: GraphStore, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
-    from ctx.store.sqlite_store import as_store
+    from ctx.store import as_store
 
     # What this reader may see is decided once, here: every stage reads through this view.
     graph = as_store(store).reader(include_private=include_private)

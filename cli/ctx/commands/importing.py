@@ -57,7 +57,7 @@ def import_command(
 ) -> None:
     """Import PATH (a vault folder, outline export or JSON graph) into the graph, incrementally."""
     from ctx.graph import Graph
-    from ctx.store.db import discarded_on_failure
+    from ctx.store import discarded_on_failure
 
     db_path = resolve_db_path(db)
     with discarded_on_failure(db_path):

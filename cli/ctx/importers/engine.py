@@ -31,7 +31,7 @@ from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
 from ctx.store.errors import is_storage_error
 from ctx.store.protocols import GraphReader, GraphStore, ImportSession, TokenCounter
-from ctx.store.sqlite_store import as_store
+from ctx.store import as_store
 from ctx.store.types import EdgeRecord, FileState, NodeRecord
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files

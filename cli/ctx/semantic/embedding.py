@@ -17,7 +17,7 @@ import numpy as np
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import MAX_CHARS, node_text
 from ctx.store.protocols import GraphStore
-from ctx.store.sqlite_store import as_store
+from ctx.store import as_store
 
 # Progress callback: (phase, done, total). "loading model" (seconds, one step), then "embedding"
 # (nodes done, nodes to do), moved after every batch.

@@ -16,12 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctx.store.db import connect, open_graph
+from ctx.store.db import connect, discarded_on_failure, open_graph
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from ctx.store.protocols import GraphStore
 
-__all__ = ["connect", "open_graph", "open_store"]
+__all__ = ["as_store", "connect", "discarded_on_failure", "open_graph", "open_store"]
 
 
 def open_store(location: str | Path, *, create: bool = False) -> GraphStore:
@@ -30,3 +32,15 @@ def open_store(location: str | Path, *, create: bool = False) -> GraphStore:
     from ctx.store.sqlite_store import SqliteStore
 
     return SqliteStore.open(location, create=create)
+
+
+def as_store(graph: GraphStore | sqlite3.Connection) -> GraphStore:
+    """A store as it is; a bare SQLite connection (as tests and scripts open with ``connect``)
+    wrapped in one. The library's entry points take either."""
+    import sqlite3
+
+    if isinstance(graph, sqlite3.Connection):
+        from ctx.store.sqlite_store import SqliteStore
+
+        return SqliteStore(graph)
+    return graph

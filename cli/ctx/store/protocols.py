@@ -366,7 +366,7 @@ class GraphReader(Protocol):
 
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         """Passages of visible nodes matching ANY of ``terms``, best first (ties by passage id),
-        at most ``limit``. Ranking is the engine's (``ctx.store.passages.search`` for SQLite)."""
+        at most ``limit``. Ranking is the engine's (``ctx.store.passage_reads.search`` for SQLite)."""
         ...
 
     def passages_stale(self) -> bool:

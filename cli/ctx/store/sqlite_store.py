@@ -225,14 +225,6 @@ def _nothing() -> Iterator[None]:
     yield
 
 
-def as_store(graph: GraphStore | sqlite3.Connection) -> GraphStore:
-    """A store as it is; a bare SQLite connection (as tests and scripts open with
-    ``ctx.store.connect``) wrapped in one."""
-    if isinstance(graph, sqlite3.Connection):
-        return SqliteStore(graph)
-    return graph
-
-
 def _conforms(conn: sqlite3.Connection) -> tuple[GraphStore, GraphReader, ImportSession]:
     """Never called: mypy checks here that the SQLite classes implement the protocols."""
     return SqliteStore(conn), GraphView(conn), SqliteSession(conn)

@@ -122,7 +122,7 @@ def prune_orphans(conn: sqlite3.Connection, model: str | None = None) -> int:
 
 def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, str]]:
     """(hash, text to embed) of every distinct passage text without a vector of ``model``."""
-    from ctx.store.passages import embed_text
+    from ctx.store.passage_reads import embed_text
 
     rows = conn.execute(
         "SELECT p.hash, p.title, p.context, p.heading, p.text FROM passage_texts p"

@@ -544,12 +544,12 @@ class GraphView:
     # -- passages --------------------------------------------------------------------------------
 
     def has_passages(self) -> bool:
-        from ctx.store import passages
+        from ctx.store import passage_reads as passages
 
         return passages.has_passages(self.conn)
 
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
-        from ctx.store import passages
+        from ctx.store import passage_reads as passages
 
         return passages.passages_of(self.conn, node_ids)
 
@@ -568,12 +568,12 @@ class GraphView:
         return found
 
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
-        from ctx.store import passages
+        from ctx.store import passage_reads as passages
 
         return passages.search(self.conn, terms, limit=limit, include_private=self.include_private)
 
     def passages_stale(self) -> bool:
-        from ctx.store import passages
+        from ctx.store import passage_reads as passages
 
         return passages.stale(self.conn)
 

@@ -1,0 +1,121 @@
+"""Reading passages: a node's passages, the passage indexes' full-text search, what a passage's
+vector is computed from. Written by ``ctx.store.passages.refresh`` after every import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+
+from ctx.passages import SPLITTER_VERSION
+from ctx.store.types import PassageHit, StoredPassage
+
+_VERSION_KEY = "splitter_version"
+HEADING_SEP = " > "
+
+
+def embed_text(title: str, context: str, heading: str, text: str) -> str:
+    """What a passage's vector is computed from: where it sits, then what it says."""
+    where = [part for part in (context, title, heading) if part]
+    # An outline block's title is its own first words: saying it twice only costs model input.
+    if title and text.startswith(title[:40]):
+        where = [part for part in where if part != title]
+    label = HEADING_SEP.join(where)
+    return f"{label}\n{text}" if label else text
+
+
+def passage_hash(embedded: str) -> str:
+    return hashlib.blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def stale(conn: sqlite3.Connection) -> bool:
+    """Whether some node still needs splitting (an older graph, or a changed splitter)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_VERSION_KEY,)).fetchone()
+    if row is None or int(row[0]) != SPLITTER_VERSION:
+        return conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
+    return conn.execute("SELECT 1 FROM nodes WHERE split = 0 LIMIT 1").fetchone() is not None
+
+
+def passages_of(conn: sqlite3.Connection, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
+    """Every passage of the given nodes, in order (nodes without passages are absent)."""
+    ids = list(dict.fromkeys(node_ids))
+    out: dict[str, list[StoredPassage]] = {}
+    texts = _texts_view(conn)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for r in conn.execute(
+            f"SELECT id, node_id, ord, heading, text, tokens, hash FROM {texts}"
+            f" WHERE node_id IN ({','.join('?' * len(chunk))}) ORDER BY node_id, ord",
+            chunk,
+        ):
+            heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
+            out.setdefault(r[1], []).append(StoredPassage(r[0], r[1], r[2], heading, r[4], r[5], r[6]))
+    return out
+
+
+def _texts_view(conn: sqlite3.Connection) -> str:
+    """Where passage texts are read: the view, or the passages themselves in a read-only graph
+    from before migration 8 (they held their own text then)."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'passage_texts'").fetchone()
+    return "passage_texts" if found else "passages"
+
+
+# Column weights for BM25 (title, ancestors' titles, heading path, text): a word of the note's
+# title or headings says more about what a passage is about than the same word in running text.
+# In the exact index a title word counts most: a question names its subject, and the subject's
+# own note has that name as its title.
+STEMMED_WEIGHTS = (2.0, 1.0, 2.0, 1.0)
+EXACT_WEIGHTS = (10.0, 5.0, 2.0, 1.0)
+
+
+def has_passages(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:  # a read-only graph from before passages existed
+        return False
+
+
+def search(
+    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool
+) -> list[PassageHit]:
+    """Passages matching ANY of ``terms`` (already free of function words), best first.
+
+    The score adds each index's BM25 as a share of its best hit: stemming finds the other forms
+    of a word, the exact index keeps a name from matching its look-alikes.
+    """
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    if not quoted:
+        return []
+    query = " OR ".join(quoted)
+    combined: dict[int, float] = {}
+    node_of: dict[int, str] = {}
+    for table, weights in (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS)):
+        hits = _bm25(conn, table, weights, query, limit, include_private)
+        if not hits:
+            continue
+        top = max(score for _, _, score in hits) or 1.0
+        for pid, node_id, score in hits:
+            combined[pid] = combined.get(pid, 0.0) + max(score, 0.0) / top
+            node_of[pid] = node_id
+    ranked = sorted(combined, key=lambda pid: (-combined[pid], pid))[:limit]
+    return [PassageHit(pid, node_of[pid], combined[pid]) for pid in ranked]
+
+
+def _bm25(
+    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int, include_private: bool
+) -> list[tuple[int, str, float]]:
+    visible = "" if include_private else " AND n.private = 0"
+    columns = ", ".join(str(w) for w in weights)
+    try:
+        rows = conn.execute(
+            f"SELECT p.id, p.node_id, -bm25({table}, {columns}) AS score"
+            f" FROM {table} JOIN passages p ON p.id = {table}.rowid"
+            " JOIN nodes n ON n.id = p.node_id"
+            f" WHERE {table} MATCH ?{visible}"
+            " ORDER BY score DESC, p.id LIMIT ?",
+            (query, limit),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []  # a term FTS5 still refuses, or a graph from before passages: no match
+    return [(r[0], r[1], float(r[2])) for r in rows]
