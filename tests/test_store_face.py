@@ -1,9 +1,13 @@
-"""The store's face: the SQLite engine answers through ``GraphStore``/``GraphReader``/``ImportSession``
-exactly what the notes written here say (real files, a real graph)."""
+"""The store's face: an engine answers through ``GraphStore``/``GraphReader``/``ImportSession``
+exactly what the notes written here say (real files, a real graph).
+
+The tests take the ``face_store`` fixture, one store per engine: a second engine joins by adding
+its name to ``ENGINES`` and a branch in ``face_store`` (the contract is ``ctx.store.protocols``)."""
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,19 @@ from ctx.importers.engine import import_path
 from ctx.store import protocols
 from ctx.store.sqlite_store import SqliteSession, SqliteStore
 from ctx.store.view import GraphView
+
+
+ENGINES = ["sqlite"]
+
+
+@pytest.fixture(params=ENGINES)
+def face_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[protocols.GraphStore]:
+    if request.param == "sqlite":
+        store: protocols.GraphStore = SqliteStore.open(tmp_path / "g.db", create=True)
+    else:  # pragma: no cover - an engine listed without a way to open it
+        raise AssertionError(request.param)
+    yield store
+    store.close()
 
 
 def _public(cls: type) -> set[str]:
@@ -37,8 +54,8 @@ def _vault(root: Path) -> Path:
     return root / "vault"
 
 
-def test_reader_answers_from_the_notes(tmp_path: Path) -> None:
-    store = SqliteStore.open(tmp_path / "g.db", create=True)
+def test_reader_answers_from_the_notes(face_store: protocols.GraphStore, tmp_path: Path) -> None:
+    store = face_store
     import_path(store, _vault(tmp_path))
     public = store.reader()
     everything = store.reader(include_private=True)
@@ -63,11 +80,10 @@ def test_reader_answers_from_the_notes(tmp_path: Path) -> None:
     assert [s.root for s in public.sources()] == [str((tmp_path / "vault").resolve())]
     # Gamma, and the #private tag node that only Gamma names.
     assert public.stats()["private_nodes"] == 2 and public.private_among(["tag:private"]) == {"tag:private"}
-    store.close()
 
 
-def test_remove_source_takes_everything_and_recomputes_privacy(tmp_path: Path) -> None:
-    store = SqliteStore.open(tmp_path / "g.db", create=True)
+def test_remove_source_takes_everything_and_recomputes_privacy(face_store: protocols.GraphStore, tmp_path: Path) -> None:
+    store = face_store
     import_path(store, _vault(tmp_path))
     (source,) = store.reader().sources()
     version = store.reader().graph_version()
@@ -80,8 +96,8 @@ def test_remove_source_takes_everything_and_recomputes_privacy(tmp_path: Path) -
     assert reader.stats()["nodes"] == 0 and reader.stats()["private_nodes"] == 0
 
 
-def test_a_session_commits_only_when_its_block_ends_normally(tmp_path: Path) -> None:
-    store = SqliteStore.open(tmp_path / "g.db", create=True)
+def test_a_session_commits_only_when_its_block_ends_normally(face_store: protocols.GraphStore) -> None:
+    store = face_store
     with pytest.raises(RuntimeError), store.import_session() as session:
         session.set_setting("probe", "1")
         raise RuntimeError("stop")
@@ -92,3 +108,39 @@ def test_a_session_commits_only_when_its_block_ends_normally(tmp_path: Path) -> 
             session.set_setting("probe", "3")
             raise RuntimeError("undo the file")
     assert store.reader().setting("probe") == "2"
+
+
+def test_orders_and_tie_breaks_are_the_contracts(face_store: protocols.GraphStore, tmp_path: Path) -> None:
+    """The orders ``ctx.store.protocols`` states, on notes written so that each tie-break decides."""
+    import json
+
+    day = 86400.0
+    records = [
+        # Two notes titled alike: the shorter id first, then the id (code-point order: "B" < "a").
+        {"id": "a/Twin", "title": "Twin", "body": "one", "updated": "2024-05-03"},
+        {"id": "B/Twin", "title": "Twin", "body": "two", "updated": "2024-05-03"},
+        {"id": "zz/Twin", "title": "twin", "body": "three", "updated": "2024-05-01"},
+        # A parent whose children sit by position, then (no position) by id.
+        {"id": "P", "title": "Parent", "body": "p", "updated": "2024-05-02"},
+        {"id": "c3", "title": "C3", "parent": "P", "position": 1, "updated": "2024-05-02"},
+        {"id": "c1", "title": "C1", "parent": "P", "position": 0, "updated": "2024-05-02"},
+        {"id": "c2", "title": "C2", "parent": "P", "updated": "2024-05-02"},
+        {"id": "c0", "title": "C0", "parent": "P", "updated": "2024-05-02"},
+    ]
+    source = tmp_path / "order.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    import_path(face_store, source)
+    reader = face_store.reader()
+    assert reader.find_by_name("twin") == ["B/Twin", "a/Twin", "zz/Twin"]
+    parent, children = reader.siblings_in_order("c2")
+    assert parent == "P" and children == ["c1", "c3", "c0", "c2"]
+    newest = reader.newest_update()
+    assert newest is not None
+    # Newest first, then by id: the twins of 05-03, then what 05-02 updated; 05-01 is 48 h back.
+    assert reader.recent_nodes(newest, 23, 10) == ["B/Twin", "a/Twin"]
+    assert reader.recent_nodes(newest, 24, 10) == ["B/Twin", "a/Twin", "P", "c0", "c1", "c2", "c3"]
+    assert reader.recent_nodes(newest, 48, 3) == ["B/Twin", "a/Twin", "P"]
+    assert reader.recent_nodes(None, 24, 10) == [] and reader.recent_nodes(newest, 24, 0) == []
+    facts = reader.node_facts(["c2", "B/Twin", "P"], with_fields=False)
+    assert [f.id for f in facts] == ["B/Twin", "P", "c2"]
+    assert newest - facts[1].updated == day  # type: ignore[operator]

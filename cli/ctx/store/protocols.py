@@ -11,7 +11,7 @@ Three protocols, no database type in any signature:
 * ``ImportSession``: the ordered write protocol of an import, the per-file savepoint of a
   streamed file, source removal, and the vector writes of ``ctx embed``; one session is one
   transaction: everything it wrote is committed when its ``with`` block ends normally and none
-  of it when it ends by an exception. (SQLite: ``ctx.store.session.SqliteSession``.)
+  of it when it ends by an exception. (SQLite: ``ctx.store.sqlite_store.SqliteSession``.)
 
 Values are the plain dataclasses and tuples of ``ctx.store.types``.
 
