@@ -50,3 +50,27 @@ def test_no_build_statement_scans_the_names_or_the_edges(tmp_path, monkeypatch):
     mentions = [s for s in statements if "node_keys k" in s and "k.kind IN ('title', 'alias')" in s]
     classes = [s for s in statements if "SELECT type FROM edges WHERE" in s]
     assert mentions and classes and checked > 20
+
+
+_EVERY_TITLE = "SELECT k.key, MIN(n.title) FROM node_keys"
+
+
+def test_did_you_mean_compares_every_title_only_when_search_found_nothing(tmp_path):
+    records = [{"id": "lh", "title": "Lighthouse Keepers", "body": "Who kept the lamps lit on the point."}]
+    records += [{"id": f"c{i}", "title": f"Crane log {i}", "body": f"Entry {i}: the harbour cranes and their budgets."}
+                for i in range(40)]
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", records))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        answered = build_context(conn, BuildRequest(("crane budgets",), format="json"))
+        near = build_context(conn, BuildRequest(("Lighthouse Keeper",), format="json"))
+        assert not any(s.startswith(_EVERY_TITLE) for s in statements)
+        # Found by search, a near-miss of a title still names the title it probably meant.
+        assert "did you mean 'Lighthouse Keepers'?" in " ".join(near.warnings)
+        assert not any("did you mean" in w for w in answered.warnings)
+        nothing = build_context(conn, BuildRequest(("Hxrbour",), format="json"))
+    finally:
+        conn.set_trace_callback(None)
+    assert not nothing.found
+    assert any(s.startswith(_EVERY_TITLE) for s in statements)

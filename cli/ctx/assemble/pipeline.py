@@ -183,13 +183,15 @@ def find_seeds(graph: GraphReader, build: Build) -> None:
 
 def _suggestions(graph: GraphReader, resolved: list[ResolvedTopic]) -> dict[str, list[str]]:
     """Close titles for each short topic that did not name a node exactly (a likely typo)."""
-    from ctx.assemble.suggest import close_titles, looks_like_a_name
+    from ctx.assemble.suggest import close_titles, close_titles_among, looks_like_a_name
 
     out: dict[str, list[str]] = {}
     for r in resolved:
         if r.how in ("id", "title") or not looks_like_a_name(r.topic):
             continue
-        titles = close_titles(graph, r.topic)
+        # Found by search: the title meant is among the notes found (a few index steps); only a
+        # topic nothing answered is compared with every title in the graph.
+        titles = close_titles_among(graph, r.topic, list(r.ids)) if r.ids else close_titles(graph, r.topic)
         if titles:
             out[r.topic] = titles
     return out

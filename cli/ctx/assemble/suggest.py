@@ -2,7 +2,9 @@
 
 A near-miss of a title ("Canvs") must not silently become a context about something else: the
 build says which titles were meant (stderr and JSON meta), and a short topic none of whose words
-occur in the graph is reported as not found rather than answered by meaning alone.
+occur in the graph is reported as not found rather than answered by meaning alone. A topic that
+search answered is compared only with the titles of the notes it found (``close_titles_among``);
+every title is compared only when nothing was found.
 """
 
 from __future__ import annotations
@@ -45,6 +47,26 @@ def close_titles(graph: GraphReader, topic: str) -> list[str]:
     import difflib  # ~1 ms of a cold build, only once a title could be meant
 
     close = difflib.get_close_matches(key, sorted(hopeful), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
+    return [titles[k] for k in close]
+
+
+def close_titles_among(graph: GraphReader, topic: str, ids: list[str]) -> list[str]:
+    """``close_titles`` over the titles and aliases of ``ids`` alone: when search already found
+    notes for a topic, the title it probably meant is one of theirs ("Encrypted Graph" finds the
+    note "Encrypted Graphs"), and comparing it with every title in the graph is work in proportion
+    to the graph for a notice."""
+    key = " ".join(topic.lower().split())
+    if len(key) < 3 or not looks_like_a_name(topic):
+        return []
+    titles: dict[str, str] = {}
+    for name, title in graph.name_keys_of(ids):
+        if name != key and abs(len(name) - len(key)) <= 3:
+            titles.setdefault(name, title)
+    if not titles:
+        return []
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(titles), n=MAX_SUGGESTIONS, cutoff=CUTOFF)
     return [titles[k] for k in close]
 
 

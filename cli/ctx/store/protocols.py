@@ -240,6 +240,11 @@ class GraphReader(Protocol):
         further than ``at_most``."""
         ...
 
+    def name_keys_of(self, ids: list[str]) -> list[tuple[str, str]]:
+        """(title or alias key, node title) of each visible node among ``ids``, ordered by key then
+        title: the names of notes a search already found (for "did you mean")."""
+        ...
+
     def name_keys_near(self, key: str, *, cutoff: float, max_keys: int) -> dict[str, str]:
         """Title and alias keys of visible nodes that may be spelled like ``key`` (for "did you
         mean"): length within 3 of len(key), and sharing, as multisets of characters, at least

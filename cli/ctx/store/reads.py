@@ -168,6 +168,25 @@ _MENTION_WORD = re.compile(r"\w+(?:['’.-]\w+)*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s\Z")
 
 
+def name_keys_of(
+    conn: sqlite3.Connection, ids: list[str], *, include_private: bool = False
+) -> list[tuple[str, str]]:
+    """(title or alias key, node title) of the given nodes, by their primary key: a few index
+    steps, where comparing a topic with every title reads them all."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT k.key, n.title FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+            f" WHERE k.node_id IN ({marks}) AND k.kind IN ('title', 'alias') AND {_visible(include_private, 'n.')}"
+            " ORDER BY k.key, n.title",
+            ids,
+        )
+    ]
+
+
 def find_mentions(
     conn: sqlite3.Connection, text: str, *, include_private: bool = False
 ) -> list[str]:

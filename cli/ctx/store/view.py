@@ -116,6 +116,9 @@ class GraphView:
     def find_by_path(self, text: str) -> list[str]:
         return reads.find_by_path(self.conn, text, include_private=self.include_private)
 
+    def name_keys_of(self, ids: list[str]) -> list[tuple[str, str]]:
+        return reads.name_keys_of(self.conn, ids, include_private=self.include_private)
+
     def find_mentions(self, text: str) -> list[str]:
         return reads.find_mentions(self.conn, text, include_private=self.include_private)
 
