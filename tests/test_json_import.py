@@ -89,11 +89,26 @@ def test_an_unparseable_file_fails_the_import_and_leaves_previous_state(tmp_path
     assert json.loads(after)["nodes"] == json.loads(before)["nodes"]
 
 
-def test_a_first_import_that_fails_leaves_no_source_behind(tmp_path, run_cli):
+def test_a_first_import_that_fails_leaves_no_graph_behind(tmp_path, db_path, run_cli):
     src = tmp_path / "graph.json"
     src.write_text('{"nodes": [{"id": "a"', encoding="utf-8")
     assert run_cli("import", str(src), "--format", "json").exit_code == EXIT_USAGE
-    assert json.loads(run_cli("stats", "--format", "json").stdout)["sources"] == []
+    # Nothing is created on failure: no graph file, so a later command says there is no graph
+    # rather than answering from an empty one.
+    assert not db_path.exists()
+    stats = run_cli("stats", "--format", "json")
+    assert stats.exit_code == 1 and "no graph at" in stats.stderr
+
+
+def test_a_failed_import_of_a_new_source_leaves_no_source_behind(tmp_path, run_cli):
+    good = tmp_path / "good.json"
+    good.write_text('{"nodes": [{"id": "a", "title": "A"}]}', encoding="utf-8")
+    assert run_cli("import", str(good), "--format", "json").exit_code == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"nodes": [{"id": "b"', encoding="utf-8")
+    assert run_cli("import", str(bad), "--format", "json").exit_code == EXIT_USAGE
+    sources = json.loads(run_cli("stats", "--format", "json").stdout)["sources"]
+    assert [s["root"] for s in sources] == [str(good)]
 
 
 def test_tag_spelled_two_ways_names_its_node_the_same_every_run(tmp_path, run_cli):
