@@ -3,6 +3,8 @@
     python bench/bench_semantic.py                 # everything
     python bench/bench_semantic.py --skip-embed    # reuse the embedded graph in --workdir
     python bench/bench_semantic.py --embed-only    # only the `ctx embed` figures
+    python bench/bench_semantic.py --embed-only --model DIR   # another model, e.g. a static one
+                                                              # (bench/static_model.py makes one)
 
 1. `ctx embed` on ../shared/corpora/obsidian-dwarves-brain from scratch: passages and nodes per second,
    wall and CPU (process start and model load included), then a second run (nothing to do).
@@ -59,17 +61,18 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def bench_embed(workdir: Path, env: dict[str, str]) -> Path:
+def bench_embed(workdir: Path, env: dict[str, str], model: str | None = None) -> Path:
     db = workdir / "dwarves.db"
     for stale in workdir.glob("dwarves.db*"):
         stale.unlink()
     ctx("import", str(VAULT), "--db", str(db), "-q", env=env)
     load = os.getloadavg()[0]
     started, cpu = time.perf_counter(), child_cpu()
-    first = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
+    chosen = ["--model", model] if model else []
+    first = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", *chosen, env=env).stdout)
     wall, cpu = time.perf_counter() - started, child_cpu() - cpu
     started = time.perf_counter()
-    second = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", env=env).stdout)
+    second = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", *chosen, env=env).stdout)
     again = time.perf_counter() - started
     texts = first["embedded"] + first["passages_embedded"]
     # .get: an older ctx (A/B runs) does not say how it ran.
@@ -164,12 +167,13 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--skip-embed", action="store_true")
     parser.add_argument("--embed-only", action="store_true", help="only the `ctx embed` figures")
+    parser.add_argument("--model", default=None, help="embed with this model (name or folder) instead of the default")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     if VAULT.exists():
-        db = args.workdir / "dwarves.db" if args.skip_embed else bench_embed(args.workdir, env)
+        db = args.workdir / "dwarves.db" if args.skip_embed else bench_embed(args.workdir, env, args.model)
         if args.embed_only:
             return 0
         bench_build(db, args.runs, env)

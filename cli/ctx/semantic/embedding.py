@@ -99,9 +99,9 @@ def embed_graph(
     if work:
         # Only now pay for sentence-transformers: an up-to-date graph never imports torch.
         if encoder_factory is None:
-            from ctx.semantic.encoder import DocumentEncoder
+            from ctx.semantic.encoder import document_encoder
 
-            encoder_factory = DocumentEncoder
+            encoder_factory = document_encoder
         if progress:
             progress(LOADING, 0, 1)
         encoder = encoder_factory(model)

@@ -127,6 +127,17 @@ class DocumentEncoder:
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
+def document_encoder(model: ModelRef) -> object:
+    """The encoder ``ctx embed`` uses for ``model``: a static model's table lookup (no torch), else
+    sentence-transformers."""
+    if model.path is not None:
+        from ctx.semantic import static
+
+        if static.is_static_model(model.path):
+            return static.load(str(model.path))
+    return DocumentEncoder(model)
+
+
 PRECISION_ENV = "CTX_EMBED_PRECISION"
 THREADS_ENV = "CTX_EMBED_THREADS"
 PRECISIONS = ("bf16", "fp32")
@@ -172,7 +183,11 @@ def query_encoder(model: ModelRef) -> tuple[Callable[[str], np.ndarray], str]:
     The numpy encoder when it can run the model (no torch import); sentence-transformers otherwise.
     """
     if model.path is not None:
-        from ctx.semantic import numpy_bert
+        from ctx.semantic import numpy_bert, static
+
+        if static.is_static_model(model.path):
+            table = static.load(str(model.path))
+            return (lambda text: table.encode([text])[0]), "static"
 
         try:
             encoder = numpy_bert.load(str(model.path))

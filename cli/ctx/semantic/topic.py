@@ -19,7 +19,7 @@ from ctx.store.protocols import GraphReader
 class TopicVector:
     model: str | None
     vector: np.ndarray | None  # L2-normalised; None when no similarity can be computed
-    method: str  # seed-vectors | query-cache | numpy | sentence-transformers | none (diagnostics)
+    method: str  # seed-vectors | query-cache | numpy | static | sentence-transformers | none (diagnostics)
     note: str | None = None  # set when something fell back: goes into the context's metadata
 
     @property
@@ -29,7 +29,7 @@ class TopicVector:
         kinds = []
         if "seed-vectors" in self.method:
             kinds.append("topic nodes' own vectors")
-        if any(m in self.method for m in ("query-cache", "numpy", "sentence-transformers")):
+        if any(m in self.method for m in ("query-cache", "numpy", "static", "sentence-transformers")):
             kinds.append("topic text embedded")
         return " + ".join(kinds) or "none"
 
