@@ -94,10 +94,16 @@ def rank_passages(
     if bm25 and not dense:
         # Full-text alone: its own scores say how much better the best is (ranks would flatten it).
         scores = {h.id: max(h.score, 0.0) + 1e-9 for h in bm25}
-    else:
-        for ranking in ([h.id for h in bm25], list(dense)):
-            for rank, pid in enumerate(ranking, start=1):
-                scores[pid] = scores.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+    elif dense:
+        from ctx.semantic.fusion import reciprocal_rank_fusion
+
+        # A passage edited or added since the last `ctx embed` has no vector to be ranked by:
+        # it counts as first by meaning, so full text alone places it (``semantic.fusion``).
+        assert topic is not None and topic.model is not None
+        unvectored = _unvectored(graph, topic.model, [h.id for h in bm25], dense)
+        scores = dict(reciprocal_rank_fusion(
+            [[h.id for h in bm25], list(dense)], k=RRF_K, unseen=[None, unvectored],
+        ))
     if not scores:
         return PassageRanking(method=method)
     best = max(scores.values())
@@ -113,6 +119,10 @@ def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[s
         node_id = node_of[pid]
         out[node_id] = max(out.get(node_id, 0.0), round(share, 6))
     return out
+
+
+def _unvectored(graph: "GraphReader", model: str, found: list[int], dense: dict[int, str]) -> set[int]:
+    return graph.unvectored_passages(model, [pid for pid in found if pid not in dense])
 
 
 def _dense(graph: "GraphReader", topic: "TopicVector | None", pool: int) -> dict[int, str]:

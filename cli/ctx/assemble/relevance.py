@@ -88,15 +88,29 @@ def fused_relevance(
         rankings.append(ranking.node_order()[:POOL])
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(graph, text, seeds, lens.semantic.feedback)
+    if ranking is None or lens.semantic.feedback > 0:
+        rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or")])
+    unseen: list[set[str] | None] = [None] * len(rankings)
     if has_vectors:
         # Only here: the vector ranking loads numpy, which a graph without vectors never needs.
         from ctx.semantic.hybrid import fused_ranking
 
-        assert topic is not None
-        rankings.append([h.id for h in fused_ranking(graph, query, topic, mode="vector")])
-    if ranking is None or lens.semantic.feedback > 0:
-        rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or")])
-    fused = reciprocal_rank_fusion([r for r in rankings if r], k=lens.semantic.rrf_k)
+        assert topic is not None and topic.model is not None
+        nearest = [h.id for h in fused_ranking(graph, query, topic, mode="vector")]
+        # A note edited or added since the last `ctx embed` is not among the nearest vectors: it
+        # counts as first there, so the other rankings alone place it (``semantic.fusion``).
+        listed = set(nearest)
+        others = [i for r in rankings for i in r if i not in listed]
+        unvectored = graph.unvectored_nodes(topic.model, others) if nearest else set()
+        # The vector ranking goes between the passages' and full text's, as it always has: RRF
+        # adds in list order, and the same floats keep builds byte-identical.
+        at = 1 if ranking is not None and ranking.nodes else 0
+        rankings.insert(at, nearest)
+        unseen.insert(at, unvectored)
+    kept = [i for i, r in enumerate(rankings) if r]
+    fused = reciprocal_rank_fusion(
+        [rankings[i] for i in kept], k=lens.semantic.rrf_k, unseen=[unseen[i] for i in kept],
+    )
     if not fused:
         return {}
     best = fused[0][1]

@@ -53,7 +53,16 @@ def fused_ranking(
         allowed = graph.visible_ids([i for i, _ in nearest])
         dense = [(i, s) for i, s in nearest if i in allowed]
     dense_ids = [node_id for node_id, _ in dense]
-    fused = reciprocal_rank_fusion([r for r in (bm25, dense_ids) if r], k=k)
+    unvectored: set[str] = set()
+    if dense_ids and bm25:
+        # A note edited or added since the last `ctx embed` is ranked by full text alone, never
+        # below where it would stand without vectors (``semantic.fusion``).
+        assert topic.model is not None
+        listed = set(dense_ids)
+        unvectored = graph.unvectored_nodes(topic.model, [i for i in bm25 if i not in listed])
+    fused = reciprocal_rank_fusion(
+        [r for r in (bm25, dense_ids) if r], k=k, unseen=[None, unvectored] if unvectored else None,
+    )
     bm25_rank = {node_id: i for i, node_id in enumerate(bm25, start=1)}
     vector_rank = {node_id: i for i, node_id in enumerate(dense_ids, start=1)}
     sims = dict(dense)

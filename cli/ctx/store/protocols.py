@@ -411,6 +411,15 @@ class GraphReader(Protocol):
         """Fresh float32 vectors of ``model`` for the given nodes (nodes without one absent)."""
         ...
 
+    def unvectored_nodes(self, model: str, ids: Iterable[str]) -> set[str]:
+        """Those of ``ids`` without a fresh vector of ``model`` (edited or added since the last
+        ``ctx embed``): what rank fusion must not leave behind (``semantic.fusion``)."""
+        ...
+
+    def unvectored_passages(self, model: str, passage_ids: Iterable[int]) -> set[int]:
+        """Those of ``passage_ids`` whose current text has no vector of ``model``."""
+        ...
+
     def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
         """Every fresh vector of ``model`` as (node ids sorted, float32 matrix (n, dim)); private
         nodes' too (callers filter). An engine may cache the matrix between calls."""

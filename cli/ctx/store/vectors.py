@@ -173,6 +173,48 @@ def vectors_for(conn: sqlite3.Connection, model: str, ids: list[str]) -> dict[st
     return out
 
 
+def unembedded_nodes(conn: sqlite3.Connection, model: str, ids: Iterable[str]) -> set[str]:
+    """Those of ``ids`` without a fresh vector of ``model`` (edited or added since ``ctx embed``)."""
+    wanted = list(dict.fromkeys(ids))
+    return set(wanted) - set(vectors_for_ids(conn, model, wanted))
+
+
+def vectors_for_ids(conn: sqlite3.Connection, model: str, ids: list[str]) -> list[str]:
+    """Those of ``ids`` that have a fresh vector of ``model``."""
+    out: list[str] = []
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out += [
+            r[0]
+            for r in conn.execute(
+                "SELECT e.node_id FROM embeddings e JOIN nodes n"
+                " ON n.id = e.node_id AND n.content_hash = e.content_hash"
+                f" WHERE e.model = ? AND e.node_id IN ({marks})",
+                (model, *part),
+            )
+        ]
+    return out
+
+
+def unembedded_passages(conn: sqlite3.Connection, model: str, passage_ids: Iterable[int]) -> set[int]:
+    """Those of ``passage_ids`` whose current text has no vector of ``model``."""
+    wanted = list(dict.fromkeys(passage_ids))
+    out: set[int] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out.update(
+            r[0]
+            for r in conn.execute(
+                f"SELECT p.id FROM passages p WHERE p.id IN ({marks}) AND NOT EXISTS"
+                " (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)",
+                (*part, model),
+            )
+        )
+    return out
+
+
 def vectors_state(conn: sqlite3.Connection, model: str) -> str:
     """Changes whenever the set of fresh vectors may have changed: keys caches of the matrix."""
     graph_version = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()

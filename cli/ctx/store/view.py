@@ -623,6 +623,16 @@ class GraphView:
 
         return vectors.vectors_for(self.conn, model, ids)
 
+    def unvectored_nodes(self, model: str, ids: Iterable[str]) -> set[str]:
+        from ctx.store import vectors
+
+        return vectors.unembedded_nodes(self.conn, model, ids)
+
+    def unvectored_passages(self, model: str, passage_ids: Iterable[int]) -> set[int]:
+        from ctx.store import vectors
+
+        return vectors.unembedded_passages(self.conn, model, passage_ids)
+
     def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
         from ctx.store.vector_cache import fresh_vector_matrix
 
