@@ -124,13 +124,13 @@ class Graph:
         node_id = self.reader.resolve_one(node)
         found = self.reader.node(node_id) if node_id else None
         if found is None:
-            hidden = not self.include_private and self.reader.including_private().resolve_one(node) is not None
-            suffix = " (a private node matches; --include-private shows it)" if hidden else ""
-            if not hidden:
-                from ctx.assemble.suggest import close_titles
+            # The same words whether or not a private node answers to the name: saying so would
+            # tell a reader without access that a private note of that title exists. The titles
+            # suggested are visible ones.
+            from ctx.assemble.suggest import close_titles
 
-                meant = close_titles(self.reader, node)
-                suffix = "; did you mean " + " or ".join(repr(t) for t in meant) + "?" if meant else ""
+            meant = close_titles(self.reader, node)
+            suffix = "; did you mean " + " or ".join(repr(t) for t in meant) + "?" if meant else ""
             raise NotFoundError(f"no node with id, title or alias {node!r}{suffix}")
         return ShownNode(found, self.reader.edges_of(found.id))
 

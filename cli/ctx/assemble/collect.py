@@ -6,14 +6,12 @@ Each function serves one general lens option, so a lens for a new kind of task i
 * ``select: {siblings: N}`` -> ``add_siblings``: the seed's neighbours in its parent's order;
 * ``output.neighbours`` -> ``annotate_neighbours``: each node's neighbour ids over named edges;
 * ``cycles`` -> ``cycles.find_cycles`` (its own module);
-* privacy -> ``count_withheld``: what was held back, as a number only.
 
 Every read goes through the build's ``GraphReader``, which hides what the reader may not see.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.traverse import Hop, Reached, Walk
@@ -71,13 +69,3 @@ def annotate_neighbours(graph: GraphReader, candidates: list[Candidate], names: 
     found = graph.neighbour_ids([c.id for c in candidates], names)
     for c in candidates:
         c.neighbours = found.get(c.id, {})
-
-
-def count_withheld(graph: GraphReader, matched_private: set[str], context_ids: Iterable[str]) -> int:
-    """Private nodes the context would otherwise have touched: topic matches plus direct neighbours.
-
-    Only the number is ever reported, never an id or a title.
-    """
-    if not graph.has_private_nodes():
-        return 0
-    return len(set(matched_private) | graph.private_neighbours(context_ids))

@@ -51,6 +51,7 @@ def load_bodies(graph: GraphReader, candidates: list[Candidate]) -> None:
 
 
 def graph_reference_time(graph: GraphReader) -> float | None:
-    """The newest ``updated`` in the graph: recency is measured from the graph's own "now", never
-    the wall clock, so the same graph state always gives the same scores."""
+    """The newest ``updated`` the reader may see: recency is measured from the graph's own "now",
+    never the wall clock, so the same graph state always gives the same scores (and a private
+    note's date never moves a public reader's scores)."""
     return graph.newest_update()

@@ -49,7 +49,7 @@ def query_terms(text: str) -> list[str]:
 
 
 def known_terms(graph: "GraphReader", terms: list[str]) -> list[str]:
-    """The terms that occur somewhere in the graph's passages."""
+    """The terms that occur somewhere in the passages the reader may see."""
     return graph.passage_terms_known(terms)
 
 
@@ -135,7 +135,10 @@ def _dense(graph: "GraphReader", topic: "TopicVector | None", pool: int) -> dict
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):
         return {}
-    hits = index.nearest(topic.vector, pool)
+    # Fetched past the pool by the hidden passages, so that the visible ones fill it as they would
+    # in the graph without private notes.
+    hits = index.nearest(topic.vector, pool + graph.hidden_passages_total())
     nodes = index.nodes_of([pid for pid, _ in hits])
     visible = graph.visible_ids(sorted(set(nodes.values())))
-    return {pid: nodes[pid] for pid, _ in hits if nodes.get(pid) in visible}
+    kept = [pid for pid, _ in hits if nodes.get(pid) in visible][:pool]
+    return {pid: nodes[pid] for pid in kept}

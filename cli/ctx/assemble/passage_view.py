@@ -51,7 +51,7 @@ def passage_searcher(reader: GraphReader) -> PassageSearch | None:
         key = (text, retrieval, graph.include_private)
         if key in cache:
             return cache[key]
-        if looks_like_a_name(text) and not known_terms(reader, query_terms(text)):
+        if looks_like_a_name(text) and not known_terms(graph, query_terms(text)):
             # A short topic none of whose words occur anywhere ("Canvs") is a typo, not a question
             # to answer by meaning alone: nothing matches, and the build suggests titles instead.
             cache[key] = PassageRanking(method="none")

@@ -8,7 +8,7 @@
   search hits, similar nodes); private nodes never become candidates; each candidate's metadata;
   the free-text topics' passage ranking;
 * **rank**: scores, diversity, sections, outliner pages folded with their blocks;
-* **describe**: the document around the nodes: header notes, cycles, what was withheld, metadata,
+* **describe**: the document around the nodes: header notes, cycles, metadata,
   and the header that fits the budget;
 * **prepare**: the text of the candidates the budget may show, with their passages' relevance to a
   free-text topic (``prepare.py``);
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ctx.assemble.result import BuildResult
 from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, count_withheld, sibling_window
+from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, sibling_window
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.bound import ScoreBound
 from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
@@ -325,11 +325,6 @@ def describe(graph: GraphReader, build: Build) -> None:
         build.meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
         for cycle in cycles:
             doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
-    if not graph.include_private:
-        withheld = _withheld(graph, build)
-        build.meta["withheld_private"] = withheld
-        if withheld:
-            doc.notes.append(f"privacy: {withheld} private node(s) withheld (--include-private to use them)")
     build.meta.update(
         {
             "scoring": {
@@ -381,29 +376,6 @@ def _empty_section_notes(build: Build) -> None:
             build.doc.empty_notes[section.name] = (
                 f"nothing edited in the {build.lens.activity.hours:g} hours before the graph's newest update"
             )
-
-
-def _withheld(graph: GraphReader, build: Build) -> int:
-    """How many private nodes the context would otherwise have touched (a number, never an id)."""
-    if not graph.has_private_nodes():
-        return 0
-    # What a topic would have matched with private nodes visible takes resolving it again that
-    # way; only topics that can reach a private node at all (by id, name, word, vector or
-    # mention: cheap checks) pay for it.
-    seeds = build.lens.seeds
-    again = tuple(
-        t for t in build.topics
-        if graph.may_match_private(t, vectors=seeds.retrieval != "fts", mentions=seeds.mentions)
-    )
-    everything = graph.including_private()
-    hidden_matches = {
-        i
-        for r in resolve_topics(
-            everything, again, seeds.max, seeds.cutoff, seeds.retrieval, seeds.mentions, build.passage_search,
-        )
-        for i in r.ids
-    }
-    return count_withheld(graph, graph.private_among(hidden_matches), [c.id for c in build.candidates])
 
 
 def _day(epoch: float | None) -> str:

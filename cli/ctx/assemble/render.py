@@ -217,8 +217,6 @@ def markdown_header(doc: Document, used: int) -> str:
     lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if doc.header_level == 1:
         lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}")
-        # What was withheld stays visible in the compact header: it is why something may be missing.
-        lines.extend(n for n in doc.notes if n.startswith("privacy:"))
         return "\n".join(lines)
     shown = doc.shown()
     n_full = sum(1 for i in shown if i.variant == FULL)
@@ -347,8 +345,6 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         }
         meta["summary_only"] = doc.summary_only
         meta.update(doc.meta)
-    elif doc.header_level == 1 and doc.meta.get("withheld_private"):
-        meta["withheld_private"] = doc.meta["withheld_private"]
     elif doc.header_level >= 2:
         # Smaller headers drop what a script can do without, never the keys the schema requires.
         meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}

@@ -109,7 +109,7 @@ def semantic_extras(
     index = load_index(graph, topic.model)
     skip = set(reached_ids) | set(seeds)
     # Over-fetch: some of the nearest are already in the walk or private.
-    hits = index.nearest(topic.vector, top_k + len(skip) + 16)
+    hits = index.nearest(topic.vector, top_k + len(skip) + 16 + graph.hidden_total())
     fresh = [(i, s) for i, s in hits if i not in skip and s >= min_similarity]
     allowed = graph.visible_ids([i for i, _ in fresh])
     return [(i, s) for i, s in fresh if i in allowed][:top_k]

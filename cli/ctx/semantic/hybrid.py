@@ -49,9 +49,9 @@ def fused_ranking(
     )
     dense: list[tuple[str, float]] = []
     if mode != "fts" and topic.vector is not None and topic.model is not None:
-        nearest = load_index(graph, topic.model).nearest(topic.vector, pool)
+        nearest = load_index(graph, topic.model).nearest(topic.vector, pool + graph.hidden_total())
         allowed = graph.visible_ids([i for i, _ in nearest])
-        dense = [(i, s) for i, s in nearest if i in allowed]
+        dense = [(i, s) for i, s in nearest if i in allowed][:pool]
     dense_ids = [node_id for node_id, _ in dense]
     unvectored: set[str] = set()
     if dense_ids and bm25:

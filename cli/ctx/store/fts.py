@@ -36,3 +36,52 @@ def indexed_in_bulk(conn: sqlite3.Connection, trigger: str, table: str, key: str
         for statement in fill:
             conn.execute(statement, (before,))
         conn.execute(found[0])
+
+
+# Private nodes' rows are in indexes of their own (migration 10): a search without access to
+# them reads only the public index, whose BM25 statistics are those of the public notes alone.
+PRIVATE_SUFFIX = "_private"
+
+
+def searched_indexes(conn: sqlite3.Connection, index: str, include_private: bool) -> list[str]:
+    """The full-text indexes a search over ``index`` (nodes_fts, passages_fts, passages_exact)
+    reads: the public one, and the private one too for a reader who may see private nodes (in a
+    read-only graph from before the split, the one index holds both; callers still filter rows)."""
+    if not include_private:
+        return [index]
+    private = index + PRIVATE_SUFFIX
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (private,)).fetchone()
+    return [index, private] if found else [index]
+
+
+def _split(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts_private'").fetchone() is not None
+
+
+def node_fill_statements(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Index the nodes inserted after rowid ``?``, each in its public or private index."""
+    if not _split(conn):  # a schema from before migration 10 (only while migrating)
+        return ("INSERT INTO nodes_fts (rowid, title, aliases, body) SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ?",)
+    return (
+        "INSERT INTO nodes_fts (rowid, title, aliases, body)"
+        " SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ? AND private = 0",
+        "INSERT INTO nodes_fts_private (rowid, title, aliases, body)"
+        " SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ? AND private != 0",
+    )
+
+
+def passage_fill_statements(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """Index the passages inserted after id ``?``, each in its node's public or private indexes."""
+    if not _split(conn):
+        return tuple(
+            f"INSERT INTO {table} (rowid, title, context, heading, text)"
+            " SELECT id, title, context, heading, text FROM passage_texts WHERE id > ?"
+            for table in ("passages_fts", "passages_exact")
+        )
+    return tuple(
+        f"INSERT INTO {table}{suffix} (rowid, title, context, heading, text)"
+        " SELECT t.id, t.title, t.context, t.heading, t.text FROM passage_texts t JOIN nodes n ON n.id = t.node_id"
+        f" WHERE t.id > ? AND n.private {'=' if not suffix else '!='} 0"
+        for suffix in ("", PRIVATE_SUFFIX)
+        for table in ("passages_fts", "passages_exact")
+    )

@@ -312,6 +312,137 @@ DROP INDEX edges_in;
 CREATE INDEX edges_in ON edges (dst, type, src);
 """
 
+# Private nodes get full-text indexes of their own. BM25 weighs a word by the documents of the
+# index that hold it and a hit by its length against the index's average: with private notes in
+# the same index, a public search's scores and order moved with the words of private notes (an
+# oracle over private text, issue 24). The public indexes (nodes_fts, passages_fts,
+# passages_exact) now hold the rows of public nodes only, the *_private ones the rest; a reader
+# without access to private nodes searches the public ones, and so sees the statistics of the
+# graph without its private notes. Rows move between them when a node's private flag changes.
+# The indexes keep reading their text from ``nodes`` and ``passage_texts`` (no re-indexing of
+# the public rows): each holds a subset of its content table, so FTS5's 'rebuild' must not be
+# used on them; the fill statements below are the way to re-index.
+_M010_PRIVATE_FTS = """
+        DROP TRIGGER nodes_ai;
+        DROP TRIGGER nodes_ad;
+        DROP TRIGGER nodes_au;
+        DROP TRIGGER passages_ai;
+        DROP TRIGGER passages_bd;
+
+        CREATE VIRTUAL TABLE nodes_fts_private USING fts5 (
+            title, aliases, body,
+            content='nodes', content_rowid='rowid',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE passages_fts_private USING fts5 (
+            title, context, heading, text,
+            content='passage_texts', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE passages_exact_private USING fts5 (
+            title, context, heading, text,
+            content='passage_texts', content_rowid='id',
+            tokenize='unicode61 remove_diacritics 2'
+        );
+
+        INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
+            SELECT 'delete', rowid, title, aliases, body FROM nodes WHERE private != 0;
+        INSERT INTO nodes_fts_private (rowid, title, aliases, body)
+            SELECT rowid, title, aliases, body FROM nodes WHERE private != 0;
+        INSERT INTO passages_fts (passages_fts, rowid, title, context, heading, text)
+            SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+            FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE n.private != 0;
+        INSERT INTO passages_exact (passages_exact, rowid, title, context, heading, text)
+            SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+            FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE n.private != 0;
+        INSERT INTO passages_fts_private (rowid, title, context, heading, text)
+            SELECT t.id, t.title, t.context, t.heading, t.text
+            FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE n.private != 0;
+        INSERT INTO passages_exact_private (rowid, title, context, heading, text)
+            SELECT t.id, t.title, t.context, t.heading, t.text
+            FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE n.private != 0;
+
+        CREATE TRIGGER nodes_ai AFTER INSERT ON nodes BEGIN
+            INSERT INTO nodes_fts (rowid, title, aliases, body)
+                SELECT new.rowid, new.title, new.aliases, new.body WHERE new.private = 0;
+            INSERT INTO nodes_fts_private (rowid, title, aliases, body)
+                SELECT new.rowid, new.title, new.aliases, new.body WHERE new.private != 0;
+        END;
+        CREATE TRIGGER nodes_ad AFTER DELETE ON nodes BEGIN
+            INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
+                SELECT 'delete', old.rowid, old.title, old.aliases, old.body WHERE old.private = 0;
+            INSERT INTO nodes_fts_private (nodes_fts_private, rowid, title, aliases, body)
+                SELECT 'delete', old.rowid, old.title, old.aliases, old.body WHERE old.private != 0;
+        END;
+        CREATE TRIGGER nodes_au AFTER UPDATE OF title, aliases, body, private ON nodes BEGIN
+            INSERT INTO nodes_fts (nodes_fts, rowid, title, aliases, body)
+                SELECT 'delete', old.rowid, old.title, old.aliases, old.body WHERE old.private = 0;
+            INSERT INTO nodes_fts_private (nodes_fts_private, rowid, title, aliases, body)
+                SELECT 'delete', old.rowid, old.title, old.aliases, old.body WHERE old.private != 0;
+            INSERT INTO nodes_fts (rowid, title, aliases, body)
+                SELECT new.rowid, new.title, new.aliases, new.body WHERE new.private = 0;
+            INSERT INTO nodes_fts_private (rowid, title, aliases, body)
+                SELECT new.rowid, new.title, new.aliases, new.body WHERE new.private != 0;
+        END;
+        -- A node's passages follow it from one pair of indexes to the other (the view gives the
+        -- same words before and after: only the flag changed).
+        CREATE TRIGGER nodes_private_passages AFTER UPDATE OF private ON nodes
+        WHEN (old.private != 0) != (new.private != 0) BEGIN
+            INSERT INTO passages_fts (passages_fts, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND old.private = 0;
+            INSERT INTO passages_exact (passages_exact, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND old.private = 0;
+            INSERT INTO passages_fts_private (passages_fts_private, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND old.private != 0;
+            INSERT INTO passages_exact_private (passages_exact_private, rowid, title, context, heading, text)
+                SELECT 'delete', id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND old.private != 0;
+            INSERT INTO passages_fts (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND new.private = 0;
+            INSERT INTO passages_exact (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND new.private = 0;
+            INSERT INTO passages_fts_private (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND new.private != 0;
+            INSERT INTO passages_exact_private (rowid, title, context, heading, text)
+                SELECT id, title, context, heading, text FROM passage_texts
+                WHERE node_id = new.id AND new.private != 0;
+        END;
+        CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts (rowid, title, context, heading, text)
+                SELECT t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = new.id AND n.private = 0;
+            INSERT INTO passages_exact (rowid, title, context, heading, text)
+                SELECT t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = new.id AND n.private = 0;
+            INSERT INTO passages_fts_private (rowid, title, context, heading, text)
+                SELECT t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = new.id AND n.private != 0;
+            INSERT INTO passages_exact_private (rowid, title, context, heading, text)
+                SELECT t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = new.id AND n.private != 0;
+        END;
+        CREATE TRIGGER passages_bd BEFORE DELETE ON passages BEGIN
+            INSERT INTO passages_fts (passages_fts, rowid, title, context, heading, text)
+                SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = old.id AND n.private = 0;
+            INSERT INTO passages_exact (passages_exact, rowid, title, context, heading, text)
+                SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = old.id AND n.private = 0;
+            INSERT INTO passages_fts_private (passages_fts_private, rowid, title, context, heading, text)
+                SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = old.id AND n.private != 0;
+            INSERT INTO passages_exact_private (passages_exact_private, rowid, title, context, heading, text)
+                SELECT 'delete', t.id, t.title, t.context, t.heading, t.text
+                FROM passage_texts t JOIN nodes n ON n.id = t.node_id WHERE t.id = old.id AND n.private != 0;
+        END;
+"""
+
 MIGRATIONS: list[str] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -322,11 +453,12 @@ MIGRATIONS: list[str] = [
     _M007_WALK_INDEX,
     _M008_PASSAGE_SPANS,
     _M009_COVERING_EDGE_INDEXES,
+    _M010_PRIVATE_FTS,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes, passages that store their own text): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

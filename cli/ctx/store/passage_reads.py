@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.types import PassageHit, StoredPassage
+from ctx.store.fts import searched_indexes
 
 _VERSION_KEY = "splitter_version"
 HEADING_SEP = " > "
@@ -91,7 +92,13 @@ def search(
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
     for table, weights in (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS)):
-        hits = _bm25(conn, table, weights, query, limit, include_private)
+        # Without private access, the public index alone (its statistics are the public notes');
+        # with it, both, each scored by its own statistics.
+        hits = sorted(
+            (hit for index in searched_indexes(conn, table, include_private)
+             for hit in _bm25(conn, index, weights, query, limit, include_private)),
+            key=lambda hit: (-hit[2], hit[0]),
+        )[:limit]
         if not hits:
             continue
         top = max(score for _, _, score in hits) or 1.0

@@ -15,7 +15,7 @@ import sqlite3
 from contextlib import AbstractContextManager
 
 from ctx.passages import SPLITTER_VERSION, split
-from ctx.store.fts import indexed_in_bulk
+from ctx.store.fts import indexed_in_bulk, passage_fill_statements
 from ctx.store.passage_reads import (  # noqa: F401 - the passages' reads, named here too
     _VERSION_KEY,
     EXACT_WEIGHTS,
@@ -91,14 +91,7 @@ def refresh(conn: sqlite3.Connection) -> int:
 
 
 def _indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[None]":
-    return indexed_in_bulk(
-        conn, "passages_ai", "passages", "id",
-        tuple(
-            f"INSERT INTO {table} (rowid, title, context, heading, text)"
-            " SELECT id, title, context, heading, text FROM passage_texts WHERE id > ?"
-            for table in ("passages_fts", "passages_exact")
-        ),
-    )
+    return indexed_in_bulk(conn, "passages_ai", "passages", "id", passage_fill_statements(conn))
 
 
 def _outline_pages(conn: sqlite3.Connection, ids: list[str]) -> set[str]:

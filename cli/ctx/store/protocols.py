@@ -18,7 +18,7 @@ Values are the plain dataclasses and tuples of ``ctx.store.types``.
 What "the same answers" means. Two engines given the same imported sources must return the same
 ids, the same values and the same order from every method, with one exception: full-text
 *ranking* (``search``'s order and scores, ``search_passages``' scores and so its order,
-``may_match_private``'s and ``notes_matching``'s notion of a matching word) may differ, since
+``notes_matching``'s notion of a matching word) may differ, since
 SQLite's FTS5 BM25 has no exact twin elsewhere; what matches must still be filtered the same way.
 Where an order is stated below, it is total (it ends in a unique key), and text compares by
 Unicode code point (SQLite's BINARY collation, PostgreSQL's ``COLLATE "C"``), never by locale.
@@ -126,10 +126,6 @@ class GraphReader(Protocol):
 
     include_private: bool
 
-    def including_private(self) -> GraphReader:
-        """The same graph with nothing withheld: only for counting what was withheld, never shown."""
-        ...
-
     # -- visibility ------------------------------------------------------------------------------
 
     def has_private_nodes(self) -> bool:
@@ -148,22 +144,20 @@ class GraphReader(Protocol):
         """The ids that exist and may be shown."""
         ...
 
-    def private_neighbours(self, ids: Iterable[str]) -> set[str]:
-        """Private nodes one resolved edge away from any of ``ids``, either direction."""
+    def hidden_total(self) -> int:
+        """How many nodes this reader may not see (0 when it includes private nodes): a nearest-
+        neighbour search over every vector fetches this many more, so that the visible hits fill
+        its pool as they would in the graph without private nodes."""
         ...
 
-    def may_match_private(self, text: str, *, vectors: bool, mentions: bool) -> bool:
-        """False only when no private node can be among what resolving ``text`` would give with
-        private nodes visible: not by id (``text`` stripped is a private node's id), not by name
-        (``find_by_name``), not by a full-text match of any word of it, not by vector
-        (``vectors`` and some private node has a stored vector), not as a named title
-        (``mentions`` and ``find_mentions``). Exact, never a guess; False for blank text."""
+    def hidden_passages_total(self) -> int:
+        """How many passages belong to nodes this reader may not see (see ``hidden_total``)."""
         ...
 
-    def private_matches(self, text: str) -> int:
-        """How many private nodes a full-text search for any word of ``text`` matches: reported
-        as withheld, never listed."""
-        ...
+    # Nothing here answers a question about private nodes that depends on a query: any such
+    # answer would be an oracle over private text (issue 24). A reader without access gets, from
+    # every method, what the graph without its private nodes would give (full-text statistics
+    # included: private rows are indexed apart).
 
     # -- nodes -----------------------------------------------------------------------------------
 

@@ -287,31 +287,42 @@ def search(
     mode: str = "auto",
     include_private: bool = False,
 ) -> list[SearchHit]:
-    """BM25 full-text search. ``auto`` tries all words first, then any word."""
+    """BM25 full-text search. ``auto`` tries all words first, then any word.
+
+    Without access to private nodes only the public index is searched, so its statistics (and so
+    every score) are those of the graph without its private notes. With access, each index's hits
+    come with that index's scores, merged by score.
+    """
+    from ctx.store.fts import searched_indexes
+
     modes = ["and", "or"] if mode == "auto" else [mode]
+    indexes = searched_indexes(conn, "nodes_fts", include_private)
     for m in modes:
         query = fts_query(text, m)
         if not query:
             return []
-        try:
-            rows = conn.execute(
-                f"""
-                SELECT n.id, n.title, n.type, n.source_path,
-                       -bm25(nodes_fts, 10.0, 5.0, 1.0) AS score,
-                       snippet(nodes_fts, 2, '[', ']', '…', 12) AS snip
-                FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid
-                WHERE nodes_fts MATCH ? AND {_visible(include_private, "n.")}
-                ORDER BY score DESC, n.id
-                LIMIT ?
-                """,
-                (query, limit),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            rows = []  # e.g. a term FTS5 still refuses; treat as no match rather than fail
+        rows: list[sqlite3.Row] = []
+        for index in indexes:
+            try:
+                rows += conn.execute(
+                    f"""
+                    SELECT n.id, n.title, n.type, n.source_path,
+                           -bm25({index}, 10.0, 5.0, 1.0) AS score,
+                           snippet({index}, 2, '[', ']', '…', 12) AS snip
+                    FROM {index} JOIN nodes n ON n.rowid = {index}.rowid
+                    WHERE {index} MATCH ? AND {_visible(include_private, "n.")}
+                    ORDER BY score DESC, n.id
+                    LIMIT ?
+                    """,
+                    (query, limit),
+                ).fetchall()
+            except sqlite3.OperationalError:
+                pass  # e.g. a term FTS5 still refuses; treat as no match rather than fail
         if rows:
+            rows.sort(key=lambda r: (-r["score"], r["id"]))
             return [
                 SearchHit(r["id"], r["title"], r["type"], r["source_path"], float(r["score"]), r["snip"])
-                for r in rows
+                for r in rows[:limit]
             ]
     return []
 
@@ -319,14 +330,22 @@ def search(
 def edges_of(
     conn: sqlite3.Connection, node_id: str, *, include_private: bool = False
 ) -> list[EdgeView]:
-    """The node's edges both ways; edges to private nodes are left out unless included."""
+    """The node's edges both ways; edges to private nodes are left out unless included.
+
+    A link the node's own text makes by name (``[[Acquisition]]``) to a private node reads as a link
+    to a missing note, as it would if the private note did not exist: leaving it out would tell a
+    reader without access that the name belongs to a private note. An edge by id (a block's child,
+    a tag) goes with the private node, as the node itself would.
+    """
     out: list[EdgeView] = []
     for r in conn.execute(
-        "SELECT e.type, e.dst, e.target, e.label, n.title, n.private FROM edges e"
+        "SELECT e.type, e.dst, e.target, e.by_id, e.label, n.title, n.private FROM edges e"
         " LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = ? ORDER BY e.type, e.position, e.id",
         (node_id,),
     ):
         if r["private"] and not include_private:
+            if not r["by_id"] and r["target"]:
+                out.append(EdgeView(r["type"], "out", None, None, r["target"], r["label"]))
             continue
         out.append(EdgeView(r["type"], "out", r["dst"], r["title"], r["target"], r["label"]))
     for r in conn.execute(
@@ -341,37 +360,28 @@ def edges_of(
 def count_matches(conn: sqlite3.Connection, text: str, *, at_most: int, include_private: bool = False) -> int:
     """How many nodes a search for any word of ``text`` finds, counting no further than ``at_most``
     (a common word costs ``at_most`` rows, not one per note)."""
+    from ctx.store.fts import searched_indexes
+
     query = fts_query(text, "or")
     if not query:
         return 0
-    # Private nodes are few and indexed: leaving them out reads that index, not every match's row.
-    hidden = "" if include_private else " AND rowid NOT IN (SELECT rowid FROM nodes WHERE private = 1)"
-    try:
-        return int(
-            conn.execute(
-                f"SELECT COUNT(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?{hidden} LIMIT ?)",
-                (query, at_most),
-            ).fetchone()[0]
-        )
-    except sqlite3.OperationalError:
-        return 0
-
-
-def count_private_matches(conn: sqlite3.Connection, text: str) -> int:
-    """How many private nodes a search would have shown: reported, never listed."""
-    query = fts_query(text, "or")
-    if not query:
-        return 0
-    try:
-        return int(
-            conn.execute(
-                "SELECT COUNT(*) FROM nodes_fts JOIN nodes n ON n.rowid = nodes_fts.rowid"
-                " WHERE nodes_fts MATCH ? AND n.private = 1",
-                (query,),
-            ).fetchone()[0]
-        )
-    except sqlite3.OperationalError:
-        return 0
+    found = 0
+    for index in searched_indexes(conn, "nodes_fts", include_private):
+        # A graph from before the split keeps private rows in the one index: left out here
+        # through the small private index, not by reading every match's row.
+        hidden = "" if include_private else " AND rowid NOT IN (SELECT rowid FROM nodes WHERE private = 1)"
+        try:
+            found += int(
+                conn.execute(
+                    f"SELECT COUNT(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ?{hidden} LIMIT ?)",
+                    (query, at_most - found),
+                ).fetchone()[0]
+            )
+        except sqlite3.OperationalError:
+            pass
+        if found >= at_most:
+            break
+    return found
 
 
 def node_count(conn: sqlite3.Connection) -> int:

@@ -64,10 +64,6 @@ class GraphView:
         """SQL condition that hides private nodes (``alias`` is a table alias with its dot)."""
         return "1" if self.include_private else f"{alias}private = 0"
 
-    def including_private(self) -> GraphView:
-        """The same graph with nothing withheld: only for counting what was withheld, never shown."""
-        return GraphView(self.conn, True)
-
     # -- visibility ------------------------------------------------------------------------------
 
     def has_private_nodes(self) -> bool:
@@ -76,6 +72,25 @@ class GraphView:
                 self.conn.execute("SELECT 1 FROM nodes WHERE private = 1 LIMIT 1").fetchone() is not None
             )
         return self._has_private
+
+    def hidden_total(self) -> int:
+        """How many nodes this view hides: a nearest-neighbour search over every vector fetches
+        this many more, so that after leaving hidden ones out it has as many visible hits as the
+        graph without them would give (a pool short by the private nodes near the query would say
+        where private notes lie)."""
+        if self.include_private or not self.has_private_nodes():
+            return 0
+        return int(self.conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0])
+
+    def hidden_passages_total(self) -> int:
+        """How many passages belong to nodes this view hides (see ``hidden_total``)."""
+        if self.include_private or not self.has_private_nodes():
+            return 0
+        return int(
+            self.conn.execute(
+                "SELECT COUNT(*) FROM passages p WHERE p.node_id IN (SELECT id FROM nodes WHERE private = 1)"
+            ).fetchone()[0]
+        )
 
     def private_among(self, ids: Iterable[str]) -> set[str]:
         """Those of ``ids`` that are private nodes (whatever this view may show)."""
@@ -373,54 +388,6 @@ class GraphView:
             kept.append(entry)
         return Outline(kept, found.truncated)
 
-    # -- what was withheld -----------------------------------------------------------------------
-
-    def may_match_private(self, text: str, *, vectors: bool, mentions: bool) -> bool:
-        """False when no private node can be among what resolving ``text`` would give if private
-        nodes were visible: not by id, not by name, not by a full-text word (any of them: every
-        search mode matches a subset), not by vector (``vectors``: no private node has one), not
-        as a named title (``mentions``). Cheap, indexed queries; exact, never a guess."""
-        conn = self.conn
-        text = text.strip()
-        if not text:
-            return False
-        row = conn.execute("SELECT private FROM nodes WHERE id = ?", (text,)).fetchone()
-        if row is not None and row[0]:
-            return True
-        everything = self.including_private()
-        if self.private_among(everything.find_by_name(text)):
-            return True
-        if reads.count_private_matches(conn, text):
-            return True
-        if vectors and self._private_vectors():
-            return True
-        return mentions and bool(self.private_among(everything.find_mentions(text)))
-
-    def _private_vectors(self) -> bool:
-        try:
-            return conn_has(self.conn, "SELECT 1 FROM embeddings e JOIN nodes n ON n.id = e.node_id WHERE n.private = 1 LIMIT 1")
-        except sqlite3.OperationalError:  # a graph from before the embeddings table
-            return False
-
-    def private_neighbours(self, ids: Iterable[str]) -> set[str]:
-        """Private nodes one edge away from any of ``ids`` (either direction)."""
-        hidden: set[str] = set()
-        for chunk in chunks(sorted(set(ids))):
-            marks = ",".join("?" * len(chunk))
-            for near, far in (("src", "dst"), ("dst", "src")):
-                hidden.update(
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT DISTINCT n.id FROM edges e JOIN nodes n ON n.id = e.{far}"
-                        f" WHERE e.{near} IN ({marks}) AND n.private = 1",
-                        chunk,
-                    )
-                )
-        return hidden
-
-    def private_matches(self, text: str) -> int:
-        return reads.count_private_matches(self.conn, text)
-
     # -- nodes -----------------------------------------------------------------------------------
 
     def node(self, node_id: str) -> Node | None:
@@ -465,7 +432,12 @@ class GraphView:
         return out
 
     def newest_update(self) -> float | None:
-        row = self.conn.execute("SELECT MAX(updated) FROM nodes").fetchone()
+        # Among the nodes this reader may see: a private note's date would otherwise move every
+        # score (and be printed). Walks the updated index from its end.
+        visible = "" if self.include_private else " AND private = 0"
+        row = self.conn.execute(
+            f"SELECT updated FROM nodes WHERE updated IS NOT NULL{visible} ORDER BY updated DESC LIMIT 1"
+        ).fetchone()
         return float(row[0]) if row and row[0] is not None else None
 
     def node_count(self) -> int:
@@ -557,17 +529,22 @@ class GraphView:
         return passages.passages_of(self.conn, node_ids)
 
     def passage_terms_known(self, terms: list[str]) -> list[str]:
+        # Only the indexes this reader may search: a word only private notes hold is unknown to a
+        # reader without access, as if they did not exist.
+        from ctx.store.fts import searched_indexes
+
+        indexes = searched_indexes(self.conn, "passages_fts", self.include_private)
         found = []
         for term in terms:
-            try:
-                hit = self.conn.execute(
-                    "SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT 1",
-                    ('"' + term.replace('"', '""') + '"',),
-                ).fetchone()
-            except sqlite3.OperationalError:
-                hit = None
-            if hit:
-                found.append(term)
+            phrase = '"' + term.replace('"', '""') + '"'
+            for index in indexes:
+                try:
+                    hit = self.conn.execute(f"SELECT 1 FROM {index} WHERE {index} MATCH ? LIMIT 1", (phrase,)).fetchone()
+                except sqlite3.OperationalError:
+                    hit = None
+                if hit:
+                    found.append(term)
+                    break
         return found
 
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
@@ -592,14 +569,17 @@ class GraphView:
         return vectors.status(self.conn, model)
 
     def embedding_coverage(self) -> dict[str, Any]:
+        # Of the nodes this reader may see.
         model = self.active_model()
         nodes = self.node_count()
+        if not self.include_private:  # the private ones through their small index, not a scan
+            nodes -= self.conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0]
         # From the vectors' side: a graph without vectors costs nothing to check (a node has at
         # most one vector; vectors of deleted nodes wait for `ctx embed` and count for nothing).
         fresh, stale = self.conn.execute(
             "SELECT COALESCE(SUM(e.model = :m AND e.content_hash = n.content_hash), 0),"
             " COALESCE(SUM(NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
-            " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
+            " FROM embeddings e JOIN nodes n ON n.id = e.node_id" + ("" if self.include_private else " WHERE n.private = 0"),
             {"m": model or ""},
         ).fetchone()
         return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.store.fts import indexed_in_bulk
+from ctx.store.fts import indexed_in_bulk, node_fill_statements
 from ctx.store.records import EdgeRecord, NodeRecord, content_hash, tag_node_id
 from ctx.store.types import FileState, Written
 
@@ -269,9 +269,7 @@ def _nodes_indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[
     """New nodes enter the full-text index with one statement, not a trigger per row
     (dwarves-brain: 0.175 s by trigger, 0.06 s in bulk)."""
     return indexed_in_bulk(
-        conn, "nodes_ai", "nodes", "rowid",
-        ("INSERT INTO nodes_fts (rowid, title, aliases, body) SELECT rowid, title, aliases, body FROM nodes WHERE rowid > ?",),
-    )
+        conn, "nodes_ai", "nodes", "rowid", node_fill_statements(conn))
 
 
 def _tag_edges(nodes: list[tuple[str, NodeRecord]]) -> list[tuple[str, EdgeRecord]]:

@@ -238,7 +238,13 @@ def _empty(number: int) -> str:
     return f"-- {number}: part of migration 1 on PostgreSQL (the engine started at SQLite's schema 9)\n"
 
 
+# SQLite's 10 indexes private nodes' text apart, because FTS5's BM25 weighs a word by corpus-wide
+# statistics (private notes moved public scores: an oracle, issue 24). PostgreSQL's ts_rank scores
+# a row from that row alone (no document frequencies), so there is nothing to split here.
+_M010_PRIVATE_FTS = "-- 10: nothing to do on PostgreSQL: ts_rank reads no corpus-wide statistics\n"
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
+    _M010_PRIVATE_FTS,
 ]
