@@ -157,6 +157,41 @@ def all_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int]
     return [r[0] for r in rows], [r[1] for r in rows], matrix
 
 
+# The passage matrix of the last connection asked, kept between builds: a warm process (the MCP
+# server) answers question after question from the same vectors, and reading them all is the
+# largest read of a free-text build on an embedded graph. One slot; the connection is held, so an
+# ``is`` check can never match another connection that reused a freed address.
+_KEPT_PASSAGES: list[tuple[sqlite3.Connection, tuple[object, ...], tuple[list[int], list[str], np.ndarray]]] = []
+
+
+def passage_vectors_state(conn: sqlite3.Connection, model: str) -> tuple[object, ...]:
+    """Changes whenever ``all_passage_vectors(conn, model)`` may: another connection committed
+    (``data_version``), an import on this one (``graph_version``: passages are re-split and
+    renumbered there), or vectors were written or removed on this one (their count and the
+    highest rowid, which every INSERT OR REPLACE moves). Index steps only, no vector read."""
+    try:
+        passages = conn.execute("SELECT MAX(id) FROM passages").fetchone()[0]
+        count, top = conn.execute(
+            "SELECT COUNT(*), MAX(rowid) FROM passage_vectors WHERE model = ?", (model,)
+        ).fetchone()
+    except sqlite3.OperationalError:  # a graph from before passages existed
+        passages = count = top = None
+    version = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+    data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+    return (model, data_version, version[0] if version else None, passages, count, top)
+
+
+def kept_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], np.ndarray]:
+    """``all_passage_vectors``, read again only when ``passage_vectors_state`` moved. The lists and
+    the (read-only) matrix are shared between callers: never modify them."""
+    state = passage_vectors_state(conn, model)
+    if _KEPT_PASSAGES and _KEPT_PASSAGES[0][0] is conn and _KEPT_PASSAGES[0][1] == state:
+        return _KEPT_PASSAGES[0][2]
+    found = all_passage_vectors(conn, model)
+    _KEPT_PASSAGES[:] = [(conn, state, found)]
+    return found
+
+
 def vectors_for(conn: sqlite3.Connection, model: str, ids: list[str]) -> dict[str, np.ndarray]:
     """Fresh vectors of the given nodes (nodes without one are simply absent)."""
     out: dict[str, np.ndarray] = {}

@@ -621,7 +621,7 @@ class GraphView:
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         from ctx.store import vectors
 
-        return vectors.all_passage_vectors(self.conn, model)
+        return vectors.kept_passage_vectors(self.conn, model)
 
     def pending_node_ids(self, model: str) -> list[str]:
         from ctx.store import vectors
