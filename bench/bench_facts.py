@@ -378,6 +378,49 @@ class Result:
                 if any(line in context for line in _note_lines(self.question.corpus, rel))]
 
 
+    def answer_rank(self) -> int | None:
+        """The position (1 = first) of the first note block that draws on an answer note, None when
+        no block does. A block is a ``### `` heading and what follows it (the node level every ctx
+        lens renders; the chunk baselines' title lines are blocks too), code fences skipped; a block
+        draws on a note when one of the note's lines of six words or more is in it, as above."""
+        blocks = context_blocks(self.context)
+        lines = [line for rel in self.question.notes for line in _note_lines(self.question.corpus, rel)]
+        for position, block in enumerate(blocks, start=1):
+            text = normalise(block)
+            if any(line in text for line in lines):
+                return position
+        return None
+
+
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+
+
+def context_blocks(context: str) -> list[str]:
+    """A context cut at its node headings: ``### Title`` in ctx's contexts (where ``## `` names a
+    section), ``## Title`` in the baselines' (which have no ``### ``)."""
+    heading = "### " if re.search(r"^### ", context, flags=re.M) else "## "
+    blocks: list[list[str]] = []
+    fence: str | None = None
+    for line in context.splitlines():
+        marker = _FENCE_LINE.match(line)
+        if marker:
+            fence = None if fence == marker.group(1) else fence or marker.group(1)
+        elif fence is None and line.startswith(heading):
+            blocks.append([])
+        if blocks:  # what comes before the first node heading (the context's header) is no block
+            blocks[-1].append(line)
+    return ["\n".join(b) for b in blocks]
+
+
+def rank_summary(results: list["Result"]) -> str:
+    """Mean position of the first answer-bearing block where one is present; how often it is
+    first; how often no block draws on an answer note."""
+    ranks = [r.answer_rank() for r in results]
+    present = [rank for rank in ranks if rank is not None]
+    first = sum(1 for rank in present if rank == 1)
+    return f"{mean(present):.2f} ({first} first, {len(ranks) - len(present)} absent)" if present else "-"
+
+
 _LINES: dict[tuple[str, str], list[str]] = {}
 
 
@@ -412,8 +455,8 @@ def print_table(results: list[Result], configs: list[str], corpora: list[str], b
     print(f"\n### Mean fact recall at {budget} tokens "
           f"({len({r.question.id for r in rows})} questions)\n")
     heads = [SHORT.get(c, c) for c in corpora]
-    print("| configuration | split | " + " | ".join(heads) + " | all | tokens used | median s |")
-    print("|---|---|" + "---:|" * (len(heads) + 3))
+    print("| configuration | split | " + " | ".join(heads) + " | all | first answer rank | tokens used | median s |")
+    print("|---|---|" + "---:|" * (len(heads) + 4))
     for config in configs:
         mine = [r for r in rows if r.config == config]
         if not mine:
@@ -427,7 +470,7 @@ def print_table(results: list[Result], configs: list[str], corpora: list[str], b
             tokens = mean([r.tokens for r in chosen])
             seconds = statistics.median([r.seconds for r in chosen])
             print(f"| {config if split == 'dev' else ''} | {split} | " + " | ".join(cells)
-                  + f" | **{mean([r.recall for r in chosen]):.3f}** | {tokens:.0f} | {seconds:.2f} |")
+                  + f" | **{mean([r.recall for r in chosen]):.3f}** | {rank_summary(chosen)} | {tokens:.0f} | {seconds:.2f} |")
 
 
 def print_misses(results: list[Result]) -> None:
@@ -549,7 +592,8 @@ def main() -> int:
                 {"config": r.config, "budget": r.budget, "id": r.question.id, "corpus": r.question.corpus,
                  "split": r.question.split, "recall": r.recall, "found": r.found,
                  "missing": [f for f in r.question.facts if f not in r.found],
-                 "answer_notes_present": r.answer_notes_present(), "tokens": r.tokens,
+                 "answer_notes_present": r.answer_notes_present(), "answer_rank": r.answer_rank(),
+                 "tokens": r.tokens,
                  "seconds": round(r.seconds, 3), "error": r.error}
                 for r in results
             ],
