@@ -3,7 +3,8 @@
 Settings that apply across commands live here: privacy markers, the graph file, the defaults of
 `ctx build` (lens, budget, encoding) and whether builds first re-import changed sources; what a
 lens means belongs to lenses. The project file overrides the user file key by key, and a flag on
-the command line overrides both.
+the command line overrides both; except privacy, where the project file only adds markers for the
+sources inside the project (what widens visibility comes from the user alone).
 """
 
 from __future__ import annotations
@@ -71,24 +72,80 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     raise UsageError(f"{where}: must be a string or a list of strings")
 
 
+def _privacy_section(path: Path) -> dict[str, tuple[str, ...]]:
+    section = _read(path).get("privacy") or {}
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: privacy: must be a mapping with 'tags' and/or 'fields'")
+    out: dict[str, tuple[str, ...]] = {}
+    for key in section:
+        if key not in ("tags", "fields"):
+            raise UsageError(f"{path}: privacy.{key}: unknown key (expected tags, fields)")
+        out[key] = _strings(section[key], f"{path}: privacy.{key}")
+    return out
+
+
 def load_privacy_config() -> PrivacyConfig:
-    merged: dict[str, Any] = {}
-    sources = [user_config_dir() / CONFIG_FILE]
-    project = find_project_dir()
-    if project is not None:
-        sources.append(project / CONFIG_FILE)
-    for path in sources:
-        section = _read(path).get("privacy") or {}
-        if not isinstance(section, dict):
-            raise UsageError(f"{path}: privacy: must be a mapping with 'tags' and/or 'fields'")
-        for key in section:
-            if key not in ("tags", "fields"):
-                raise UsageError(f"{path}: privacy.{key}: unknown key (expected tags, fields)")
-            merged[key] = _strings(section[key], f"{path}: privacy.{key}")
+    """The user's own privacy markers (``privacy:`` in the user's config file), else the defaults.
+
+    Only the user's file may replace the markers, and so widen what is visible: a project's file
+    only adds markers for the sources inside that project (``project_privacy_markers``), so a
+    downloaded folder cannot make the user's private notes public (issue 24, H2)."""
+    merged = _privacy_section(user_config_dir() / CONFIG_FILE)
     return PrivacyConfig(
         tags=tuple(t.lstrip("#").lower() for t in merged.get("tags", PrivacyConfig.tags)),
         fields=tuple(merged.get("fields", PrivacyConfig.fields)),
     )
+
+
+def project_privacy_markers(source_root: Path) -> PrivacyConfig:
+    """The markers the project holding ``source_root`` adds (``privacy:`` in the nearest
+    ``.ctx/config.yaml`` at or above it), whatever folder ctx runs in; none outside a project."""
+    folder = source_root if source_root.is_dir() else source_root.parent
+    project = find_project_dir(folder)
+    if project is None:
+        return PrivacyConfig((), ())
+    found = _privacy_section(project / CONFIG_FILE)
+    return PrivacyConfig(
+        tags=tuple(t.lstrip("#").lower() for t in found.get("tags", ())),
+        fields=found.get("fields", ()),
+    )
+
+
+@dataclass(frozen=True)
+class PrivacyRules:
+    """The graph's privacy markers: the user's, plus what a project adds for its own sources."""
+
+    user: PrivacyConfig = PrivacyConfig()
+    added: tuple[tuple[int, PrivacyConfig], ...] = ()  # (source id, markers its project adds)
+
+    def for_source(self, source_id: int) -> PrivacyConfig:
+        extra = dict(self.added).get(source_id)
+        if extra is None:
+            return self.user
+        return PrivacyConfig(
+            tuple(dict.fromkeys(self.user.tags + extra.tags)), tuple(dict.fromkeys(self.user.fields + extra.fields))
+        )
+
+    def fingerprint(self) -> str:
+        # The user's markers alone read as before: a graph without project markers is not
+        # recomputed for nothing after the upgrade.
+        return self.user.fingerprint() + "".join(f"|source {sid}: {extra.fingerprint()}" for sid, extra in self.added)
+
+
+def graph_privacy_rules(store: Any) -> PrivacyRules:
+    """The rules for the graph of ``store`` (a GraphStore), from its registered sources as its
+    reader sees them (inside an import session: the source being imported too)."""
+    return privacy_rules([(s.id, s.root) for s in store.reader(include_private=True).sources()])
+
+
+def privacy_rules(sources: list[tuple[int, str]]) -> PrivacyRules:
+    """The rules for a graph whose sources are ``sources`` ((id, root) pairs)."""
+    added = []
+    for source_id, root in sorted(sources):
+        extra = project_privacy_markers(Path(root))
+        if extra.tags or extra.fields:
+            added.append((source_id, extra))
+    return PrivacyRules(load_privacy_config(), tuple(added))
 
 
 # -- everything else: graph, build defaults, sync ------------------------------------------------

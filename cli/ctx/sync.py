@@ -152,10 +152,11 @@ def find_source(store: GraphStore, path: str | Path) -> Source:
 def remove(store: GraphStore, path: str | Path) -> Removed:
     """Remove a registered source and everything it brought, in one transaction (the session's
     ``remove_source`` recomputes privacy: a node below a removed private one is no longer hidden)."""
-    from ctx.config import load_privacy_config
+    from ctx.config import privacy_rules
 
     store = as_store(store)
     source = find_source(store, path)
-    privacy = load_privacy_config()
+    # The rules of the sources that stay (the user's markers, plus what their projects add).
+    privacy = privacy_rules([(s.id, s.root) for s in store.reader(include_private=True).sources() if s.id != source.id])
     with store.import_session() as session:
         return session.remove_source(source.id, privacy)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ctx.config import ImportLimits, PrivacyConfig, load_import_limits, load_privacy_config
+from ctx.config import ImportLimits, graph_privacy_rules, load_import_limits
 from ctx.errors import ImportFormatError, UsageError
 from ctx.files import Confinement, FileRefused, read_regular
 from ctx.importers.base import FileInfo, Importer, ParsedFile
@@ -169,7 +169,6 @@ def import_path(
 
     vanished = sorted(set(known) - (set(relpaths) - refused))
     limits = load_import_limits()
-    privacy = load_privacy_config()
     reading = _Steps(progress, READING, len(candidates))
     changes: list[_Change] = []
     fresh: list[tuple[str, Path, os.stat_result]] = []
@@ -196,7 +195,7 @@ def import_path(
     if fresh or streamed or changes or vanished:
         try:
             _apply(
-                store, importer, source_id, root, changes, vanished, fresh, streamed, report, privacy, limits,
+                store, importer, source_id, root, changes, vanished, fresh, streamed, report, limits,
                 reading, progress,
             )
         except _NothingWritten:
@@ -207,6 +206,7 @@ def import_path(
             # an error, not "unchanged" with a warning. Nothing was written: the graph keeps what
             # it had and a first import leaves no source behind.
             raise ImportFormatError("\n".join(report.failed[:20]))
+        privacy = graph_privacy_rules(store)
         new_privacy = reader.privacy_changed(privacy)
         if new_privacy or reader.passages_stale():
             # New privacy settings apply to the whole graph even when no file changed; a graph
@@ -464,7 +464,6 @@ def _apply(
     fresh: list[tuple[str, Path, os.stat_result]],
     streamed: list[tuple[str, Path, os.stat_result]],
     report: ImportReport,
-    privacy: PrivacyConfig,
     limits: ImportLimits,
     reading: _Steps,
     progress: ProgressFn | None = None,
@@ -512,7 +511,8 @@ def _apply(
         session.insert_tag_nodes(source_id, estimate_many)
         session.resolve_edges(source_id)
         session.build_deferred_indexes()
-        session.refresh_private_flags(privacy)
+        # The user's markers, plus those each source's project adds (the new source's too).
+        session.refresh_private_flags(graph_privacy_rules(store))
         session.refresh_passages()
         session.mark_imported(source_id, importer.format)
         session.recount()

@@ -1,6 +1,8 @@
 """Which nodes are private: marked by a tag or a field, below a private ancestor, or derived
 (a tag node, a hierarchy stub) only from private nodes.
 
+The markers are the user's (their config file, else the defaults) for every source, plus those the
+project holding a source adds for it (``ctx.config.privacy_rules``): only the user widens.
 The flag is computed when the graph changes (and when the privacy settings change), stored in
 ``nodes.private``, and every read path filters on it unless the user explicitly asks otherwise.
 Computing it at import time keeps the build path free of a recursive walk per query.
@@ -8,28 +10,34 @@ Computing it at import time keeps the build path free of a recursive walk per qu
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
-from ctx.config import PrivacyConfig
+from ctx.config import PrivacyConfig, PrivacyRules
 
 TRUE_VALUES = ("true", "yes", "1", "on")
 
 
-def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> int:
+def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | PrivacyConfig) -> int:
     """Recompute ``nodes.private`` for the whole graph; returns how many nodes are private.
 
+    ``rules``: the user's markers for every source, plus those a project adds for its own sources.
     Must run inside the caller's transaction when it follows an import.
     """
-    tag_list = json.dumps([t.lower() for t in config.tags])
+    if isinstance(rules, PrivacyConfig):
+        rules = PrivacyRules(rules)
     true_values = ", ".join(f"'{v}'" for v in TRUE_VALUES)
-    # One EXISTS per configured field: json_each over a missing key yields no rows.
-    field_checks = "".join(
-        f" OR EXISTS (SELECT 1 FROM json_each(n.fields, ?) v"
-        f" WHERE lower(CAST(v.value AS TEXT)) IN ({true_values}))"
-        for _ in config.fields
+    conn.execute("DROP TABLE IF EXISTS temp.privacy_markers")
+    conn.execute(
+        "CREATE TEMP TABLE privacy_markers (source_id INTEGER, kind TEXT, name TEXT,"
+        " PRIMARY KEY (source_id, kind, name)) WITHOUT ROWID"
     )
-    field_params = ['$."' + name.replace('"', '""') + '"' for name in config.fields]
+    markers = []
+    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
+        config = rules.for_source(source_id)
+        markers += [(source_id, "tag", t.lower()) for t in config.tags]
+        # A field's JSON path, quoted as json_each wants it.
+        markers += [(source_id, "field", '$."' + name.replace('"', '""') + '"') for name in config.fields]
+    conn.executemany("INSERT OR IGNORE INTO temp.privacy_markers VALUES (?, ?, ?)", markers)
     conn.execute("DROP TABLE IF EXISTS temp.private_ids")
     conn.execute("CREATE TEMP TABLE private_ids (id TEXT PRIMARY KEY)")
     conn.execute(
@@ -38,10 +46,14 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
         WITH RECURSIVE marked(id) AS (
             SELECT n.id FROM nodes n
             WHERE EXISTS (
-                SELECT 1 FROM json_each(n.tags) j
-                WHERE lower(ltrim(j.value, '#')) IN (SELECT value FROM json_each(?))
+                SELECT 1 FROM json_each(n.tags) j JOIN temp.privacy_markers m
+                ON m.source_id = n.source_id AND m.kind = 'tag' AND m.name = lower(ltrim(j.value, '#'))
             )
-            {field_checks}
+            OR EXISTS (
+                SELECT 1 FROM temp.privacy_markers m, json_each(n.fields, m.name) v
+                WHERE m.source_id = n.source_id AND m.kind = 'field'
+                  AND lower(CAST(v.value AS TEXT)) IN ({true_values})
+            )
         ),
         below(id) AS (
             SELECT id FROM marked
@@ -52,9 +64,9 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
             SELECT n.id FROM nodes n JOIN below b ON n.parent_id = b.id
         )
         SELECT DISTINCT id FROM below
-        """,
-        [tag_list, *field_params],
+        """
     )
+    conn.execute("DROP TABLE temp.privacy_markers")
     _add_derived_only_private(conn)
     # An outline page's passages hold its blocks' text, private blocks left out: when a block's
     # privacy changes, the pages above it are split again (store/passages.py).
@@ -84,7 +96,7 @@ def refresh_private_flags(conn: sqlite3.Connection, config: PrivacyConfig) -> in
     count = conn.execute("SELECT COUNT(*) FROM temp.private_ids").fetchone()[0]
     conn.execute("DROP TABLE temp.private_ids")
     conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (config.fingerprint(),)
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (rules.fingerprint(),)
     )
     return int(count)
 
@@ -126,6 +138,6 @@ def _add_derived_only_private(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE temp.derived_ids")
 
 
-def privacy_config_changed(conn: sqlite3.Connection, config: PrivacyConfig) -> bool:
+def privacy_config_changed(conn: sqlite3.Connection, rules: PrivacyRules | PrivacyConfig) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'privacy_config'").fetchone()
-    return row is None or row[0] != config.fingerprint()
+    return row is None or row[0] != rules.fingerprint()

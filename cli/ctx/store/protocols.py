@@ -61,7 +61,7 @@ from ctx.store.types import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
 
 # A full-text query is its first this many distinct words, on every engine (FTS5's cost grows with
 # the terms of a query: a 1,500-word query took ~60 s of BM25). A question is a few dozen words.
@@ -478,7 +478,7 @@ class GraphReader(Protocol):
         """Each file of the source as last imported: path -> (mtime_ns, size, hash)."""
         ...
 
-    def privacy_changed(self, config: PrivacyConfig) -> bool:
+    def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:
         """Whether the graph's private flags were computed with other settings than ``config``."""
         ...
 
@@ -573,7 +573,7 @@ class ImportSession(Protocol):
         dst no longer exists become unresolved."""
         ...
 
-    def refresh_private_flags(self, config: PrivacyConfig) -> int:
+    def refresh_private_flags(self, config: PrivacyConfig | PrivacyRules) -> int:
         """Recompute every node's private flag (``ctx.store.privacy``: marked by a tag or field,
         below a marked node by child edge or parent_id, or derived and supported only by private
         nodes), remember ``config`` for ``GraphReader.privacy_changed``; returns how many nodes
@@ -598,7 +598,7 @@ class ImportSession(Protocol):
         """Store the node and edge counts by type, both visibilities, for ``GraphReader.stats``."""
         ...
 
-    def remove_source(self, source_id: int, config: PrivacyConfig) -> Removed:
+    def remove_source(self, source_id: int, config: PrivacyConfig | PrivacyRules) -> Removed:
         """Delete a source and everything it brought: nodes (their passages, keys and vectors
         with them), edges, file records. Tag nodes that another source's edges still use move to
         the lowest such source id instead (``kept_tags``); edges of other sources into removed

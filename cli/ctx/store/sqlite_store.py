@@ -24,7 +24,7 @@ from ctx.store.view import GraphView
 if TYPE_CHECKING:
     import numpy as np
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
 
 
 @dataclass
@@ -111,7 +111,7 @@ class SqliteSession:
 
         writes.resolve_edges(self.conn, source_id)
 
-    def refresh_private_flags(self, config: PrivacyConfig) -> int:
+    def refresh_private_flags(self, config: PrivacyConfig | PrivacyRules) -> int:
         from ctx.store.privacy import refresh_private_flags
 
         return refresh_private_flags(self.conn, config)
@@ -136,7 +136,7 @@ class SqliteSession:
 
         counts.recount(self.conn)
 
-    def remove_source(self, source_id: int, config: PrivacyConfig) -> Removed:
+    def remove_source(self, source_id: int, config: PrivacyConfig | PrivacyRules) -> Removed:
         from ctx.store import counts
 
         from ctx.store.sources import remove_source

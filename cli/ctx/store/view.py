@@ -40,7 +40,7 @@ from ctx.store.types import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
 
 _CHUNK = 500
 
@@ -679,7 +679,7 @@ class GraphView:
 
         return file_states(self.conn, source_id)
 
-    def privacy_changed(self, config: PrivacyConfig) -> bool:
+    def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:
         from ctx.store.privacy import privacy_config_changed
 
         return privacy_config_changed(self.conn, config)
