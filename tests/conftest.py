@@ -35,6 +35,13 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture
+def devices_on(monkeypatch):
+    """For the tests of a start-up device itself (ctx.speedups): the device is on even in CI's
+    second run with CTX_PLAIN=1 (which runs the rest of those tests on the plain path)."""
+    monkeypatch.delenv("CTX_PLAIN", raising=False)
+
+
 @dataclass
 class CliResult:
     exit_code: int

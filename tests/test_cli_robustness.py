@@ -83,6 +83,7 @@ def test_an_ascii_only_stdout_gets_utf8_rather_than_an_error(demo_db):
     assert search.returncode == 0, search.stderr.decode()
 
 
+@pytest.mark.usefixtures("devices_on")  # the quiet Ctrl-C device itself (ctx.speedups)
 def test_ctrl_c_while_the_cli_loads_prints_no_traceback_from_ctx(demo_db):
     """SIGINT at every moment of start-up. Before ctx's first line runs, the interpreter's own
     start-up (and `site`) belong to Python: a traceback there has no frame of ctx's code. From the

@@ -10,6 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 # Prints a fingerprint of every method dataclasses generated for every ctx class loaded by the
 # build path and the import path, and how many method texts the cache did not already hold.
 PROBE = r"""

@@ -19,6 +19,9 @@ from ctx.commands.build_argv import parse_build
 
 from conftest import imported_graph
 
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
 
 

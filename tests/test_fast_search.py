@@ -15,6 +15,9 @@ from ctx.commands.search_argv import fast_search, parse_search
 from ctx.commands.search_run import run_search
 from ctx.options import SearchRequest
 
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 
 def _typer_search():
     import typer.main

@@ -10,6 +10,8 @@ otherwise use gives the same data, types included.
 
 from __future__ import annotations
 
+import pytest
+
 import math
 from typing import Any
 
@@ -18,6 +20,9 @@ from hypothesis import strategies as st
 
 from ctx import yaml_safe
 from ctx.importers.markdown import _simple_frontmatter
+
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
 
 KEYS = ["title", "tags", "aliases", "date", "a_b", "key-1", "Key", "yes", "no", "null", "on", "true",
         "1a", "_x", "é", "x y", "k"]

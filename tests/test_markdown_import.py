@@ -341,6 +341,7 @@ def test_unreadable_file_warns(tmp_path, run_cli):
     assert any("secret.md" in w for w in report["warnings"])
 
 
+@pytest.mark.usefixtures("devices_on")  # the frontmatter device itself (ctx.speedups)
 def test_frontmatter_flow_lists_read_fast_exactly_as_pyyaml_reads_them():
     """`tags: [a, b]` skips PyYAML's composer; whatever the fast reader accepts, PyYAML agrees on."""
     import random

@@ -14,6 +14,9 @@ from ctx.assemble import BuildRequest
 from ctx.commands.build_argv import parse_build, spellings
 from ctx.options import Option, SearchRequest, option, options_of
 
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 GRAPH_OPTIONS = {"db", "plain", "include_private"}  # the graph handle's, not the request's
 JSON_TYPES = {int: "integer", str: "string", bool: "boolean"}
 

@@ -18,6 +18,9 @@ from ctx.errors import UsageError
 
 from conftest import FIXTURES
 
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 SAMPLES = [
     "",
     "hello world",

@@ -14,6 +14,9 @@ from ctx import yaml_cache, yaml_safe
 from ctx.errors import LensError, UsageError
 from ctx.lenses.lookup import builtin_lens_dir, load_lens_file
 
+# The device under test stays on in CI's CTX_PLAIN=1 run (conftest.devices_on).
+pytestmark = pytest.mark.usefixtures("devices_on")
+
 LENS = "name: mine\ndescription: a lens of my own\ndepth: 1\nedges:\n  link: {direction: both, weight: 2}\n"
 
 
