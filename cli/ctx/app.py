@@ -62,9 +62,11 @@ def main() -> None:
 
     import typer.main
 
-    # typer vendors click; its UsageError is BadParameter's base, the public way to reach it.
-    usage_error: Any = typer.BadParameter.__mro__[1]
-    click_exception: Any = typer.BadParameter.__mro__[2]
+    # Click's exception classes, from the module that defines typer.BadParameter (Typer's own copy
+    # of Click, or Click itself): named, not found by position in a class hierarchy.
+    click_exceptions = sys.modules[typer.BadParameter.__module__]
+    usage_error: Any = click_exceptions.UsageError
+    click_exception: Any = click_exceptions.ClickException
     command = typer.main.get_command(app)
     try:
         result = command.main(prog_name="ctx", standalone_mode=False)

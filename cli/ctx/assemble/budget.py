@@ -13,7 +13,8 @@ flows to the next section), then:
    tail item into the slack while under, until the text fits and the header's "used" figure is
    the true count of the text it is in (a fixed point).
 
-The seed is never dropped (it is shortened instead). Below ``output.summary_below`` tokens the
+A protected seed (every seed, unless the lens's ``seeds.protect`` names how many) is never
+dropped: it is shortened instead; other seeds compete like any node at distance 0. Below ``output.summary_below`` tokens the
 output is summary-only: one line per related node, the seed's text cut to what is left.
 """
 

@@ -274,6 +274,9 @@ def all_fresh_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[str], 
     return ids, matrix
 
 
+QUERY_CACHE_ENTRIES = 1000  # free-text topics whose vectors are kept (the most recently embedded)
+
+
 def _query_key(text: str) -> str:
     # Spacing does not change what the model sees (its tokenizer splits on whitespace).
     normal = " ".join(text.split())
@@ -301,6 +304,13 @@ def cache_query_vector(conn: sqlite3.Connection, model: str, text: str, vector: 
             "INSERT OR REPLACE INTO query_embeddings (model, text_hash, dim, vector, used_at)"
             " VALUES (?, ?, ?, ?, ?)",
             (model, _query_key(text), int(vector.shape[0]), to_blob(vector), time.time()),
+        )
+        # Bounded: an agent asking a new question every call must not grow the graph file for
+        # ever (1.5 kB a question). The newest entries stay; reading them is one index lookup.
+        conn.execute(
+            "DELETE FROM query_embeddings WHERE rowid IN"
+            " (SELECT rowid FROM query_embeddings ORDER BY used_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+            (QUERY_CACHE_ENTRIES,),
         )
     except sqlite3.OperationalError:
         pass

@@ -1,0 +1,48 @@
+"""A shipped migration is never edited: graphs in users' hands already ran it, and an edit would
+leave theirs different from a new graph's. Change the schema with a new migration instead.
+
+A new migration fails here until its hash is added below (the message gives the line to add);
+an edited one fails for good. The hashes are of each migration's SQL text in ctx.store.migrations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from ctx.store.migrations import MIGRATIONS
+
+SHIPPED = {
+    1: "f71e6a909cf972057256009420da170ee7c8679884b88ab4179676205039cd6e",
+    2: "17411405e7e7b276edd41eee1e5451200881fc3df9d88ee78abbc56631091117",
+    3: "5f3c4dcb2f85dd36723c03eb93bb01dc1a8ad6e77bae3f6151b8121661c4b58d",
+    4: "078ed0ea24aba21c9dc959f9bab6039e12bf058f6486ddf2baff353ed35be275",
+    5: "628f96a5a68776f628139f72b5b449280c56c23dd9b036351f228f6f08fac786",
+    6: "060299a70bdd69bdc1cb26448ecb2a8b7df316dd60d9318a56bfe7dfa5b887a5",
+    7: "87ed76047ae805a7109c35f693a1a6d852d96dffb5b98a22c0d8e5199e151345",
+    8: "14525588309993d86296f2f0b7dd61c4cad73a16a83eb72d65ee48fa7a2f07bd",
+    9: "7b9254962592f5d47a9c172e1649bd2001269fe60e4b29d986c4958572d90d38",
+}
+
+
+def _hash(script: str) -> str:
+    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+
+
+def test_no_shipped_migration_was_edited():
+    edited = [number for number, script in enumerate(MIGRATIONS, start=1)
+              if number in SHIPPED and _hash(script) != SHIPPED[number]]
+    assert not edited, (
+        f"migration(s) {edited} changed after they shipped: graphs that already ran them would differ "
+        "from new ones. Restore the text and add a new migration instead."
+    )
+
+
+def test_no_shipped_migration_was_removed():
+    assert len(MIGRATIONS) >= max(SHIPPED), "a shipped migration was removed"
+
+
+def test_every_migration_has_a_recorded_hash():
+    new = {number: _hash(script) for number, script in enumerate(MIGRATIONS, start=1) if number not in SHIPPED}
+    assert not new, "record the new migration(s) in SHIPPED:\n" + "\n".join(
+        f'    {number}: "{digest}",' for number, digest in new.items()
+    )
