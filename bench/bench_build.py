@@ -3,6 +3,7 @@
     python bench/bench_build.py                 # uses ../shared/corpora/obsidian-dwarves-brain
     python bench/bench_build.py --runs 15 --pairs 200
     python bench/bench_build.py --no-utilisation --typer   # start-up figures only, both CLI paths
+    python bench/bench_build.py --no-utilisation --plain   # and with every start-up device off
     python bench/bench_build.py --no-utilisation --pieces  # and where a cold build's time goes
 
 Prints:
@@ -211,6 +212,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--typer", action="store_true", help="also time the Typer command (CTX_NO_FAST_PATH=1)")
+    parser.add_argument("--plain", action="store_true",
+                        help="also time the plain path: every start-up device off (CTX_PLAIN=1, ctx.speedups)")
     parser.add_argument("--no-utilisation", action="store_true", help="only the start-up figures")
     parser.add_argument("--pieces", action="store_true", help="where a cold build's time goes, piece by piece")
     parser.add_argument("--question", default="how do we run a retrospective",
@@ -228,6 +231,7 @@ def main() -> None:
         rows = [(f"depth {depth}, 4000 tokens", [topic, "--depth", str(depth)]) for depth in (2, 5)]
         rows.append((f"free text {args.question!r}, 4000 tokens", [args.question]))
         typer_env = {**os.environ, "CTX_NO_FAST_PATH": "1"}
+        plain_env = {**os.environ, "CTX_PLAIN": "1"}
         for label, request in rows:
             argv = [ctx_executable(), "build", *request, "--max-tokens", "4000", "--db", str(db)]
             walls, cpus = cold_runs(argv, args.runs)
@@ -235,6 +239,9 @@ def main() -> None:
             if args.typer:
                 walls, cpus = cold_runs(argv, args.runs, env=typer_env)
                 print(describe("  the same through Typer (CTX_NO_FAST_PATH=1)", walls, cpus))
+            if args.plain:
+                walls, cpus = cold_runs(argv, args.runs, env=plain_env)
+                print(describe("  the same with every start-up device off (CTX_PLAIN=1)", walls, cpus))
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         if args.pieces:
             for label, request in rows[::2]:

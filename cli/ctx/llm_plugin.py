@@ -4,13 +4,15 @@ fragment argument is in ``ctx.fragment``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import llm
 
 from ctx.fragment import fragment_text
 
 
 @llm.hookimpl
-def register_fragment_loaders(register):
+def register_fragment_loaders(register: Callable[..., None]) -> None:
     register("ctx", load_ctx_fragment)
 
 

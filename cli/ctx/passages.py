@@ -17,7 +17,7 @@ the text where they are.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ctx.code_spans import outside_code
@@ -271,7 +271,7 @@ def _tokens(group: list[_Block]) -> int:
 # ---------------------------------------------------------------------------------------------
 # Rendering helpers shared by whole-node and passage output.
 
-def _heading_lines(text: str):
+def _heading_lines(text: str) -> Iterator[tuple[int, int, str]]:
     """(line index, level, text) of each heading line outside fenced code."""
     in_fence: str | None = None
     for i, line in enumerate(text.split("\n")):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
@@ -18,6 +19,9 @@ from ctx.importers.engine import ImportReport, import_path
 from ctx.store.protocols import GraphStore
 from ctx.store import as_store
 from ctx.store.types import Removed, Source
+
+if TYPE_CHECKING:
+    from ctx.semantic.models import ModelRef
 
 # (phase, done, total): "<source name>: reading files", ..., "loading model", "embedding"
 PhaseProgress = Callable[[str, int, int], None]
@@ -91,7 +95,7 @@ def sync(
     embed: bool = True,
     only: list[Source] | None = None,
     progress: PhaseProgress | None = None,
-    encoder_factory: Callable | None = None,
+    encoder_factory: Callable[[ModelRef], object] | None = None,
 ) -> SyncReport:
     """Re-import every registered source (or ``only`` these) and, if the graph has vectors,
     embed every node whose vector is missing or stale."""
@@ -110,7 +114,7 @@ def _embed_pending(
     store: GraphStore,
     report: SyncReport,
     progress: PhaseProgress | None,
-    encoder_factory: Callable | None,
+    encoder_factory: Callable[[ModelRef], object] | None,
 ) -> None:
     reader = store.reader(include_private=True)
     model_name = reader.active_model()

@@ -72,7 +72,7 @@ def _print(text: str, fmt: str) -> None:
         console.print(Markdown(text))
 
 
-def _print_explain(rows: list[dict], meta: dict, graph_path: Path) -> None:
+def _print_explain(rows: list[dict[str, Any]], meta: dict[str, Any], graph_path: Path) -> None:
     from ctx.assemble.render import EXPLAIN_COLUMNS, explain_caption, explain_cells, explain_text
 
     # Which graph answered: the user's and the project's config can each name one.

@@ -10,15 +10,15 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ctx.commands.console import (  # noqa: F401 - re-exported: every command imports them from here
-    error,
-    exit_code_for,
-    note,
-    print_json,
-    set_plain,
-    stdout_is_terminal,
-    warn,
-    write_stdout,
+from ctx.commands.console import (  # re-exported: every command imports them from here
+    error as error,
+    exit_code_for as exit_code_for,
+    note as note,
+    print_json as print_json,
+    set_plain as set_plain,
+    stdout_is_terminal as stdout_is_terminal,
+    warn as warn,
+    write_stdout as write_stdout,
 )
 from ctx.errors import EXIT_RUNTIME
 

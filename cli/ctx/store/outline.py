@@ -10,13 +10,14 @@ the same outline. Pure reads: no writes, no token counting; the renderer decides
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from ctx.store.types import Crumb, Outline, OutlineEntry
 
 BREADCRUMB_MAX_DEPTH = 32  # cycles cannot happen in an outline, but a malformed import could make one
 
 
-def _children(conn: sqlite3.Connection, node_id: str) -> list[sqlite3.Row | tuple]:
+def _children(conn: sqlite3.Connection, node_id: str) -> list[sqlite3.Row | tuple[Any, ...]]:
     return conn.execute(
         """
         SELECT n.id, n.title, n.body, n.type
@@ -33,7 +34,7 @@ def outline_of(conn: sqlite3.Connection, page_id: str, max_nodes: int) -> Outlin
     entries: list[OutlineEntry] = []
     seen = {page_id}
     # A stack of (children still to visit, depth); depth first keeps each block by its parent.
-    stack: list[tuple[list, int]] = [(list(reversed(_children(conn, page_id))), 1)]
+    stack: list[tuple[list[Any], int]] = [(list(reversed(_children(conn, page_id))), 1)]
     while stack:
         pending, depth = stack[-1]
         if not pending:
