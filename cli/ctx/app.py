@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from ctx import __version__
-from ctx.commands import build, embed, importing, inspect, lens, mcp, sources
+from ctx.commands import build, doctor, embed, importing, inspect, lens, mcp, sources
 from ctx.commands.common import DbOption, PlainOption, set_plain
 
 app = typer.Typer(
@@ -50,6 +50,7 @@ lens.register(app)
 embed.register(app)
 mcp.register(app)
 sources.register(app)
+doctor.register(app)
 
 
 def main() -> None:

@@ -32,6 +32,16 @@ def by_type(conn: sqlite3.Connection, *, include_private: bool) -> tuple[dict[st
     return counts["nodes"][which], counts["edges"][which]
 
 
+def kept_and_counted(conn: sqlite3.Connection) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the counts kept, a recount now) when the kept ones claim to describe the graph as it is
+    (their key matches), else None: what ``ctx doctor`` compares."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
+    stored = json.loads(row[0]) if row else None
+    if stored is None or stored.get("key") != _key(conn):
+        return None
+    return stored, _count(conn)
+
+
 def private_nodes(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0])
 

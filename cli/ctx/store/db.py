@@ -166,6 +166,10 @@ def _check_ours(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
     )
 
 
+# What rebuilds any graph: its sources are the truth, the file only a cache of them.
+REBUILD_HINT = "rebuild it from its sources: move the file aside and `ctx import` each source again (`ctx sources` lists them)"
+
+
 def storage_error(exc: sqlite3.DatabaseError, path: str | Path | None = None) -> CtxError:
     """One line for what SQLite refused: a lock held too long, a read-only graph, not a database."""
     message = str(exc)
@@ -179,7 +183,9 @@ def storage_error(exc: sqlite3.DatabaseError, path: str | Path | None = None) ->
         return CtxError(f"{where} is read-only (the file or its folder): it can be read, not changed")
     if "unable to open" in message:
         return CtxError(f"cannot open {where} for writing: the file or its folder is read-only, or missing")
-    if "not a database" in message or "malformed" in message:
+    if "malformed" in message or "vtable constructor failed" in message:
+        return CtxError(f"{where} is damaged ({message}): `ctx doctor` says where; to repair, {REBUILD_HINT}")
+    if "not a database" in message:
         return NotAGraphError(f"{where} is not a usable ctx graph: {message}")
     return CtxError(f"{where}: {message}")
 
