@@ -82,8 +82,8 @@ def test_fields_are_included_unless_switched_off(chain):
 
 def test_markdown_node_block_shows_id_type_distance_score_and_path(chain):
     result, _ = build(chain, "seed")
-    assert "### Far\nid: far · type: note · distance: 2 (link > link) · score: " in result.text
-    assert "### Seed\nid: seed · type: project · distance: 0 (topic)" in result.text
+    assert "### Far (2024-05-08)\nid: far · type: note · distance: 2 (link > link) · score: " in result.text
+    assert "### Seed (2024-05-10)\nid: seed · type: project · distance: 0 (topic)" in result.text
 
 
 def test_header_reports_the_true_token_count(chain):

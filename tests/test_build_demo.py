@@ -22,7 +22,8 @@ def test_topic_by_title_gives_a_structured_context(run_cli, demo_db):
     lines = result.stdout.splitlines()
     assert lines[0] == "# Context: Project Apollo"
     assert lines[1].startswith("lens: general · tokens: ")
-    assert "## Topic\n\n### Project Apollo\nid: Projects/Project Apollo · type: project" in result.stdout
+    # The heading carries the note's own date (frontmatter created: 2025-12-04).
+    assert "## Topic\n\n### Project Apollo (2025-12-04)\nid: Projects/Project Apollo · type: project" in result.stdout
     assert "## Related" in result.stdout
     assert count_tokens(result.stdout) <= 4000
 

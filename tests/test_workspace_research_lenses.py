@@ -113,7 +113,7 @@ def test_truncation_strategy_is_chosen_by_the_lens(run_cli, outline_db, tmp_path
     lens = tmp_path / "ws.yaml"
     lens.write_text(yaml.safe_dump(data), encoding="utf-8")
     doc = json.loads(build(run_cli, outline_db, "b4", "log compacted", "--lens", str(lens),
-                           "--format", "json", "--max-tokens", "140", "--depth", "0"))
+                           "--format", "json", "--max-tokens", "160", "--depth", "0"))
     seed = next(n for n in doc["nodes"] if n["id"] == "b4")
     text = seed["content"]
     assert seed["truncated"] and text

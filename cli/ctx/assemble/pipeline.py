@@ -152,7 +152,12 @@ def start(graph: GraphReader, request: BuildRequest) -> Build:
         summary=lens.output.summary,
         citations=lens.output.citations,
         empty_sections=lens.output.empty_sections,
+        show_dates=lens.output.dates,
     )
+    if lens.output.dates:
+        from ctx.assemble.timeline import about_time
+
+        doc.chronological = about_time(topics)
     build = Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
     build.meta["lens_choice"] = lens_choice
     return build

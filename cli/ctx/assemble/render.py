@@ -7,6 +7,8 @@ byte-identical text. Rendering is deterministic: no clock, no dict-order surpris
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from ctx.assemble import outline_view
@@ -72,10 +74,28 @@ class Document:
     citations: bool = False
     empty_sections: bool = False
     empty_notes: dict[str, str] = field(default_factory=dict)
+    # Every shown node carries its date (lens output.dates); a question about time reads its
+    # rank-ordered sections oldest first (``chronological``).
+    show_dates: bool = True
+    chronological: bool = False
+
+    def date_of(self, c: Candidate) -> str | None:
+        return node_date(c) if self.show_dates else None
 
     def ordered_shown(self) -> list[Item]:
         """Shown items in the order the output prints them."""
-        return [i for s in self.sections for i in order_items(s.items, s.order)]
+        return [i for s in self.sections for i in self.order(s)]
+
+    def order(self, section: SectionOut) -> list[Item]:
+        """A section's items in reading order: the lens's order, or by date for a question about
+        time (only where the lens orders by rank: an explicit order is the lens's choice)."""
+        if self.chronological and section.order == "rank":
+            return outline_view.cluster_by_page(sorted(section.items, key=self._chronological_key))
+        return order_items(section.items, section.order)
+
+    def _chronological_key(self, item: Item) -> tuple[bool, str, int]:
+        day = node_date(item.cand)
+        return (day is None, day or "", item.cand.rank)
 
     def shown(self) -> list[Item]:
         return [i for s in self.sections for i in s.items]
@@ -83,6 +103,21 @@ class Document:
     @property
     def omitted_total(self) -> int:
         return max(0, self.candidates_total - len(self.shown()) - len(self.also))
+
+
+@lru_cache(maxsize=4096)
+def _day(stamp: float) -> str | None:
+    try:
+        return datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%d")
+    except (ValueError, OverflowError, OSError):  # stored by a ctx that did not check dates yet
+        return None
+
+
+def node_date(c: Candidate) -> str | None:
+    """The day a node is about, as the context shows it: its own date (a note's ``date`` or
+    ``created``, a journal's day, an outliner's creation time), else when it was last modified."""
+    stamp = c.created if c.created is not None else c.updated
+    return None if stamp is None else _day(stamp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,9 +205,13 @@ def strip_title_heading(body: str, title: str) -> str:
 def markdown_block(
     c: Candidate, variant: str, text: str, show_scores: bool = True, compact: int = 0,
     layout: str = "list", cite: int | None = None, metadata: bool = True, outline_n: int = 0,
+    date: str | None = None,
 ) -> str:
     # A cited heading names the source file too; at the tiniest budgets its number and title must do.
     title = c.title if cite is None else f"[{cite}] {c.title}" if compact >= 2 else extras.cited_heading(c, cite)
+    if date and compact < 2:
+        # The day anchors what the text says ("last week", "the new plan"): a few tokens, always.
+        title = f"{title} ({date})"
     heading = f"### {extras.tree_prefix(c) if layout == 'tree' else ''}{title}"
     if compact >= 2 or not metadata:
         lines = [heading]
@@ -199,10 +238,11 @@ def markdown_block(
     return "\n".join(lines)
 
 
-def markdown_summary_line(c: Candidate, show_scores: bool = True) -> str:
+def markdown_summary_line(c: Candidate, show_scores: bool = True, date: str | None = None) -> str:
     where = "topic" if c.seed else ("similar" if c.semantic else "recent" if c.recent else f"distance {c.hops}")
     score = f"; score {c.score:.3f}" if show_scores else ""
-    return f"- {c.title} ({c.type}; id: {c.id}; {where}{score})"
+    day = f"; {date}" if date else ""
+    return f"- {c.title} ({c.type}; id: {c.id}{day}; {where}{score})"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -250,18 +290,20 @@ def render_markdown(doc: Document, used: int) -> str:
             continue
         parts.append(f"## {section.name}")
         current_group: str | None = None
-        for item in order_items(section.items, section.order):
+        for item in doc.order(section):
             label = _group_label(item, section.group_by)
             if label is not None and label != current_group:
                 parts.append(f"**{label}**")
                 current_group = label
             cite = extras.citation_number(cites, item.cand) if doc.citations else None
             parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
-                                        section.layout, cite, doc.show_metadata, item.outline_shown()))
+                                        section.layout, cite, doc.show_metadata, item.outline_shown(),
+                                        doc.date_of(item.cand)))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
-        lines.extend(markdown_summary_line(i.cand, doc.show_scores) for i in sorted(doc.also, key=lambda i: i.cand.rank))
+        lines.extend(markdown_summary_line(i.cand, doc.show_scores, doc.date_of(i.cand))
+                     for i in sorted(doc.also, key=lambda i: i.cand.rank))
         parts.append("\n".join(lines))
     if doc.summary and doc.header_level < 2:
         parts.append(extras.closing_summary_markdown(doc.sections, len(doc.also), used, doc.budget))
@@ -280,10 +322,11 @@ def dumps(value: Any) -> str:
 
 def json_node(
     c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0,
-    passages: tuple[int, ...] | None = None,
+    passages: tuple[int, ...] | None = None, date: str | None = None,
 ) -> dict[str, Any]:
     if compact:
-        # Tiny budgets: the keys every node carries (docs/context.schema.json), nothing more; at
+        # Tiny budgets: the keys every node carries (docs/context.schema.json), nothing more (not
+        # even the date, which the markdown heading keeps down to the title-only form); at
         # the tiniest the title's value goes too (after the content): a script reading the JSON
         # finds the same keys at every budget.
         return {
@@ -301,6 +344,7 @@ def json_node(
         "id": c.id,
         "title": c.title,
         "type": c.type,
+        **({"date": date} if date else {}),
         "tags": c.tags,
         "source_path": c.source_path,
         "section": c.section,
@@ -323,9 +367,9 @@ def json_node(
     }
 
 
-def json_summary(c: Candidate) -> dict[str, Any]:
-    return {"id": c.id, "title": c.title, "type": c.type, "distance": c.hops, "score": c.score,
-            "source_path": c.source_path}
+def json_summary(c: Candidate, date: str | None = None) -> dict[str, Any]:
+    return {"id": c.id, "title": c.title, "type": c.type, **({"date": date} if date else {}), "distance": c.hops,
+            "score": c.score, "source_path": c.source_path}
 
 
 def json_omitted(c: Candidate) -> dict[str, Any]:
@@ -358,17 +402,17 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
                 meta["suggestions"] = doc.meta["suggestions"]
     nodes = []
     for section in doc.sections:
-        for item in order_items(section.items, section.order):
+        for item in doc.order(section):
             nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown(),
-                                   item.passages))
+                                   item.passages, doc.date_of(item.cand)))
     out: dict[str, Any] = {"meta": meta, "nodes": nodes}
     if doc.header_level == 0:
         out["sections"] = [
-            {"name": s.name, "ids": [i.cand.id for i in order_items(s.items, s.order)]}
+            {"name": s.name, "ids": [i.cand.id for i in doc.order(s)]}
             for s in doc.sections if s.items
         ]
     if doc.header_level < 2 or doc.also:
-        out["also_related"] = [json_summary(i.cand) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
+        out["also_related"] = [json_summary(i.cand, doc.date_of(i.cand)) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
     if doc.header_level < 2 or doc.omitted:
         out["omitted"] = [json_omitted(c) for c in doc.omitted]
         out["omitted_count"] = doc.omitted_total
@@ -398,20 +442,21 @@ def block_text(doc: Document, item: Item) -> str:
     """The part of the output one shown node accounts for (for per-node token counts)."""
     if doc.fmt == "json":
         if item.variant == SUMMARY:
-            return dumps(json_summary(item.cand)) + ","
-        node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown(), item.passages)
+            return dumps(json_summary(item.cand, doc.date_of(item.cand))) + ","
+        node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown(), item.passages,
+                         doc.date_of(item.cand))
         if doc.citations:
             node["citation"] = 99
         return dumps(node) + ","
     if item.variant == SUMMARY:
-        return markdown_summary_line(item.cand, doc.show_scores) + "\n"
+        return markdown_summary_line(item.cand, doc.show_scores, doc.date_of(item.cand)) + "\n"
     layout = next((s.layout for s in doc.sections if s.name == item.cand.section), "list")
     cite = None
     if doc.citations:
         cite = extras.citation_number(extras.citations_for(i.cand for i in doc.ordered_shown()), item.cand)
     return markdown_block(
         item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite, doc.show_metadata,
-        item.outline_shown(),
+        item.outline_shown(), doc.date_of(item.cand),
     ) + "\n\n"
 
 

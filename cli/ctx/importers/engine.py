@@ -361,8 +361,7 @@ def _stream_one(
                     check_parsed(batch, rel, limits)
                     report.warnings.extend(batch.warnings)
                     for node in batch.nodes:
-                        node.created = mtime if node.created is None else node.created
-                        node.updated = mtime if node.updated is None else node.updated
+                        _date_undated(node, mtime)
                     written = target.add(batch.nodes, batch.edges)
                     report.warnings.extend(written.warnings)
                     report.nodes_written += written.nodes
@@ -545,11 +544,20 @@ def _records_of(changes: list[_Change]) -> tuple[list[tuple[str, NodeRecord]], l
         # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
         mtime = change.info.mtime if date_problem(change.info.mtime) is None else None
         for node in change.parsed.nodes:
-            if node.created is None:
-                node.created = mtime
-            if node.updated is None:
-                node.updated = mtime
+            _date_undated(node, mtime)
     return nodes, edges
+
+
+def _date_undated(node: NodeRecord, mtime: float | None) -> None:
+    """A node's one known date stands for both (a record with only ``updated`` was not created
+    when its file was last touched); the file's mtime only for a node with neither."""
+    known = node.created if node.created is not None else node.updated
+    if known is None:
+        known = mtime
+    if node.created is None:
+        node.created = known
+    if node.updated is None:
+        node.updated = known
 
 
 def _insert(

@@ -163,6 +163,9 @@ class LogseqImporter(Importer):
         pending: list[tuple[NodeRecord, str, int, _Block]] = [
             (parent, path, position, block) for position, block in reversed(list(enumerate(blocks)))
         ]
+        # A journal's blocks were written on its day (unless a block says otherwise): that is
+        # the date a context shows beside them, not the file's modification time.
+        day = parent.created if parent.type == "journal" else None
         while pending:
             owner, owner_path, position, block = pending.pop()
             block_path = f"{owner_path}.{position}" if owner_path else str(position)
@@ -172,6 +175,8 @@ class LogseqImporter(Importer):
             node_id = block_id or f"{page_id}#{_short_path(block_path)}"
             node = add_block(out, owner.id, node_id, shown, relpath, position)
             self._apply_properties(node, block.properties, out)
+            if day is not None and node.created is None:
+                node.created = day
             self._add_refs(node, text, out)
             pending.extend((node, block_path, i, child) for i, child in reversed(list(enumerate(block.children))))
 

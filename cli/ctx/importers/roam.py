@@ -10,6 +10,7 @@ so the text is the single source of truth.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable
@@ -30,6 +31,17 @@ from ctx.importers.outline_text import (
 )
 
 _DAILY_UID = re.compile(r"^\d{2}-\d{2}-\d{4}$")
+
+
+def _daily(uid: str) -> float | None:
+    """A daily page's day (uid ``MM-DD-YYYY``) as epoch seconds, UTC; None for any other page."""
+    if not _DAILY_UID.match(uid):
+        return None
+    month, day, year = (int(part) for part in uid.split("-"))
+    try:
+        return dt.datetime(year, month, day, tzinfo=dt.timezone.utc).timestamp()
+    except ValueError:  # 02-30-2021: no such day
+        return None
 
 
 _LIST_OF_OBJECTS = re.compile(r"\[\s*(?:\{|\])")
@@ -102,7 +114,8 @@ class RoamImporter(Importer):
             title=title,
             type="journal" if _DAILY_UID.match(uid) else "page",
             source_path=relpath,
-            created=parse_date(page.get("create-time")) or None,
+            # A daily page is about its day (its uid, MM-DD-YYYY), whenever it was first opened.
+            created=_daily(uid) or parse_date(page.get("create-time")) or None,
             updated=parse_date(page.get("edit-time")) or None,
         )
         out.nodes.append(node)

@@ -188,6 +188,9 @@ class OutputOptions:
     neighbours: tuple[str, ...] = strings(())  # edge names whose neighbour ids each node lists
     citations: bool = flag(False)  # number source documents [1], [2] and add a citation map (seed 002)
     empty_sections: bool = flag(False)  # show sections that got nothing, saying so
+    # Each shown node carries its day (its own date, else when it was modified) and a question
+    # about time reads rank-ordered sections oldest first; false: no dates.
+    dates: bool = flag(True)
     outline_max_nodes: int = number(30, low=0, integer=True)  # an outliner page shows up to this many of its blocks (0: none)
     # Source formats whose same-file child edges are outlines (pages of blocks), not documents.
     outline_formats: tuple[str, ...] = strings(("logseq", "roam", "tana", "notion"))

@@ -1,0 +1,43 @@
+"""Questions about time: when a topic asks when, before or after something, or names a period.
+
+Such a question is answered by what happened in which order, so the context reads its notes oldest
+first (each with its date) rather than best first. Only the words decide, never the clock.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_WORDS = (
+    "when before after since until till ago earlier later latest last previous first recently recent "
+    "yesterday today tonight tomorrow week weeks weekend month months year years date dated dates day days "
+    "timeline chronology history monday tuesday wednesday thursday friday saturday sunday "
+    "spring summer autumn fall winter " + _MONTHS
+)
+# "may" and "march" are also a verb: they count only beside a day or a year ("May 3", "March 2024").
+_AMBIGUOUS = {"may", "march", "first", "last", "fall", "date", "day", "days"}
+_PLAIN = frozenset(_WORDS.split()) - _AMBIGUOUS
+_WORD = re.compile(r"[a-z]+|\d+")
+_YEAR = re.compile(r"^(1[6-9]|20)\d\d$")
+_TIME_NEIGHBOURS = frozenset({"week", "weeks", "month", "months", "year", "years", "time", "night", "session",
+                              "meeting", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                              "sunday", "spring", "summer", "autumn", "winter"})
+
+
+def about_time(topics: tuple[str, ...]) -> bool:
+    """Whether the topics ask about time: a time word (when, before, ago, a weekday, a month), a
+    year, or an ambiguous word beside a number or another time word ("last week", "May 2024")."""
+    for topic in topics:
+        words = _WORD.findall(topic.lower())
+        for i, word in enumerate(words):
+            if word in _PLAIN or _YEAR.match(word):
+                return True
+            if word in _AMBIGUOUS:
+                around = words[max(0, i - 1): i] + words[i + 1: i + 2]
+                if any(w.isdigit() or w in _TIME_NEIGHBOURS for w in around):
+                    return True
+    return False

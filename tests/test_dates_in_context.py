@@ -1,0 +1,144 @@
+"""Dates that anchor answers: every node a context shows carries its day, in markdown and JSON, in
+every built-in lens; a lens can turn them off; a question about time reads oldest first."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ctx.assemble import BuildRequest, build_context
+from ctx.assemble.timeline import about_time
+from ctx.importers.engine import import_path
+from ctx.lenses import builtin_lens_names
+from ctx.store import connect
+from ctx.tokens import count_tokens
+
+SESSIONS = {  # file -> (date, paragraphs)
+    "standup-01.md": ("2024-03-04", ["The harbour crane inspection is booked with Tallis Systems.",
+                                     "Lunch options near the office were discussed at length."]),
+    "standup-02.md": ("2024-03-11", ["The harbour crane failed its inspection: the brake pads are worn.",
+                                     "Everyone agreed the coffee machine needs descaling."]),
+    "standup-03.md": ("2024-02-26", ["Rosa ordered new brake pads for the harbour crane from Keel & Marsh.",
+                                     "The quarterly report is due at the end of the month."]),
+}
+
+
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("dated")
+    notes = root / "notes"
+    notes.mkdir()
+    for i, (name, (day, paragraphs)) in enumerate(sorted(SESSIONS.items())):
+        body = "\n\n".join(paragraphs)
+        (notes / name).write_text(f"---\ntitle: Standup {i + 1}\ndate: {day}\n---\n\n{body}\n", encoding="utf-8")
+    (notes / "crane.md").write_text("# Harbour crane\n\nThe crane on pier four. See [[standup-01]].\n")
+    db = root / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, notes)
+    conn.close()
+    return db
+
+
+def _build(db: Path, topic: str, **kw) -> str:
+    conn = connect(db)
+    try:
+        return build_context(conn, BuildRequest(topics=(topic,), **kw)).text
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("lens", sorted(set(builtin_lens_names())))
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_every_shown_node_carries_its_date_in_every_builtin_lens(dated, lens, fmt):
+    text = _build(dated, "harbour crane brake pads", lens=lens, format=fmt, max_tokens=3000)
+    if fmt == "json":
+        nodes = json.loads(text)["nodes"]
+        assert nodes
+        shown = [(n["title"], n.get("date")) for n in nodes]
+    else:
+        shown = re.findall(r"^### (?:\[\d+\] )?(.*?)(?: — [^(]*)?(?: \((\d{4}-\d{2}-\d{2})\))?$", text, re.M)
+        assert shown
+    days = {f"Standup {i + 1}": day for i, (_, (day, _)) in enumerate(sorted(SESSIONS.items()))}
+    for title, day in shown:
+        assert day, (lens, title)
+        if title in days:
+            assert day == days[title]  # the note's own date field, not the file's mtime
+
+
+def test_the_answer_lens_shows_the_date_beside_the_title(dated):
+    text = _build(dated, "Who ordered new brake pads?", max_tokens=1000)
+    assert "### Standup 3 (2024-02-26)\n" in text
+
+
+def test_a_lens_can_turn_dates_off(dated, tmp_path):
+    lens = tmp_path / "nodates.yaml"
+    lens.write_text("name: nodates\nedges:\n  link: {}\noutput:\n  dates: false\n", encoding="utf-8")
+    for fmt in ("markdown", "json"):
+        text = _build(dated, "harbour crane", lens=str(lens), format=fmt)
+        assert not re.search(r"\d{4}-\d{2}-\d{2}\)", text)
+        if fmt == "json":
+            assert all("date" not in n for n in json.loads(text)["nodes"])
+
+
+def test_a_question_about_time_reads_oldest_first(dated):
+    question = "When did the harbour crane fail its inspection, and when were brake pads ordered?"
+    text = _build(dated, question, max_tokens=2000)
+    days = re.findall(r"^### .*\((\d{4}-\d{2}-\d{2})\)$", text, re.M)
+    assert len(days) >= 2
+    assert days == sorted(days)
+    nodes = json.loads(_build(dated, question, max_tokens=2000, format="json"))["nodes"]
+    assert [n["date"] for n in nodes] == sorted(n["date"] for n in nodes)
+    # A question that is not about time reads best first.
+    plain = json.loads(_build(dated, "Who ordered the harbour crane brake pads, and what failed?", max_tokens=2000,
+                              format="json"))["nodes"]
+    assert len(plain) >= 2
+    assert [n["rank"] for n in plain] == sorted(n["rank"] for n in plain)
+
+
+@pytest.mark.parametrize("budget", [60, 80, 120, 200, 400])
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_dates_keep_budgets_exact(dated, budget, fmt):
+    text = _build(dated, "harbour crane brake pads", max_tokens=budget, format=fmt)
+    assert count_tokens(text, "cl100k_base") <= budget
+
+
+def test_time_words():
+    assert about_time(("When was the crane inspected?",))
+    assert about_time(("what happened last week",))
+    assert about_time(("anything before March 2024",))
+    assert about_time(("the plan in May 3",))
+    assert not about_time(("Who may approve the crane?",))
+    assert not about_time(("Who was the first president of the society?",))
+    assert not about_time(("harbour crane brake pads",))
+
+
+def test_journal_days_date_their_pages_and_blocks(tmp_path):
+    logseq = tmp_path / "logseq"
+    (logseq / "journals").mkdir(parents=True)
+    (logseq / "pages").mkdir()
+    (logseq / "logseq").mkdir()
+    (logseq / "journals" / "2021_02_07.md").write_text("- Met Rosa about the crane\n  - brake pads ordered\n")
+    roam = tmp_path / "roam.json"
+    roam.write_text(json.dumps([
+        {"title": "March 5th, 2024", "uid": "03-05-2024", "create-time": 1718000000000,
+         "children": [{"string": "Crane inspection failed", "uid": "blk1", "create-time": 1709640000000}]},
+        {"title": "Crane", "uid": "crane", "create-time": 1718000000000, "children": []},
+    ]))
+    for source, fmt in ((logseq, "logseq"), (roam, "roam")):
+        conn = connect(tmp_path / f"{fmt}.db", create=True)
+        import_path(conn, source, format=fmt)
+        rows = conn.execute("SELECT title, type, created FROM nodes ORDER BY title").fetchall()
+        days = {title: dt.datetime.fromtimestamp(created, dt.timezone.utc).date().isoformat()
+                for title, _, created in rows}
+        conn.close()
+        if fmt == "logseq":
+            assert days["Feb 7th, 2021"] == "2021-02-07"
+            assert days["Met Rosa about the crane"] == "2021-02-07"
+            assert days["brake pads ordered"] == "2021-02-07"
+        else:
+            assert days["March 5th, 2024"] == "2024-03-05"  # the page's day, not when it was opened
+            assert days["Crane"] == "2024-06-10"  # another page keeps its creation time
