@@ -51,14 +51,14 @@ def topic_for(graph: "GraphReader", topics: tuple[str, ...]) -> "TopicVector | N
 
     Decided with one SQL probe first, so a graph without vectors never pays for importing numpy.
     """
-    if not graph.has_embeddings():
+    if not graph.has_vectors():
         return None
     return topic_vector(graph, topics)
 
 
 def text_vector(graph: "GraphReader", text: str) -> "TopicVector | None":
     """A free-text topic's own vector, or None when the graph has no vectors."""
-    if not graph.has_embeddings():
+    if not graph.has_vectors():
         return None
     from ctx.semantic.topic import from_text
 

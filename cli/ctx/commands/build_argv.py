@@ -92,14 +92,8 @@ def read_command(argv: list[str], command: str, spelled: Spellings) -> tuple[dic
     arguments: list[str] = []
     if _read_options(argv, at + 1, spelled.values, spelled.flags, options, topics=arguments) is None:
         return None
-    for name, (least, most) in spelled.bounds.items():
-        if name in options:
-            if not _DIGITS.fullmatch(options[name]):
-                return None
-            number = int(options[name])
-            if (least is not None and number < least) or (most is not None and number > most):
-                return None  # Typer's usage error
-            options[name] = number
+    if not _numbers(options, spelled.bounds):
+        return None  # Typer's usage error
     env = os.environ.get("CTX_DB")
     if env is not None and not env:
         return None  # an empty $CTX_DB: leave its reading to Click
@@ -115,6 +109,19 @@ def read_command(argv: list[str], command: str, spelled: Spellings) -> tuple[dic
     options["db"] = Path(db) if db is not None else None
     options["plain"] = bool(options.get("plain") or root.get("plain"))
     return options, arguments
+
+
+def _numbers(options: dict[str, Any], bounds: dict[str, tuple[int | None, int | None]]) -> bool:
+    """Convert the integer options in place; False when one is not a number within its bounds."""
+    for name, (least, most) in bounds.items():
+        if name in options:
+            if not _DIGITS.fullmatch(options[name]):
+                return False
+            number = int(options[name])
+            if (least is not None and number < least) or (most is not None and number > most):
+                return False
+            options[name] = number
+    return True
 
 
 def _readable_or_absent(path: str) -> bool:

@@ -395,12 +395,9 @@ class GraphReader(Protocol):
         model from the node's current content, stale = any other vector of an existing node."""
         ...
 
-    def has_embeddings(self) -> bool:
-        """Whether any node vector is stored (False for a graph from before vectors)."""
-        ...
-
     def has_vectors(self) -> bool:
-        """Whether an active model is set and any node vector is stored."""
+        """Whether the graph has vectors: an active model is set and a node vector is stored. The
+        one answer every stage asks (a graph from before vectors has none)."""
         ...
 
     def model_dim(self, model: str) -> int:

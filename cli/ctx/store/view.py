@@ -589,14 +589,14 @@ class GraphView:
         ).fetchone()
         return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
 
-    def has_embeddings(self) -> bool:
+    def _has_embeddings(self) -> bool:
         try:
             return conn_has(self.conn, "SELECT 1 FROM embeddings LIMIT 1")
         except sqlite3.OperationalError:  # a graph from before the embeddings table existed
             return False
 
     def has_vectors(self) -> bool:
-        return self.active_model() is not None and self.has_embeddings()
+        return self.active_model() is not None and self._has_embeddings()
 
     def model_dim(self, model: str) -> int:
         from ctx.store import vectors
