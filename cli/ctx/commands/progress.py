@@ -10,7 +10,8 @@ UNITS = {
     "reading files": "files",
     "reading graph file": "MB",
     "counting tokens": "nodes",
-    "embedding": "nodes",
+    "embedding": "texts",  # notes and passages alike: what the encoder is given
+    "passages": "notes",
 }
 
 

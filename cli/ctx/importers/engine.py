@@ -505,19 +505,29 @@ def _apply(
         report.warnings.extend(derived.warnings)
         count = _token_counter(progress, len(derived.nodes))
         _insert(session, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
-        if progress is not None:
-            progress(SAVING, 0, 1)
+        # The last phase names each step it waits for, and counts the one that takes long (the
+        # passages: 11-14 s at 13k notes), instead of sitting at "saving 0/N".
+        _saving(progress, "tags")
         session.insert_tag_nodes(source_id, estimate_many)
+        _saving(progress, "links")
         session.resolve_edges(source_id)
+        _saving(progress, "indexes")
         session.build_deferred_indexes()
+        _saving(progress, "privacy")
         # The user's markers, plus those each source's project adds (the new source's too).
         session.refresh_private_flags(graph_privacy_rules(store))
-        session.refresh_passages()
+        session.refresh_passages(None if progress is None else lambda done, total: _saving(progress, "passages", done, total))
+        _saving(progress, "counts")
         session.mark_imported(source_id, importer.format)
         session.recount()
     report.changed = True
     if progress is not None:
         progress(SAVING, 1, 1)
+
+
+def _saving(progress: ProgressFn | None, step: str, done: int = 0, total: int = 1) -> None:
+    if progress is not None:
+        progress(f"{SAVING}: {step}", done, total)
 
 
 def _batches(files: list[tuple[str, Path, os.stat_result]]) -> list[list[tuple[str, Path, os.stat_result]]]:

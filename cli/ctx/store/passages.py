@@ -12,6 +12,7 @@ node once.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from ctx.passages import SPLITTER_VERSION, split
@@ -39,8 +40,10 @@ CONTEXT_TITLE_CHARS = 80
 OUTLINE_MAX_BLOCKS = 5000
 
 
-def refresh(conn: sqlite3.Connection) -> int:
+def refresh(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None = None) -> int:
     """Split every node not split by the current splitter; returns how many nodes were split.
+    ``progress`` is told (nodes looked at, nodes to look at) after each batch: at 13k notes this
+    is the longest step of an import's last phase.
 
     Runs inside the caller's transaction (the import's), so the graph and its passages change
     together or not at all.
@@ -52,10 +55,15 @@ def refresh(conn: sqlite3.Connection) -> int:
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
     public = GraphView(conn)  # what a reader without private access sees of an outline page
+    total = int(conn.execute("SELECT COUNT(*) FROM nodes WHERE split = 0").fetchone()[0]) if progress else 0
+    looked_at = 0
     while True:
         rows = conn.execute(
             "SELECT rowid, id, title, body, parent_id, type FROM nodes WHERE split = 0 LIMIT ?", (BATCH,)
         ).fetchall()
+        if progress is not None:
+            progress(looked_at, max(total, looked_at))
+            looked_at += len(rows)
         if not rows:
             return done
         ids = [r[1] for r in rows]

@@ -577,9 +577,10 @@ class ImportSession(Protocol):
         are private. Outline pages above a block whose flag changed are split again."""
         ...
 
-    def refresh_passages(self) -> int:
+    def refresh_passages(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Split every node not split by the current splitter (``ctx.passages.split``); returns
-        how many nodes were split. Passage ids grow in the order nodes are split."""
+        how many nodes were split. Passage ids grow in the order nodes are split. ``progress``
+        is told (nodes split, nodes to split) as the work moves."""
         ...
 
     def mark_imported(self, source_id: int, fmt: str) -> None:

@@ -10,7 +10,7 @@ write: a build opens a store and reads.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,10 +116,10 @@ class SqliteSession:
 
         return refresh_private_flags(self.conn, config)
 
-    def refresh_passages(self) -> int:
+    def refresh_passages(self, progress: Callable[[int, int], None] | None = None) -> int:
         from ctx.store import passages
 
-        return passages.refresh(self.conn)
+        return passages.refresh(self.conn, progress)
 
     def mark_imported(self, source_id: int, fmt: str) -> None:
         from ctx.store import writes
