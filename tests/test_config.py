@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ctx.errors import UsageError
+
 
 
 @pytest.fixture
@@ -61,8 +63,15 @@ def test_the_graph_path_order(homes, run_cli, demo_db, tmp_path):
     assert default_db_path() == project / ".ctx" / "graph.db"  # a project's own graph beats the user's
     (project / ".ctx" / "config.yaml").write_text("graph: ../team.db\n", encoding="utf-8")
     assert default_db_path() == (project / "team.db").resolve()  # relative to the config file
-    # The graph named in the config is what commands open without --db.
+    # A project's graph stays inside the project (issue 24, H3).
     (project / ".ctx" / "config.yaml").write_text(f"graph: {demo_db}\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="must name a file inside the project"):
+        default_db_path()
+    # The graph named in the config is what commands open without --db.
+    import shutil
+
+    shutil.copy(demo_db, project / "team.db")
+    (project / ".ctx" / "config.yaml").write_text("graph: ../team.db\n", encoding="utf-8")
     from typer.testing import CliRunner
 
     from ctx.app import app

@@ -177,12 +177,14 @@ def test_the_configuration_examples_load(tmp_path, monkeypatch):
     page = REPO / "docs" / "configuration.md"
     examples = blocks(page, "yaml")
     assert examples
-    monkeypatch.setenv("CTX_HOME", str(tmp_path / "home"))
     for number, text in enumerate(examples):
-        project = tmp_path / f"p{number}"
-        (project / ".ctx").mkdir(parents=True)
-        (project / ".ctx" / "config.yaml").write_text(text, encoding="utf-8")
-        monkeypatch.chdir(project)
+        # The user's own file: the one that may set every key (a project's may only add privacy
+        # markers, and its graph: stays inside the project).
+        home = tmp_path / f"home{number}"
+        home.mkdir()
+        (home / "config.yaml").write_text(text, encoding="utf-8")
+        monkeypatch.setenv("CTX_HOME", str(home))
+        monkeypatch.chdir(home)
         settings = config.load_settings()
         privacy = config.load_privacy_config()
         limits = config.load_import_limits()

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("assembly", ("ctx.assemble",)),
     ("library", (
         "ctx", "ctx.graph", "ctx.sync", "ctx.freshness", "ctx.inspection", "ctx.watch", "ctx.fragment",
-        "ctx.llm_plugin",
+        "ctx.llm_plugin", "ctx.trust",
     )),
     ("interfaces", ("ctx.mcp_server", "ctx.agent_setup", "ctx.commands", "ctx.app", "ctx.entry")),
 ]

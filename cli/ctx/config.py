@@ -203,7 +203,7 @@ def _typed(value: Any, kind: type, where: str) -> Any:
     return value
 
 
-def _settings_of(path: Path) -> dict[str, Any]:
+def _settings_of(path: Path, *, project: bool = False) -> dict[str, Any]:
     data = _read(path)
     out: dict[str, Any] = {}
     for key, value in data.items():
@@ -216,6 +216,11 @@ def _settings_of(path: Path) -> dict[str, Any]:
             except UsageError as exc:
                 raise UsageError(f"{path}: {key}: {exc}") from None
             out[key] = (path.parent / Path(text).expanduser()).resolve()
+            # A project's file names a graph inside the project (the folder holding .ctx/): it
+            # must not make ctx create folders or write a graph anywhere else (issue 24, H3).
+            root = path.parent.parent.resolve()
+            if project and not out[key].is_relative_to(root):
+                raise UsageError(f"{path}: {key}: must name a file inside the project {root}, not {out[key]}")
             continue
         if key not in SETTINGS:
             known = ", ".join([*SETTINGS[""], *[k for k in SETTINGS if k], "privacy"])
@@ -250,7 +255,7 @@ def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Se
     graph_in_project = False
     for index, (path, stamp) in enumerate(files):
         if stamp is not None:
-            found = _settings_of(path)
+            found = _settings_of(path, project=index > 0)
             merged.update(found)
             graph_in_project = graph_in_project or (index > 0 and "graph" in found)
     return Settings(

@@ -35,6 +35,9 @@ class Refresh:
     stale: list[str] = field(default_factory=list)  # roots found changed and re-imported
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # Why the sources were not checked or re-imported when they should have been: "untrusted
+    # graph", "lock busy" (another process was writing: answered from the graph as it is).
+    skipped: str | None = None
 
 
 def source_changed(store: GraphStore, source: Source) -> bool:
@@ -74,10 +77,13 @@ def source_changed(store: GraphStore, source: Source) -> bool:
 
 
 def stale_sources(store: GraphStore) -> list[Source]:
+    """The changed sources among those ctx may re-import on its own (``sync.syncable``)."""
     from ctx.store import as_store
+    from ctx.sync import syncable
 
     store = as_store(store)
-    return [source for source in store.reader().sources() if source_changed(store, source)]
+    allowed, _ = syncable(store, store.reader().sources())
+    return [source for source in allowed if source_changed(store, source)]
 
 
 def _last_check(store: GraphStore) -> float | None:
@@ -112,8 +118,15 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
     # A clock set back makes `now - last` negative; that must not freeze the checks.
     if last is not None and 0 <= now - last < interval:
         return Refresh(checked=False)
+    from ctx.trust import UntrustedGraph
+
     result = Refresh(checked=True)
-    for source in stale_sources(store):
+    try:
+        stale = stale_sources(store)
+    except UntrustedGraph as exc:
+        # Answered from the graph as it is, with the one line that says how to allow syncing.
+        return Refresh(checked=False, warnings=[str(exc)], skipped="untrusted graph")
+    for source in stale:
         outcome = import_source(store, source)
         result.stale.append(source.root)
         if outcome.status == "failed":

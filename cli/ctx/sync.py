@@ -32,7 +32,7 @@ EMBED_HINT = "pip install 'ctx-graph[embed]'"
 class SourceResult:
     root: str
     format: str
-    status: str  # changed | unchanged | missing | failed
+    status: str  # changed | unchanged | missing | failed | refused (outside the graph's project)
     report: ImportReport | None = None
     error: str | None = None
 
@@ -102,12 +102,34 @@ def sync(
     started = time.perf_counter()
     store = as_store(store)
     report = SyncReport()
-    for source in only if only is not None else store.reader().sources():
+    allowed, refused = syncable(store, only if only is not None else store.reader().sources())
+    for source in allowed:
         report.sources.append(import_source(store, source, progress))
+    report.sources += refused
     if embed:
         _embed_pending(store, report, progress, encoder_factory)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def syncable(store: GraphStore, sources: list[Source]) -> tuple[list[Source], list[SourceResult]]:
+    """The sources ctx may re-import on its own, and a refusal for each other one.
+
+    Raises UntrustedGraph for a graph not created by ctx on this machine (nor trusted by the user):
+    it could name any folder. A project graph re-imports only the sources inside its project."""
+    from ctx.trust import check_trusted, graph_file, inside, outside_message, project_root
+
+    check_trusted(store)
+    path = graph_file(store)
+    project = project_root(path) if path is not None else None
+    if project is None:
+        return sources, []
+    allowed = [s for s in sources if inside(project, Path(s.root))]
+    refused = [
+        SourceResult(s.root, s.format, "refused", error=outside_message(s.root, project))
+        for s in sources if not inside(project, Path(s.root))
+    ]
+    return allowed, refused
 
 
 def _embed_pending(

@@ -81,7 +81,9 @@ def watch(
         if not sources:
             raise CtxError("no sources to watch; add one with `ctx import PATH` first")
         on_sync(sync(store, embed=embed, progress=progress))  # what changed while nobody watched
-        watched = _watched(sources)
+        from ctx.sync import syncable
+
+        watched = _watched(syncable(store, sources)[0])
         if not watched:
             raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
         graph_files = {str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}

@@ -58,8 +58,10 @@ def import_command(
     """Import PATH (a vault folder, outline export or JSON graph) into the graph, incrementally."""
     from ctx.graph import Graph
     from ctx.store import discarded_on_failure
+    from ctx.trust import check_import_allowed
 
     db_path = resolve_db_path(db)
+    check_import_allowed(db_path, path)  # a project graph reads only its own folder
     with discarded_on_failure(db_path):
         graph = Graph.open(db_path, create=True)
         try:

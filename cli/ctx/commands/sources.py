@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -60,6 +61,15 @@ def register(app: typer.Typer) -> None:
             "Needs the optional extra: pip install 'ctx-graph[watch]'."
         ),
     )(watch_command)
+    app.command(
+        "trust",
+        epilog=(
+            "Examples:\n\n  ctx trust\n\n  ctx trust --db ~/Downloads/vault/.ctx/graph.db\n\n"
+            "A graph ctx did not create on this machine (a copy, a clone's .ctx/graph.db) is never\n"
+            "synced until you trust it: it could name any folder as a source. Check its sources\n"
+            "(they are listed) before trusting it."
+        ),
+    )(trust_command)
 
 
 @sources_app.callback()
@@ -153,9 +163,11 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
             warn(f"{source.root}: no longer exists; `ctx sources remove {source.root}` drops its nodes")
         elif source.status == "failed":
             sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
+        elif source.status == "refused":
+            warn(f"{source.root}: {source.error}")
     if report.embed_skipped:
         warn(report.embed_skipped)
-    counts = {status: sum(s.status == status for s in report.sources) for status in ("changed", "unchanged", "missing", "failed")}
+    counts = {status: sum(s.status == status for s in report.sources) for status in ("changed", "unchanged", "missing", "failed", "refused")}
     summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
     embedded = f"; {report.embedded} nodes embedded ({report.embed_model})" if report.embedded else ""
     sys.stderr.write(f"synced: {len(report.sources)} sources -> {db}: {summary}{embedded}; {report.seconds:.2f}s\n")
@@ -166,6 +178,28 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
                 f"  {source.root} ({source.format}): {r.files_parsed} parsed, {r.files_deleted} deleted;"
                 f" {r.nodes_written} nodes, {r.edges_written} edges written\n"
             )
+
+
+@handle_errors
+def trust_command(db: DbOption = None) -> None:
+    """Allow ctx to sync a graph it did not create here (a copy, a clone's .ctx/graph.db).
+
+    Its sources are then re-imported by `ctx sync`, `ctx watch`, builds with sync.before_build and
+    the MCP server."""
+    from ctx.store import open_store
+    from ctx.trust import inside, project_root, trust
+
+    db_path = resolve_db_path(db)
+    store = open_store(db_path)
+    project = project_root(db_path)
+    trust(store)
+    sources = store.reader().sources()
+    sys.stderr.write(f"trusted: {db_path}; its sources will be synced:\n")
+    for source in sources:
+        where = "" if project is None or inside(project, Path(source.root)) else "  (outside the project: never read)"
+        sys.stderr.write(f"  [{source.id}] {source.root} ({source.format}){where}\n")
+    if not sources:
+        sys.stderr.write("  (none yet)\n")
 
 
 @handle_errors

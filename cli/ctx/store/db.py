@@ -63,6 +63,11 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
             try:
                 _use_wal(conn)
                 migrate(conn)
+                if version == 0 and create:
+                    # Born here: the file records its own inode, which no copy carries (ctx/trust.py).
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('birth', ?)", (str(os.stat(path).st_ino),)
+                    )
             except sqlite3.OperationalError as exc:
                 if create or "readonly" not in str(exc) or not readable_as_is(version):
                     raise
