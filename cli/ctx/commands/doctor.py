@@ -27,18 +27,14 @@ def doctor_command(
 ) -> None:
     """Check the graph: SQLite's integrity, kept counts, passage spans, full-text indexes, vectors."""
     from ctx.errors import NoGraphError
-    from ctx.store.doctor import as_json, check, open_for_check
+    from ctx.store import check_graph
 
     path = resolve_db_path(db)
     if not path.is_file():
         raise NoGraphError(path)
-    conn = open_for_check(path)
-    try:
-        checkup = check(conn)
-    finally:
-        conn.close()
+    checkup = check_graph(path)
     if format == "json":
-        write_stdout(as_json(checkup, path) + "\n")
+        write_stdout(checkup.as_json(path) + "\n")
     else:
         for line in checkup.notes:
             note(line)

@@ -21,9 +21,22 @@ from ctx.store.db import connect, discarded_on_failure, open_graph
 if TYPE_CHECKING:
     import sqlite3
 
+    from ctx.store.doctor import Checkup
     from ctx.store.protocols import GraphStore
 
-__all__ = ["as_store", "connect", "discarded_on_failure", "open_graph", "open_store"]
+__all__ = ["as_store", "check_graph", "connect", "discarded_on_failure", "open_graph", "open_store"]
+
+
+def check_graph(location: str | Path) -> Checkup:
+    """``ctx doctor``: the graph file checked as it is (SQLite's integrity, then ctx's invariants),
+    without opening it the usual way, which a damaged file could fail before any check ran."""
+    from ctx.store.doctor import check, open_for_check
+
+    conn = open_for_check(Path(location))
+    try:
+        return check(conn)
+    finally:
+        conn.close()
 
 
 def open_store(location: str | Path, *, create: bool = False) -> GraphStore:

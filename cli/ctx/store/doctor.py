@@ -48,6 +48,19 @@ class Checkup:
     def ok(self) -> bool:
         return not self.problems
 
+    def as_json(self, path: Path) -> str:
+        return json.dumps(
+            {
+                "graph": str(path),
+                "ok": self.ok,
+                "checked": self.checked,
+                "problems": [{"check": p.check, "message": p.message, "hint": p.hint} for p in self.problems],
+                "notes": self.notes,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+
 
 def open_for_check(path: Path) -> sqlite3.Connection:
     """The graph opened as it is: no migration, nothing that a damaged file could trip over before
@@ -212,17 +225,3 @@ def _vector_notes(conn: sqlite3.Connection) -> list[str]:
     if not nodes and not passages:
         return []
     return [f"{nodes} node vectors and {passages} passage vectors for texts no longer in the graph (the next `ctx embed` drops them)"]
-
-
-def as_json(checkup: Checkup, path: Path) -> str:
-    return json.dumps(
-        {
-            "graph": str(path),
-            "ok": checkup.ok,
-            "checked": checkup.checked,
-            "problems": [{"check": p.check, "message": p.message, "hint": p.hint} for p in checkup.problems],
-            "notes": checkup.notes,
-        },
-        ensure_ascii=False,
-        indent=2,
-    )
