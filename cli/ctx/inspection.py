@@ -89,8 +89,12 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
     from ctx import tokens
 
     check_format(fmt)
+    from ctx.assemble.block_refs import resolve
+
     shown = graph.show(node)
     found, edges = shown.node, shown.edges
+    # Block references as the text they name, with its page (the `ref` edges keep the ids).
+    body, title = resolve([found.body, found.title], graph.reader.block_texts)
     data = {
         "schema": SCHEMA_VERSION,
         "id": found.id,
@@ -105,7 +109,7 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         "updated": found.updated,
         # Counted now: the graph stores an estimate (what a build plans with).
         "tokens": tokens.count_tokens(f"{found.title}\n{found.body}"),
-        "body": found.body,
+        "body": body,
         "edges": [
             {
                 "type": e.type,
@@ -119,7 +123,7 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
             for e in edges
         ],
     }
-    lines = [f"# {found.title}", "", f"id: {found.id}", f"type: {found.type}"]
+    lines = [f"# {title}", "", f"id: {found.id}", f"type: {found.type}"]
     if found.tags:
         lines.append("tags: " + ", ".join(f"#{t}" for t in found.tags))
     if found.aliases:
@@ -128,8 +132,8 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         lines.append(f"source: {found.source_path}")
     lines.append(f"created: {_when(found.created)}  updated: {_when(found.updated)}")
     lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in found.fields.items()]
-    if found.body.strip():
-        lines += ["", found.body.rstrip()]
+    if body.strip():
+        lines += ["", body.rstrip()]
     if edges:
         lines += ["", "## Edges"]
         for e in edges:

@@ -31,6 +31,21 @@ CRUMB_CHARS = 40  # a block's title can be a whole paragraph; a breadcrumb names
 IN_OUTLINE = "outline"  # the decision recorded for a folded block shown inside its page's outline
 
 
+def _references_shown(graph: GraphReader, outline: Outline) -> Outline:
+    """The outline's blocks with their block references shown as the text they name."""
+    from ctx.assemble.block_refs import has_refs, resolve
+
+    referring = [i for i, e in enumerate(outline.entries) if has_refs(e.body) or has_refs(e.title)]
+    if not referring:
+        return outline
+    entries = list(outline.entries)
+    bodies = resolve([entries[i].body for i in referring], graph.block_texts)
+    titles = resolve([entries[i].title for i in referring], graph.block_texts)
+    for i, body, title in zip(referring, bodies, titles):
+        entries[i] = replace(entries[i], body=body, title=title)
+    return replace(outline, entries=entries)
+
+
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= CRUMB_CHARS else text[: CRUMB_CHARS - 1].rstrip() + "…"
@@ -67,7 +82,7 @@ def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget:
     for c in prefix:  # best first: a block folds into the best-ranked outline that holds it
         if c.id not in parents or (c.id in folded_into and not c.seed):
             continue
-        outline = graph.outline(c.id, max_nodes)
+        outline = _references_shown(graph, graph.outline(c.id, max_nodes))
         if not outline.entries:
             continue
         c.outline = outline

@@ -70,12 +70,18 @@ def passage_searcher(reader: GraphReader) -> PassageSearch | None:
 def attach_pieces(
     graph: GraphReader, candidates: list[Candidate], ranking: PassageRanking, counter: "TokenCounter"
 ) -> None:
+    from ctx.assemble.block_refs import has_refs, resolve
+
     found = graph.passages_of([c.id for c in candidates])
+    # A passage shows block references as the text they name, as the note's whole text does.
+    referring = [p for rows in found.values() for p in rows if has_refs(p.text)]
+    shown = dict(zip((p.id for p in referring), resolve([p.text for p in referring], graph.block_texts)))
     for c in candidates:
         rows = found.get(c.id)
         if not rows:
             continue
         c.pieces = [
-            Piece(p.ord, p.heading, p.text, counter.count(p.text), ranking.passages.get(p.id, 0.0))
+            Piece(p.ord, p.heading, shown.get(p.id, p.text), counter.count(shown.get(p.id, p.text)),
+                  ranking.passages.get(p.id, 0.0))
             for p in rows
         ]

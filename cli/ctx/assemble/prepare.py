@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctx.assemble import block_refs
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import drop_duplicates
 from ctx.assemble.enrich import load_bodies
@@ -63,6 +64,10 @@ def prepare_text(
     matter for the topic; drop duplicates. Returns the ids ready to pack."""
     wanted = worth_reading(ranked, room)
     load_bodies(graph, wanted)
+    # Block references show the text they name, with its page (titles of every candidate: the
+    # ones only summarised are named by them too).
+    block_refs.resolve_candidates(ranked, graph.block_texts, bodies=False)
+    block_refs.resolve_candidates(wanted, graph.block_texts, bodies=True)
     for c in wanted:
         c.body = prepare_body(c.body or "", c.title)
     # Query-focused text replaces cutting the opening; a lens that chose another way to shorten

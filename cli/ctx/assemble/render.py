@@ -209,6 +209,9 @@ def markdown_block(
 ) -> str:
     # A cited heading names the source file too; at the tiniest budgets its number and title must do.
     title = c.title if cite is None else f"[{cite}] {c.title}" if compact >= 2 else extras.cited_heading(c, cite)
+    if c.breadcrumb and (compact or not metadata):
+        # A block is never a source without its page: the meta line that would name it is not shown.
+        title = f"{title} (in {c.breadcrumb[0]})"
     if date and compact < 2:
         # The day anchors what the text says ("last week", "the new plan"): a few tokens, always.
         title = f"{title} ({date})"

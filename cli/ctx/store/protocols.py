@@ -363,6 +363,12 @@ class GraphReader(Protocol):
         the given order."""
         ...
 
+    def block_texts(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """For each of ``ids`` naming a visible node (exactly, or in lower case as Logseq writes
+        its uuids): (its text, the title of the page it sits on: its topmost outline ancestor, or
+        its own title). Keyed by the id as asked. What a block reference ``((id))`` shows."""
+        ...
+
     def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
         """For each of ``terms`` (single words) that the stemmed passage index matches anywhere
         this reader may search: which of the passages ``ids`` it matches. Terms the index does not

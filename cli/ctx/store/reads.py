@@ -435,3 +435,32 @@ def stats(conn: sqlite3.Connection, *, include_private: bool = False) -> dict[st
         "graph_version": int(meta.get("graph_version", 0)),
         "last_import": float(last) if last else None,
     }
+
+
+def block_texts(conn: sqlite3.Connection, ids: list[str], *, include_private: bool = False) -> dict[str, tuple[str, str]]:
+    """{id as asked: (body, page title)} for the visible nodes ``ids`` name, exactly or in lower
+    case; the page is the topmost ancestor by ``parent_id`` (at most 32 up), else the node itself."""
+    asked: dict[str, str] = {}
+    for uid in ids:
+        asked.setdefault(uid, uid)
+        asked.setdefault(uid.lower(), uid)
+    out: dict[str, tuple[str, str]] = {}
+    names = list(asked)
+    for start in range(0, len(names), 400):
+        chunk = names[start : start + 400]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "WITH RECURSIVE up(start, id, parent, title, depth) AS ("
+            f" SELECT n.id, n.id, n.parent_id, n.title, 0 FROM nodes n WHERE n.id IN ({marks}) AND {_visible(include_private, 'n.')}"
+            " UNION ALL SELECT up.start, p.id, p.parent_id, p.title, up.depth + 1 FROM up JOIN nodes p ON p.id = up.parent"
+            " WHERE up.depth < 32)"
+            " SELECT up.start, n.body, up.title FROM up JOIN nodes n ON n.id = up.start"
+            " WHERE up.parent IS NULL OR up.depth = 32 OR NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = up.parent)",
+            chunk,
+        ).fetchall()
+        for node_id, body, page in rows:
+            key = asked[node_id]
+            if key not in out or node_id == key:
+                out[key] = (body or "", page or "")
+    return out
+

@@ -547,6 +547,11 @@ class GraphView:
                     break
         return found
 
+    def block_texts(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        from ctx.store.reads import block_texts
+
+        return block_texts(self.conn, ids, include_private=self.include_private)
+
     def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
         from ctx.store import passage_reads as passages
 
