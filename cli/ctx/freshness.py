@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctx.errors import CtxError
+
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphStore
     from ctx.store.types import Source
@@ -106,10 +108,37 @@ def _mark_checked(store: GraphStore, when: float) -> None:
         # a read-only or busy graph: the next call checks again, which is only slower
 
 
+LOCK_BUSY = "lock busy"
+BUSY_WARNING = (
+    "sources changed, but another process is writing the graph: answered from the graph as it is"
+    " (it may be stale; the next call checks again)"
+)
+
+
+def _lock_free(store: GraphStore) -> bool:
+    """Whether the write lock can be had at once (an empty session, inside ``without_waiting``):
+    a re-import that would only find it taken is not worth its parsing."""
+    from ctx.store.errors import is_lock_busy
+
+    try:
+        with store.import_session():
+            pass
+    except Exception as exc:
+        if is_lock_busy(exc):
+            return False
+        raise
+    return True
+
+
 def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> Refresh:
-    """Re-import the sources that changed, unless the last check was under ``interval`` s ago."""
+    """Re-import the sources that changed, unless the last check was under ``interval`` s ago.
+
+    Never waits for the write lock and never fails for it: when another process is writing, the
+    answer comes from the graph as it is and ``skipped`` says so ("lock busy")."""
     from ctx.store import as_store
+    from ctx.store.errors import is_lock_busy
     from ctx.sync import import_source
+    from ctx.trust import UntrustedGraph
 
     started = time.perf_counter()
     store = as_store(store)
@@ -118,24 +147,49 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
     # A clock set back makes `now - last` negative; that must not freeze the checks.
     if last is not None and 0 <= now - last < interval:
         return Refresh(checked=False)
-    from ctx.trust import UntrustedGraph
-
     result = Refresh(checked=True)
     try:
         stale = stale_sources(store)
     except UntrustedGraph as exc:
         # Answered from the graph as it is, with the one line that says how to allow syncing.
         return Refresh(checked=False, warnings=[str(exc)], skipped="untrusted graph")
-    for source in stale:
-        outcome = import_source(store, source)
-        result.stale.append(source.root)
-        if outcome.status == "failed":
-            result.warnings.append(f"{source.root}: not refreshed: {outcome.error}")
-        elif outcome.report is not None:
-            result.warnings.extend(f"{source.root}: {w}" for w in outcome.report.warnings)
-    _mark_checked(store, now)
+    with store.without_waiting():
+        if stale and not _lock_free(store):
+            return _busy_result(result, started)
+        for source in stale:
+            try:
+                outcome = import_source(store, source)
+            except Exception as exc:
+                if not is_lock_busy(exc):
+                    raise
+                return _busy_result(result, started)
+            if outcome.status == "failed" and outcome.error is not None and is_lock_busy(CtxError(outcome.error)):
+                return _busy_result(result, started)
+            result.stale.append(source.root)
+            if outcome.status == "failed":
+                result.warnings.append(f"{source.root}: not refreshed: {outcome.error}")
+            elif outcome.report is not None:
+                result.warnings.extend(f"{source.root}: {w}" for w in outcome.report.warnings)
+        _mark_checked(store, now)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _busy_result(result: Refresh, started: float) -> Refresh:
+    # Not marked as checked: the next call tries again.
+    result.skipped = LOCK_BUSY
+    result.warnings.append(BUSY_WARNING)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def last_refresh() -> Refresh | None:
+    """What the last ``refresh_if_enabled`` in this process did (None: no check was enabled):
+    for the freshness line of a build or an MCP answer (``skipped``: why it may be stale)."""
+    return _last[0]
+
+
+_last: list[Refresh | None] = [None]
 
 
 def refresh_if_enabled(store: GraphStore) -> list[str]:
@@ -145,5 +199,7 @@ def refresh_if_enabled(store: GraphStore) -> list[str]:
 
     settings = load_settings()
     if not settings.sync_before_build:
+        _last[0] = None
         return []
-    return refresh(store, interval=settings.sync_interval).warnings
+    _last[0] = outcome = refresh(store, interval=settings.sync_interval)
+    return outcome.warnings

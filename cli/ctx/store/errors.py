@@ -17,6 +17,13 @@ def is_storage_error(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.Error)
 
 
+def is_lock_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` says another writer holds the graph's write lock (raised by the engine, or
+    already worded as a one-line error)."""
+    text = str(exc)
+    return (is_storage_error(exc) or isinstance(exc, CtxError)) and ("locked" in text or "busy" in text)
+
+
 def as_ctx_error(exc: BaseException, where: str | None = None) -> CtxError | None:
     """The one-line error for a database failure (``where``: the graph's location), or None
     when ``exc`` is not one the store knows how to word."""

@@ -655,6 +655,12 @@ class GraphStore(Protocol):
         session of the same store, joins it instead of nesting."""
         ...
 
+    def without_waiting(self) -> AbstractContextManager[None]:
+        """Inside the block, a write session that meets another writer's lock fails at once with a
+        storage error (``store.errors.is_lock_busy``) instead of waiting for the engine's timeout:
+        for freshness checks, which must never hold up a reader (issue 24, M1)."""
+        ...
+
     def close(self) -> None:
         """Release the connection(s); the store is not used afterwards."""
         ...

@@ -216,6 +216,16 @@ class SqliteStore:
             finally:
                 self._session = None
 
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        from ctx.store.db import busy_timeout_ms
+
+        self._conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            yield
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
+
     def close(self) -> None:
         self._conn.close()
 
