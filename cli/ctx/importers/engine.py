@@ -195,7 +195,7 @@ def import_path(
     if fresh or streamed or changes or vanished:
         try:
             _apply(
-                store, importer, source_id, root, changes, vanished, fresh, streamed, report, limits,
+                store, importer, source_id, root, known, changes, vanished, fresh, streamed, report, limits,
                 reading, progress,
             )
         except _NothingWritten:
@@ -458,6 +458,7 @@ def _apply(
     importer: Importer,
     source_id: int | None,
     root: Path,
+    known: dict[str, FileState],
     changes: list[_Change],
     vanished: list[str],
     fresh: list[tuple[str, Path, os.stat_result]],
@@ -469,11 +470,12 @@ def _apply(
 ) -> None:
     from ctx.tokens import estimate_many
 
-    replaced = [c for c in changes if c.parsed is not None]
     with store.import_session(bulk=True) as session:
-        # Another import of the same folder may have committed while this one parsed; then its
-        # rows are replaced like any re-import's (every file here was parsed afresh).
+        # Another import of the same folder may have committed while this one parsed: its rows
+        # are replaced only by what is newer than them (``_not_older``).
         source_id = session.ensure_source(root, importer.format) if source_id is None else source_id
+        changes, vanished, fresh = _not_older(store, source_id, known, changes, vanished, fresh)
+        replaced = [c for c in changes if c.parsed is not None]
         # New files too: another import of this folder may have written them while this one read.
         session.forget_files(source_id, [c.info.relpath for c in replaced] + [f[0] for f in fresh], vanished)
         report.files_deleted = len(vanished)
@@ -528,6 +530,38 @@ def _apply(
 def _saving(progress: ProgressFn | None, step: str, done: int = 0, total: int = 1) -> None:
     if progress is not None:
         progress(f"{SAVING}: {step}", done, total)
+
+
+def _not_older(
+    store: GraphStore,
+    source_id: int,
+    known: dict[str, FileState],
+    changes: list[_Change],
+    vanished: list[str],
+    fresh: list[tuple[str, Path, os.stat_result]],
+) -> tuple[list[_Change], list[str], list[tuple[str, Path, os.stat_result]]]:
+    """What is left to write once the file states are read again under the write lock.
+
+    Files were looked at and parsed before the lock was taken: another import may have committed
+    some of them since. A file whose stored state changed meanwhile is left as stored when what
+    is stored is at least as recent (by modification time) as what this import read, and a
+    deletion is left to the next import: rows are never replaced by an older parse (issue 24, M3;
+    a build read COUNTER=24, one 1.7 s later COUNTER=16)."""
+    paths = [c.info.relpath for c in changes] + vanished + [f[0] for f in fresh]
+    # The store's reader shares the session's connection: it sees what the lock now protects.
+    stored = store.reader(include_private=True).file_states_of(source_id, paths)
+    if all(stored.get(rel) == known.get(rel) for rel in paths):
+        return changes, vanished, fresh
+
+    def newer_stored(rel: str, mtime_ns: int) -> bool:
+        now = stored.get(rel)
+        return now != known.get(rel) and now is not None and now[0] >= mtime_ns
+
+    return (
+        [c for c in changes if not newer_stored(c.info.relpath, c.mtime_ns)],
+        [rel for rel in vanished if stored.get(rel) == known.get(rel)],
+        [f for f in fresh if not newer_stored(f[0], f[2].st_mtime_ns)],
+    )
 
 
 def _batches(files: list[tuple[str, Path, os.stat_result]]) -> list[list[tuple[str, Path, os.stat_result]]]:

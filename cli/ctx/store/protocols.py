@@ -481,6 +481,11 @@ class GraphReader(Protocol):
         """Each file of the source as last imported: path -> (mtime_ns, size, hash)."""
         ...
 
+    def file_states_of(self, source_id: int, paths: list[str]) -> dict[str, FileState]:
+        """``file_states`` of those of ``paths`` the source has; read inside an import session,
+        what that session's lock now protects (an import re-checks what it is about to write)."""
+        ...
+
     def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:
         """Whether the graph's private flags were computed with other settings than ``config``."""
         ...

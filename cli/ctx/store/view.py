@@ -684,6 +684,11 @@ class GraphView:
 
         return file_states(self.conn, source_id)
 
+    def file_states_of(self, source_id: int, paths: list[str]) -> dict[str, FileState]:
+        from ctx.store.writes import file_states_of
+
+        return file_states_of(self.conn, source_id, paths)
+
     def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:
         from ctx.store.privacy import privacy_config_changed
 

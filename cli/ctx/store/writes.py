@@ -56,6 +56,21 @@ def file_states(conn: sqlite3.Connection, source_id: int) -> dict[str, FileState
     return {path: (int(mtime_ns), int(size), str(digest)) for path, mtime_ns, size, digest in rows}
 
 
+def file_states_of(conn: sqlite3.Connection, source_id: int, paths: list[str]) -> dict[str, FileState]:
+    """The stored state of those of ``paths`` the source has (as ``file_states``)."""
+    out: dict[str, FileState] = {}
+    rows = conn.cursor()
+    rows.row_factory = None
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        rows.execute(
+            f"SELECT path, mtime_ns, size, hash FROM files WHERE source_id = ? AND path IN ({','.join('?' * len(chunk))})",
+            (source_id, *chunk),
+        )
+        out.update((path, (int(mtime_ns), int(size), str(digest))) for path, mtime_ns, size, digest in rows)
+    return out
+
+
 def forget_files(conn: sqlite3.Connection, source_id: int, replaced: list[str], vanished: list[str]) -> None:
     """Drop the records of files about to be re-read (``replaced``) or gone (``vanished``)."""
     # A first import has nothing to delete; skipping 3 queries per file matters at 1,000s.
