@@ -132,6 +132,18 @@ def syncable(store: GraphStore, sources: list[Source]) -> tuple[list[Source], li
     return allowed, refused
 
 
+def embed_pending(
+    store: GraphStore, progress: PhaseProgress | None = None, encoder_factory: Callable[[ModelRef], object] | None = None
+) -> SyncReport:
+    """Bring stale or missing vectors up to date, as a report with no sources (``ctx watch``
+    reports the import first, then this, which may have to load the model)."""
+    report = SyncReport()
+    started = time.perf_counter()
+    _embed_pending(as_store(store), report, progress, encoder_factory)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
 def _embed_pending(
     store: GraphStore,
     report: SyncReport,

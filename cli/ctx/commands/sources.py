@@ -220,21 +220,36 @@ def watch_command(
 
     db_path = resolve_db_path(db)
 
+    def stamp() -> str:
+        return dt.datetime.now().strftime("%H:%M:%S")
+
     def on_sync(report: "SyncReport") -> None:
         if quiet:
             for source in report.failed:
                 sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
             return
+        if not report.sources:  # the vectors of what was just synced
+            if report.embed_skipped:
+                sys.stderr.write(f"[{stamp()}] ")
+                warn(report.embed_skipped)
+            elif report.embedded:
+                sys.stderr.write(
+                    f"[{stamp()}] embedded: {report.embedded} nodes ({report.embed_model}); {report.seconds:.2f}s\n"
+                )
+            return
         if report.changed or report.failed or report.embed_skipped:
-            stamp = dt.datetime.now().strftime("%H:%M:%S")
-            sys.stderr.write(f"[{stamp}] ")
+            sys.stderr.write(f"[{stamp()}] ")
             print_sync_summary(report, str(db_path))
+
+    def on_problem(line: str) -> None:
+        # Always said, --quiet or not: the watcher goes on, but the graph is behind until it works.
+        sys.stderr.write(f"[{stamp()}] ctx: warning: {line}\n")
 
     if not quiet:
         sys.stderr.write(f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n")
     try:
         with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
-            watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress)
+            watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress, on_problem=on_problem)
     except KeyboardInterrupt:
         pass
     if not quiet:
