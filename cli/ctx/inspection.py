@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, GraphStore
 
 FORMATS = ("text", "json")
+# Most hits one search returns (`--limit`, the MCP `limit`): past this a search is an export.
+MAX_SEARCH_LIMIT = 1000
 
 
 @dataclass
@@ -55,8 +57,8 @@ def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | Non
 
 def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
     check_format(fmt)
-    if limit < 1:
-        raise UsageError(f"--limit must be at least 1, not {limit}")
+    if limit < 1 or limit > MAX_SEARCH_LIMIT:
+        raise UsageError(f"--limit must be between 1 and {MAX_SEARCH_LIMIT}, not {limit}")
     hits = graph.search(query, limit=limit)
     data = {
         "schema": SCHEMA_VERSION,

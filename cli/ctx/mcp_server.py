@@ -188,41 +188,79 @@ class GraphHandle:
 # The tools, free of MCP so they can be read and tested on their own
 
 
+# Calls served at the same time, each on a connection of its own. The SDK runs every tool call in
+# a worker thread and answers requests concurrently; one connection shared under a lock made
+# every agent wait behind the slowest call (issue 24, M5). SQLite in WAL mode lets readers run
+# side by side; past this many, calls wait for a free connection.
+MAX_CONCURRENT_CALLS = 4
+
+
 class CtxTools:
-    """The four tools over one graph. Calls are serialized: they share one SQLite connection."""
+    """The four tools over one graph. Up to MAX_CONCURRENT_CALLS calls run at once, each with a
+    connection of its own from a small pool (no connection is used by two calls at a time)."""
 
     def __init__(self, db_path: Path, *, include_private: bool = False) -> None:
         # Whether private nodes may be shown is the user's choice when registering the server,
         # never the agent's: no tool has an argument for it. It is the graph handle's property.
         self.handle = GraphHandle(db_path, include_private=include_private)
         self.include_private = include_private
-        self._lock = threading.Lock()
+        self._free: list[GraphHandle] = [self.handle]
+        self._all: list[GraphHandle] = [self.handle]
+        self._pool_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_CALLS)
+        self._current = threading.local()
+
+    def _checkout(self) -> GraphHandle:
+        self._slots.acquire()
+        with self._pool_lock:
+            if self._free:
+                return self._free.pop()
+            handle = GraphHandle(self.handle.path, include_private=self.include_private)
+            self._all.append(handle)
+            return handle
+
+    def _checkin(self, handle: GraphHandle) -> None:
+        with self._pool_lock:
+            self._free.append(handle)
+        self._slots.release()
 
     def _guarded(self, work: Any, *args: Any) -> ToolReply:
-        with self._lock:
-            try:
-                return work(*args)
-            except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
-                return error_reply(exc)
+        handle = self._checkout()
+        self._current.handle = handle
+        try:
+            return work(*args)
+        except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
+            return error_reply(exc)
+        finally:
+            self._current.handle = None
+            self._checkin(handle)
+
+    def close(self) -> None:
+        with self._pool_lock:
+            for handle in self._all:
+                handle.close()
 
     def warm_up(self) -> None:
         """Load what the first `context` call would otherwise wait for (tokenizer, assembler)."""
-        with self._lock:
-            try:
-                from ctx.tokens import DEFAULT_ENCODING, get_encoding
+        handle = self._checkout()
+        try:
+            from ctx.tokens import DEFAULT_ENCODING, get_encoding
 
-                get_encoding(DEFAULT_ENCODING)
-                import ctx.assemble  # noqa: F401
-                if self.handle.path.exists():
-                    self.handle.graph()
-            except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
-                log.info("warm-up skipped: %s", exc)
+            get_encoding(DEFAULT_ENCODING)
+            import ctx.assemble  # noqa: F401
+            if handle.path.exists():
+                handle.graph()
+        except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
+            log.info("warm-up skipped: %s", exc)
+        finally:
+            self._checkin(handle)
 
     def _fresh_graph(self) -> "tuple[Graph, list[str]]":
         """The graph, after the opt-in check that re-imports changed sources (as `ctx build`)."""
         from ctx.freshness import refresh_if_enabled
 
-        graph = self.handle.graph()
+        handle = getattr(self._current, "handle", None) or self.handle
+        graph = handle.graph()
         return graph, refresh_if_enabled(graph.store)
 
     # -- context -------------------------------------------------------------------------------

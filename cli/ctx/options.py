@@ -116,7 +116,7 @@ class SearchRequest:
     """`ctx search` and the MCP `search` tool: the full-text search's arguments."""
 
     query: str = option(help="Words to find; any text is accepted.", kind=str, argument=True)
-    limit: int = option(20, help="Most hits to show.", flags=("--limit", "-n"), minimum=1,
-                        mcp_help="Most hits to return.")
+    limit: int = option(20, help="Most hits to show (1 to 1000).", flags=("--limit", "-n"), minimum=1,
+                        mcp_help="Most hits to return (1 to 1000).")
     format: str = option("text", help="text or json.", flags=("--format", "-f"), choices=("text", "json"),
                          mcp_help='"text" (default) or "json".')

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphStore
 
 MIN_TOKENS = 50
+# The largest budget a build takes: the largest LLM context windows hold about a million tokens,
+# and a build's time and memory grow with its budget (the audit: 10^7 tokens on a 100k-node graph
+# took 450 s and 1.7 GB; 10^9 was killed after 900 s). Documented in docs/building.md.
+MAX_TOKENS = 1_000_000
 MAX_TOPICS = 32
 FORMATS = ("markdown", "json")
 # The default lens, chosen per build from the topics (``lens_choice``): a topic that names a node
@@ -65,8 +69,8 @@ class BuildRequest:
     )
     max_tokens: int = option(
         defaults.DEFAULT_MAX_TOKENS, flags=("--max-tokens", "-t"), minimum=MIN_TOKENS, config="build.max_tokens",
-        help="Token budget for the whole output.",
-        mcp_help=f"Token budget (at least {MIN_TOKENS}) for the whole context text; never exceeded. Default:"
+        help=f"Token budget for the whole output ({MIN_TOKENS} to {MAX_TOKENS:,}).",
+        mcp_help=f"Token budget ({MIN_TOKENS} to {MAX_TOKENS:,}) for the whole context text; never exceeded. Default:"
         " the user's configured budget, else 4000.",
     )
     # Checked by the core, not by the parser: the MCP tool takes the same argument and must fail
@@ -106,6 +110,8 @@ def validate_request(request: BuildRequest) -> None:
         raise UsageError(f"at most {MAX_TOPICS} topics in one context, not {len(request.topics)}")
     if request.max_tokens < MIN_TOKENS:
         raise UsageError(f"--max-tokens must be at least {MIN_TOKENS}, not {request.max_tokens}")
+    if request.max_tokens > MAX_TOKENS:
+        raise UsageError(f"--max-tokens must be at most {MAX_TOKENS:,}, not {request.max_tokens:,}")
     if request.format not in FORMATS:
         raise UsageError(f"--format must be markdown or json, not {request.format!r}")
     if request.depth is not None and request.depth < 0:
@@ -137,4 +143,4 @@ def build_context(store: GraphStore, request: BuildRequest, *, include_private: 
     return run(store, request, include_private=include_private)
 
 
-__all__ = ["BuildRequest", "BuildResult", "build_context", "build_defaults", "MIN_TOKENS"]
+__all__ = ["BuildRequest", "BuildResult", "build_context", "build_defaults", "MIN_TOKENS", "MAX_TOKENS"]
