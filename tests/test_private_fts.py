@@ -107,3 +107,31 @@ def test_a_graph_from_before_the_split_is_migrated(tmp_path: Path, monkeypatch: 
     import_path(fresh, vault)
     for query in ("apollo", "zorblat", "diary entry", "launch"):
         assert [(h.id, h.score) for h in search(conn, query)] == [(h.id, h.score) for h in search(fresh, query)]
+
+
+def test_migration_11_makes_tags_only_private_notes_carry_private_again(tmp_path: Path) -> None:
+    """Graphs from before the derived-privacy fix kept public tag nodes that only private notes use
+    (issue 24, M6): the migration recomputes them from the flags the graph holds (set by the user's
+    markers), never making anything public, and leaves the full recompute to the next import."""
+    from ctx.store.reads import search
+
+    vault = write_vault(tmp_path)
+    (vault / "Plans.md").write_text("---\ntags: [private, acquisitiontarget]\n---\n# Plans\n\nBuy.\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    tag = "tag:acquisitiontarget"
+    assert conn.execute("SELECT private FROM nodes WHERE id = ?", (tag,)).fetchone()[0] == 1
+    # The graph as an older ctx left it: the tag node public, the schema before migration 11.
+    conn.execute("UPDATE nodes SET private = 0 WHERE id = ?", (tag,))
+    conn.execute("PRAGMA user_version = 10")
+    assert [h.id for h in search(conn, "acquisitiontarget")] == [tag]
+    conn.close()
+    conn = connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] >= 11
+    assert conn.execute("SELECT private FROM nodes WHERE id = ?", (tag,)).fetchone()[0] == 1
+    assert search(conn, "acquisitiontarget") == []
+    assert_split(conn)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'privacy_config'").fetchone() is None
+    public = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE private = 0")}
+    assert {"Public", "Journal"} <= public

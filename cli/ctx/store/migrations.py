@@ -1,6 +1,7 @@
 """Numbered schema migrations. ``PRAGMA user_version`` records how many have been applied.
 
-Append new migrations to MIGRATIONS; never edit one that has shipped.
+Append new migrations to MIGRATIONS (a SQL script, or a function for what SQL alone cannot do);
+never edit one that has shipped.
 Edges are stored once, in their canonical direction (``child``: parent -> child, ``link``,
 ``embed``, ``tag``: note -> tag node, ``field:<name>``, ``supports``: supporter -> supported).
 The inverse names (parent, backlink, supported_by, ...) are the same rows walked backwards.
@@ -9,6 +10,7 @@ The inverse names (parent, backlink, supported_by, ...) are the same rows walked
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from ctx.store.transaction import transaction
 
@@ -443,7 +445,34 @@ _M010_PRIVATE_FTS = """
         END;
 """
 
-MIGRATIONS: list[str] = [
+
+def _m011_recompute_privacy(conn: sqlite3.Connection) -> None:
+    """Derived nodes (tag nodes, hierarchy stubs) that only private nodes account for are private
+    (the previous wave's fix): graphs written before it kept, say, a public tag node that only
+    private notes carry. Recomputed here from the flags the graph holds, which were set with the
+    user's markers (a migration cannot read config files, and must not apply a folder's): it only
+    adds private flags, never removes one. The stored fingerprint of the rules is cleared, so the
+    next import or sync recomputes every flag with the user's markers of today."""
+    from ctx.store.privacy import _add_derived_only_private
+
+    conn.execute("DROP TABLE IF EXISTS temp.private_ids")
+    conn.execute("CREATE TEMP TABLE private_ids (id TEXT PRIMARY KEY)")
+    conn.execute("INSERT INTO temp.private_ids (id) SELECT id FROM nodes WHERE private = 1")
+    _add_derived_only_private(conn)
+    changed = conn.execute(
+        "UPDATE nodes SET private = 1 WHERE private = 0 AND id IN (SELECT id FROM temp.private_ids)"
+    ).rowcount
+    conn.execute("DROP TABLE temp.private_ids")
+    conn.execute("DELETE FROM meta WHERE key = 'privacy_config'")
+    if changed:
+        # What every reader may see changed: caches keyed by the graph's version must go.
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'graph_version'")
+        from ctx.store import counts
+
+        counts.recount(conn)
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
     _M003_UPDATED_INDEX,
@@ -454,11 +483,12 @@ MIGRATIONS: list[str] = [
     _M008_PASSAGE_SPANS,
     _M009_COVERING_EDGE_INDEXES,
     _M010_PRIVATE_FTS,
+    _m011_recompute_privacy,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes, passages that store their own text): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11})
 
 
 def current_version(conn: sqlite3.Connection) -> int:
@@ -474,8 +504,11 @@ def migrate(conn: sqlite3.Connection) -> int:
             # Checked again under the write lock: two processes creating the same new graph both
             # saw the old version, and the one that waited for the lock finds the work done.
             if current_version(conn) < number:
-                for statement in statements(script):
-                    conn.execute(statement)
+                if callable(script):  # a migration that needs more than SQL
+                    script(conn)
+                else:
+                    for statement in statements(script):
+                        conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {number}")  # transactional: undone with the rest
     return current_version(conn)
 

@@ -242,9 +242,13 @@ def _empty(number: int) -> str:
 # statistics (private notes moved public scores: an oracle, issue 24). PostgreSQL's ts_rank scores
 # a row from that row alone (no document frequencies), so there is nothing to split here.
 _M010_PRIVATE_FTS = "-- 10: nothing to do on PostgreSQL: ts_rank reads no corpus-wide statistics\n"
+# SQLite's 11 recomputes derived nodes' privacy in graphs written before that rule existed; every
+# PostgreSQL graph was written with it.
+_M011_RECOMPUTE_PRIVACY = "-- 11: nothing to do on PostgreSQL: its graphs were always written with the rule\n"
 
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
     _M010_PRIVATE_FTS,
+    _M011_RECOMPUTE_PRIVACY,
 ]
