@@ -16,12 +16,12 @@ from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
 from ctx.importers.engine import ImportReport, import_path
-from ctx.store.protocols import GraphStore
 from ctx.store import as_store
 from ctx.store.types import Removed, Source
 
 if TYPE_CHECKING:
     from ctx.semantic.models import ModelRef
+    from ctx.store.protocols import GraphStore
 
 # (phase, done, total): "<source name>: reading files", ..., "loading model", "embedding"
 PhaseProgress = Callable[[str, int, int], None]

@@ -12,11 +12,14 @@ Every read goes through the build's ``GraphReader``, which hides what the reader
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.traverse import Hop, Reached, Walk
 from ctx.lenses import Lens
-from ctx.store.protocols import GraphReader
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 
 def add_recent(graph: GraphReader, lens: Lens, walked: Walk, reference: float | None) -> set[str]:

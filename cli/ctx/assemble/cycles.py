@@ -8,9 +8,13 @@ each component of two or more nodes, or a node that points at itself, is reporte
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
-from ctx.store.protocols import GraphReader
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,14 @@ read later, only for the nodes the budget may actually show)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.traverse import Walk
 from ctx.lenses import Lens
-from ctx.store.protocols import GraphReader
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 
 def enrich(graph: GraphReader, walk: Walk, lens: Lens, include_fields: bool) -> list[Candidate]:

@@ -8,8 +8,12 @@ lens only when every one of them names a node. The choice is reported in the con
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ctx.defaults import GRAPH_LENS, QUESTION_LENS
-from ctx.store.protocols import GraphReader
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 __all__ = ["GRAPH_LENS", "QUESTION_LENS", "choose", "names_a_node"]
 

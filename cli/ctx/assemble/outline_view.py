@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.candidate import Candidate
 from ctx.passages import collapse_attachments
-from ctx.store.protocols import GraphReader
 from ctx.store.types import Outline
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 CRUMB_CHARS = 40  # a block's title can be a whole paragraph; a breadcrumb names, it does not quote
 IN_OUTLINE = "outline"  # the decision recorded for a folded block shown inside its page's outline

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ctx.assemble.build_memo import once
 from ctx.stopwords import STOPWORDS
-from ctx.store.protocols import MAX_QUERY_TERMS
+from ctx.store.types import MAX_QUERY_TERMS
 
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector

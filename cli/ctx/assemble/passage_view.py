@@ -15,9 +15,9 @@ from ctx.assemble.focus import Piece
 from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
 from ctx.assemble.suggest import looks_like_a_name
-from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
     from ctx.assemble.budget import TokenCounter
     from ctx.semantic.topic import TopicVector
 

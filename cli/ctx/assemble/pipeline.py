@@ -53,9 +53,9 @@ from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_f
 from ctx.assemble.traverse import Reached, Walk, walk
 from ctx.defaults import AUTO_LENS
 from ctx.lenses import Lens, load_lens
-from ctx.store.protocols import GraphReader, GraphStore
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader, GraphStore
     from ctx.assemble import BuildRequest
 
 FAN_OUT_LISTED = 10

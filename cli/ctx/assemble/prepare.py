@@ -23,9 +23,9 @@ from ctx.assemble.enrich import load_bodies
 from ctx.assemble.render import strip_title_heading
 from ctx.lenses import Lens
 from ctx.passages import collapse_attachments, nest_headings
-from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
     from ctx.assemble.budget import TokenCounter
     from ctx.assemble.passage_rank import PassageRanking
 

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ctx.stopwords import content_words
-from ctx.store.protocols import GraphReader
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
     from ctx.assemble.passage_rank import PassageRanking
 
 # Ranks the passages a graph view may see for a free-text topic: (view, text, retrieval) -> a
 # ranking; None where the graph has no passages (then whole nodes are searched).
-PassageSearch = Callable[[GraphReader, str, str], "PassageRanking | None"]
+PassageSearch = Callable[["GraphReader", str, str], "PassageRanking | None"]
 
 FTS_MAX_SEEDS = 3
 # A hit must score at least this share of the best hit's BM25 to become a seed as well.

@@ -9,9 +9,13 @@ every title is compared only when nothing was found.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Callable
 
-from ctx.store.protocols import GraphReader
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
 
 # Topics longer than this are questions, not attempts at a title.
 MAX_WORDS = 4

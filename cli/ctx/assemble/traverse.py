@@ -15,6 +15,8 @@ nodes, the nearest first. ``Walk.stopped`` says which of these ended it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import heapq
 from dataclasses import dataclass, field
 
@@ -22,7 +24,9 @@ from ctx.assemble.bound import MARGIN, NodeInfo, ScoreBound
 from ctx.assemble.score import NeighbourRanker
 from ctx.lenses import Lens
 from ctx.edges import reversed_name, walked_name
-from ctx.store.protocols import GraphReader
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx.importers.base import EdgeRecord, NodeRecord, ParsedFile
 from ctx.importers.markdown import WEB_ADDRESS, MarkdownImporter, normalize
-from ctx.store.protocols import SourceRecords
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import SourceRecords
 
 DENDRON_URL_PREFIX = "dendron://"
 

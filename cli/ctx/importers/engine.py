@@ -15,6 +15,8 @@ before any new record is written (a node may move from one file to another).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import hashlib
 import itertools
 import os
@@ -30,9 +32,11 @@ from ctx.importers.base import FileInfo, Importer, ParsedFile
 from ctx.importers.dates import date_problem
 from ctx.importers.sanitize import check_parsed
 from ctx.store.errors import is_storage_error
-from ctx.store.protocols import GraphReader, GraphStore, ImportSession, TokenCounter
 from ctx.store import as_store
 from ctx.store.types import EdgeRecord, FileState, NodeRecord
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader, GraphStore, ImportSession, TokenCounter
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files
 # are also counted and written as they are read), "counting tokens" (the stored token estimate of

@@ -11,6 +11,8 @@ dated from their file name. Org-mode files are not parsed; they are counted in o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -28,7 +30,9 @@ from ctx.importers.outline_text import (
     reference_edges,
     scan_refs,
 )
-from ctx.store.protocols import SourceRecords
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import SourceRecords
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 GRAPH_FOLDERS = ("pages", "journals")

@@ -11,6 +11,8 @@ unresolved rather than failing the import.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import csv
 import io
 import posixpath
@@ -20,7 +22,9 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
-from ctx.store.protocols import SourceRecords
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import SourceRecords
 
 # Not \b: "X <hex>_all.csv" has a word character right after the id.
 _HEX_ID = re.compile(r" ?(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")

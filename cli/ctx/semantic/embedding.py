@@ -8,6 +8,8 @@ passages. Choosing a different model than the graph's makes every vector stale, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,8 +18,10 @@ import numpy as np
 
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import MAX_CHARS, node_text
-from ctx.store.protocols import GraphStore
 from ctx.store import as_store
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphStore
 
 # Progress callback: (phase, done, total). "loading model" (seconds, one step), then "embedding"
 # (nodes done, nodes to do), moved after every batch.

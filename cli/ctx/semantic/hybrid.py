@@ -9,12 +9,16 @@ This is the one place the two node rankings are fetched and fused: free-text see
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from ctx.semantic.fusion import POOL, RRF_K, reciprocal_rank_fusion
 from ctx.semantic.search import load_index
 from ctx.semantic.topic import TopicVector
-from ctx.store.protocols import GraphReader
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 MODES = ("hybrid", "fts", "vector")
 

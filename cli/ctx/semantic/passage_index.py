@@ -7,11 +7,15 @@ without one (added since the last ``ctx embed``) are found by full-text search a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store.protocols import GraphReader
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
 
 
 @dataclass

@@ -7,11 +7,15 @@ float32, exact, and deterministic. What costs is getting the matrix; the store k
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store.protocols import GraphReader
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
 
 
 @dataclass

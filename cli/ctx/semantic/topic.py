@@ -8,11 +8,15 @@ Every answer says how it was obtained, and when there is none, why: the context 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.store.protocols import GraphReader
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctx.store.types import (
+    MAX_QUERY_TERMS,
     Crumb,
     EdgeRecord,
     EdgeView,
@@ -63,9 +64,7 @@ if TYPE_CHECKING:
 
     from ctx.config import PrivacyConfig, PrivacyRules
 
-# A full-text query is its first this many distinct words, on every engine (FTS5's cost grows with
-# the terms of a query: a 1,500-word query took ~60 s of BM25). A question is a few dozen words.
-MAX_QUERY_TERMS = 64
+__all__ = ["GraphReader", "GraphStore", "ImportSession", "MAX_QUERY_TERMS", "NeighbourOrder", "SourceRecords", "StreamedWrites"]
 
 TokenCounter = Callable[[list[str]], list[int]]  # texts -> their token counts, same length and order
 KeyNormalizer = Callable[[str], str]  # how a format compares names (lowercase by default)

@@ -8,9 +8,8 @@ import re
 import sqlite3
 from typing import Any
 
-from ctx.store import protocols
 from ctx.edges import walked_name
-from ctx.store.types import EdgeView, Node, SearchHit
+from ctx.store.types import MAX_QUERY_TERMS, EdgeView, Node, SearchHit
 
 
 
@@ -255,7 +254,6 @@ def resolve_one(
 
 
 _WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
-MAX_QUERY_TERMS = protocols.MAX_QUERY_TERMS
 
 
 def fts_query(text: str, mode: str = "and") -> str:

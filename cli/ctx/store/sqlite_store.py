@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctx.store.protocols import GraphReader, GraphStore, ImportSession, KeyNormalizer, SourceRecords, StreamedWrites, TokenCounter
 from ctx.store.transaction import savepoint, transaction
 from ctx.store.types import EdgeRecord, FileRecord, NodeRecord, Removed, Written
 from ctx.store.view import GraphView
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader, GraphStore, ImportSession, KeyNormalizer, SourceRecords, StreamedWrites, TokenCounter
     import numpy as np
 
     from ctx.config import PrivacyConfig, PrivacyRules

@@ -29,6 +29,7 @@ __all__ = [
     "EmbeddingStatus",
     "FileRecord",
     "FileState",
+    "MAX_QUERY_TERMS",
     "Node",
     "NodeFacts",
     "NodeRecord",
@@ -45,6 +46,10 @@ __all__ = [
     "Neighbour",
     "Written",
 ]
+
+# A full-text query is its first this many distinct words, on every engine (FTS5's cost grows with
+# the terms of a query: a 1,500-word query took ~60 s of BM25). A question is a few dozen words.
+MAX_QUERY_TERMS = 64
 
 # (mtime_ns, size, content hash) of a file as last imported
 FileState = tuple[int, int, str]

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from ctx.store import reads
 from ctx.edges import canonical_and_direction
 from ctx.store.outline import outline_of
-from ctx.store.protocols import NeighbourOrder
 from ctx.store.transaction import savepoint
 from ctx.store.types import (
     Crumb,
@@ -38,6 +37,7 @@ from ctx.store.types import (
 )
 
 if TYPE_CHECKING:
+    from ctx.store.protocols import NeighbourOrder
     import numpy as np
 
     from ctx.config import PrivacyConfig, PrivacyRules
