@@ -75,8 +75,9 @@ def test_reader_answers_from_the_notes(face_store: protocols.GraphStore, tmp_pat
     facts = public.node_facts([beta, alpha], with_fields=False)
     assert [f.id for f in facts] == sorted([alpha, beta]) and all(f.fields == {} for f in facts)
     assert public.bodies([beta])[beta].startswith("Beta body")
-    assert [e.other_id for e in public.edges_of(alpha) if e.type == "link"] == [beta]  # Gamma is hidden
-    assert public.private_neighbours([alpha]) == {gamma}
+    # A link by name to a private note reads as one to a missing note (no id, no title).
+    links = [(e.other_id, e.other_title, e.target) for e in public.edges_of(alpha) if e.type == "link"]
+    assert links == [(beta, "Beta", "beta"), (None, None, "gamma")]
     assert [s.root for s in public.sources()] == [str((tmp_path / "vault").resolve())]
     # Gamma, and the #private tag node that only Gamma names.
     assert public.stats()["private_nodes"] == 2 and public.private_among(["tag:private"]) == {"tag:private"}

@@ -307,7 +307,8 @@ class GraphReader(Protocol):
     def edges_of(self, node_id: str) -> list[EdgeView]:
         """The node's edges both ways, as ``ctx show`` lists them. Out: every edge with src =
         node_id, by type, then edge position (nulls first), then the edge's insertion order;
-        unresolved ones included, those to hidden nodes left out. Then in: edges with dst =
+        unresolved ones included; one to a hidden node is left out if it is by id, and shown as
+        unresolved (no id, no title, its target) if it is by name. Then in: edges with dst =
         node_id from visible nodes, named as walked backwards (``walked_name``), by type, src,
         insertion order."""
         ...
