@@ -1,0 +1,118 @@
+"""Passages on PostgreSQL: the same split as SQLite's (``ctx.store.passages``), written by COPY.
+
+What a passage is (its span, heading path, ancestors' titles, text hash) comes from the same
+engine-neutral functions, so both engines store the same passages with the same ids: ids are
+given here, in the order nodes are split (their insertion order), from the largest id so far,
+as SQLite gives an INTEGER PRIMARY KEY.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ctx.store.passages import (
+    BATCH,
+    CONTEXT_DEPTH,
+    HEADING_SEP,
+    _context,
+    _VERSION_KEY,
+    _with_outline,
+    embed_text,
+    passage_hash,
+)
+from ctx.store.postgres.fulltext import PASSAGE_VECTOR
+from ctx.store.vectors import _query_key as query_key
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["embed_text", "query_key", "refresh"]
+
+
+def refresh(conn: "psycopg.Connection[Any]") -> int:
+    """Split every node not split by the current splitter (inside the caller's transaction)."""
+    from ctx.passages import SPLITTER_VERSION, split
+    from ctx.store.postgres.reader import PostgresReader
+
+    row = conn.execute("SELECT value FROM meta WHERE key = %s", (_VERSION_KEY,)).fetchone()
+    if row is None or int(row[0]) != SPLITTER_VERSION:
+        conn.execute("UPDATE nodes SET split = 0 WHERE split <> 0")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (_VERSION_KEY, str(SPLITTER_VERSION)),
+        )
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS ctx_stage_passages (id bigint, node_id text, ord integer, start integer,"
+        ' "end" integer, context text, heading text, own_text text, tokens integer, hash text, title text, body text)'
+        " ON COMMIT DROP"
+    )
+    done = 0
+    titles: dict[str, tuple[str, str | None]] = {}
+    public: Any = PostgresReader(conn)  # duck-typed for _with_outline; what a reader without private access sees of an outline page
+    next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM passages").fetchone()[0]) + 1  # type: ignore[index]
+    while True:
+        rows = conn.execute(
+            "SELECT seq, id, title, body, parent_id, type FROM nodes WHERE split = 0 ORDER BY seq LIMIT %s", (BATCH,)
+        ).fetchall()
+        if not rows:
+            return done
+        ids = [r[1] for r in rows]
+        conn.execute("DELETE FROM passages WHERE node_id = ANY(%s)", (ids,))
+        _load_ancestors(conn, [r[4] for r in rows if r[4]], titles)
+        pages = {
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT parent_id FROM nodes WHERE type = 'block' AND parent_id = ANY(%s)", (ids,)
+            )
+        }
+        out = []
+        for _, node_id, title, body, parent_id, node_type in rows:
+            if node_type == "block" and parent_id:
+                continue
+            context = _context(parent_id, titles)
+            text = body or ""
+            outline = node_id in pages
+            if outline:
+                text = _with_outline(public, node_id, text)
+            for p in split(text, title):
+                heading = HEADING_SEP.join(p.heading)
+                digest = passage_hash(embed_text(title, context, heading, p.text))
+                own = None if not outline and p.text == text[p.start : p.end].strip("\n") else p.text
+                out.append((next_id, node_id, p.ord, p.start, p.end, context, heading, own, p.tokens, digest, title,
+                            p.text))
+                next_id += 1
+        if out:
+            conn.execute("TRUNCATE ctx_stage_passages")
+            with conn.cursor().copy(
+                'COPY ctx_stage_passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+                " title, body) FROM STDIN"
+            ) as copy:
+                for item in out:
+                    copy.write_row(item)
+            vector = PASSAGE_VECTOR.format(config="{config}", title="title", heading="heading", context="context",
+                                           text="body")
+            conn.execute(
+                'INSERT INTO passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+                " stemmed, exact)"
+                ' SELECT id, node_id, ord, start, "end", context, heading, own_text, tokens, hash, '
+                + vector.format(config="english") + ", " + vector.format(config="simple")
+                + " FROM ctx_stage_passages ORDER BY id"
+            )
+        conn.execute("UPDATE nodes SET split = %s WHERE seq = ANY(%s)", (SPLITTER_VERSION, [r[0] for r in rows]))
+        done += len(rows)
+
+
+def _load_ancestors(conn: "psycopg.Connection[Any]", parents: list[str], titles: dict[str, tuple[str, str | None]]) -> None:
+    wanted = {p for p in parents if p not in titles}
+    for _ in range(CONTEXT_DEPTH):
+        if not wanted:
+            return
+        found: set[str] = set()
+        for node_id, title, parent in conn.execute(
+            "SELECT id, title, parent_id FROM nodes WHERE id = ANY(%s)", (sorted(wanted),)
+        ):
+            titles[node_id] = (title, parent)
+            found.add(node_id)
+        for missing in wanted - found:
+            titles[missing] = ("", None)
+        wanted = {p for node_id in found for p in [titles[node_id][1]] if p and p not in titles}

