@@ -95,8 +95,6 @@ def test_print_config_warns_about_a_graph_that_does_not_exist(tmp_path, run_cli)
         ("mysql://root:secret@db.example/notes", "ctx cannot use mysql databases"),
         ("mariadb://h/notes", "ctx cannot use mariadb databases"),
         ("sqlite:///tmp/notes.db", "not a sqlite:// URL"),
-        ("postgresql://ctx@localhost/notes", "not available in this build"),
-        ("postgres://ctx@localhost/notes", "not available in this build"),
     ],
 )
 def test_a_database_url_is_never_a_path(tmp_path, url, says):

@@ -5,6 +5,10 @@ from a previous run."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -256,3 +260,39 @@ def test_a_session_commits_only_when_its_block_ends_normally(pg_url, tmp_path):
         removed = session.remove_source(1, PrivacyConfig())
     assert removed is not None and removed.nodes > 0 and store.reader().node_count() == 0
     store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line: --db and $CTX_DB take a postgresql:// URL
+
+
+def test_every_command_runs_on_a_postgresql_url(pg_url, tmp_path, run_cli):
+    vault = _team_vault(tmp_path)
+    imported = run_cli("import", str(vault), db=pg_url)
+    assert imported.exit_code == 0, imported.stderr
+    assert f"-> {pg_url}" in imported.stderr
+    built = run_cli("build", "Alpha", "--max-tokens", "800", db=pg_url)
+    assert built.exit_code == 0 and "Alpha links to [[Beta]]" in built.stdout
+    assert run_cli("show", "Beta", db=pg_url).exit_code == 0
+    found = run_cli("search", "launch slips", db=pg_url)
+    assert found.exit_code == 0 and "Alpha" in found.stdout
+    stats = json.loads(run_cli("stats", "--format", "json", db=pg_url).stdout)
+    # Gamma (#private), Secret (private: true) and the #private tag node only they carry.
+    assert stats["graph"] == pg_url and stats["private_nodes"] == 3
+    assert run_cli("sources", db=pg_url).exit_code == 0
+    synced = run_cli("sync", db=pg_url)
+    assert synced.exit_code == 0 and "1 unchanged" in synced.stderr
+    missing = run_cli("build", "No such note at all", db=pg_url)
+    assert missing.exit_code == 3
+
+
+def test_a_postgresql_url_that_cannot_be_reached_is_one_line_and_no_folder(tmp_path):
+    env = {**os.environ, "CTX_HOME": str(tmp_path / "home")}
+    url = "postgresql://maya:hunter2@127.0.0.1:1/notes"
+    for argv in (["stats"], ["build", "x"], ["import", str(_team_vault(tmp_path))]):
+        ctx = Path(sys.executable).parent / "ctx"
+        out = subprocess.run([str(ctx), *argv, "--db", url], capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert out.returncode == 1, (argv, out.stderr)
+        assert out.stderr.count("\n") == 1 and "cannot connect to postgresql://maya:***@127.0.0.1:1/notes" in out.stderr
+        assert "hunter2" not in out.stderr
+    assert not any(p.name.endswith(":") for p in tmp_path.iterdir())

@@ -26,11 +26,12 @@ def ctx_executable() -> Path:
     return Path(found).absolute() if found else beside_python.absolute()
 
 
-def server_args(db: Path, include_private: bool) -> list[str]:
-    return ["mcp", "--db", str(db.absolute()), *(["--include-private"] if include_private else [])]
+def server_args(db: Path | str, include_private: bool) -> list[str]:
+    where = db if isinstance(db, str) else str(db.absolute())  # a URL as given
+    return ["mcp", "--db", where, *(["--include-private"] if include_private else [])]
 
 
-def client_config(db: Path, *, include_private: bool = False) -> dict[str, object]:
+def client_config(db: Path | str, *, include_private: bool = False) -> dict[str, object]:
     """The ``mcpServers`` entry MCP clients (Claude Desktop, Cursor, ...) read from their JSON."""
     return {
         "mcpServers": {
@@ -39,13 +40,13 @@ def client_config(db: Path, *, include_private: bool = False) -> dict[str, objec
     }
 
 
-def command_line(db: Path, *, include_private: bool = False) -> str:
+def command_line(db: Path | str, *, include_private: bool = False) -> str:
     """For agents that register a server by its command (Claude Code's `claude mcp add`)."""
     argv = [str(ctx_executable()), *server_args(db, include_private)]
     return f"claude mcp add {SERVER_NAME} -- " + " ".join(shlex.quote(a) for a in argv)
 
 
-def setup_text(db: Path, *, include_private: bool = False) -> str:
+def setup_text(db: Path | str, *, include_private: bool = False) -> str:
     config = json.dumps(client_config(db, include_private=include_private), indent=2)
     return (
         "# MCP clients that read a JSON config (Claude Desktop's claude_desktop_config.json,\n"

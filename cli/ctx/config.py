@@ -172,7 +172,7 @@ DEFAULT_SYNC_INTERVAL = 5.0
 
 @dataclass(frozen=True)
 class Settings:
-    graph: Path | None = None
+    graph: Path | str | None = None  # a str: a database URL (postgresql://...)
     graph_in_project: bool = False  # set by the project's config file, not the user's
     lens: str | None = None
     max_tokens: int | None = None
@@ -212,9 +212,20 @@ def _settings_of(path: Path, *, project: bool = False) -> dict[str, Any]:
         if key in SETTINGS[""]:
             text = _typed(value, str, f"{path}: {key}")
             try:
-                db_url_scheme(text)
+                url = db_url_scheme(text) is not None
             except UsageError as exc:
                 raise UsageError(f"{path}: {key}: {exc}") from None
+            if url:
+                # A project's file is in a folder anyone may have cloned: it must not send the
+                # user's notes to a server it names (issue 24, H3). A server is named in the
+                # user's own config file, $CTX_DB or --db.
+                if project:
+                    raise UsageError(
+                        f"{path}: {key}: a project's config cannot name a database server;"
+                        " set it in your own config file, $CTX_DB or --db"
+                    )
+                out[key] = text
+                continue
             out[key] = (path.parent / Path(text).expanduser()).resolve()
             # A project's file names a graph inside the project (the folder holding .ctx/): it
             # must not make ctx create folders or write a graph anywhere else (issue 24, H3).
@@ -297,9 +308,11 @@ def load_import_limits() -> ImportLimits:
 # ``~/.local/share/ctx``). A user never has to think about it, and a project can pin its own graph.
 
 
-def default_db_path() -> Path:
+def default_db_path() -> Path | str:
+    """The graph this command opens: a file path, or a database URL kept as the user wrote it."""
     if os.environ.get("CTX_DB"):
-        return Path(os.environ["CTX_DB"]).expanduser()
+        value = os.environ["CTX_DB"]
+        return value if db_url_scheme(value) is not None else Path(value).expanduser()
     settings = load_settings()
     if settings.graph is not None and settings.graph_in_project:
         return settings.graph
@@ -311,9 +324,15 @@ def default_db_path() -> Path:
     return user_data_dir() / DB_FILE_NAME
 
 
-def resolve_db_path(explicit: str | os.PathLike[str] | None) -> Path:
+def resolve_db_path(explicit: str | os.PathLike[str] | None) -> Path | str:
     if explicit:
-        db_url_scheme(explicit)
+        scheme = db_url_scheme(explicit)
+        if scheme is not None:
+            text = os.fspath(explicit)
+            # A Path-typed option folds "postgresql://h/db" to "postgresql:/h/db": put it back.
+            if not text[len(scheme) + 1 :].startswith("//"):
+                text = f"{scheme}:/{text[len(scheme) + 1 :]}"
+            return text
         return Path(explicit).expanduser()
     path = default_db_path()
     db_url_scheme(path)

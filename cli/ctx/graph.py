@@ -42,9 +42,11 @@ class Graph:
     """
 
     def __init__(self, path: str | Path, *, create: bool = False, include_private: bool = False) -> None:
+        from ctx.paths import is_db_url
         from ctx.store import open_store
 
-        self.path = Path(path).expanduser()
+        # A postgresql:// URL names a team graph (docs/team.md); anything else is a file.
+        self.path: Path | str = path if is_db_url(path) else Path(path).expanduser()
         self.include_private = include_private
         self.store: GraphStore = open_store(self.path, create=create)
 
@@ -70,7 +72,9 @@ class Graph:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Graph({str(self.path)!r})"
+        from ctx.paths import shown
+
+        return f"Graph({shown(self.path)!r})"
 
     # -- writing ---------------------------------------------------------------------------------
 

@@ -149,7 +149,9 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     check_format(fmt)
     include_private = graph.include_private
     # The graph in use first: the user's and the project's config can each name one.
-    data = {"schema": SCHEMA_VERSION, "graph": str(graph.path), **graph.stats()}
+    from ctx.paths import shown
+
+    data = {"schema": SCHEMA_VERSION, "graph": shown(graph.path), **graph.stats()}
     data["embeddings"] = embedding_coverage(graph.reader)
     lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]

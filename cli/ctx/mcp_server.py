@@ -151,13 +151,15 @@ class GraphHandle:
     reading the unlinked file, so every call compares the inode and reopens when it changed.
     """
 
-    def __init__(self, path: Path, *, include_private: bool = False) -> None:
+    def __init__(self, path: Path | str, *, include_private: bool = False) -> None:
         self.path = path
         self.include_private = include_private
         self._graph: "Graph | None" = None
         self._identity: tuple[int, int] | None = None
 
     def _file_identity(self) -> tuple[int, int] | None:
+        if isinstance(self.path, str):
+            return (0, 0)  # a database URL: the server shows every commit; nothing to reopen
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -199,7 +201,7 @@ class CtxTools:
     """The four tools over one graph. Up to MAX_CONCURRENT_CALLS calls run at once, each with a
     connection of its own from a small pool (no connection is used by two calls at a time)."""
 
-    def __init__(self, db_path: Path, *, include_private: bool = False) -> None:
+    def __init__(self, db_path: Path | str, *, include_private: bool = False) -> None:
         # Whether private nodes may be shown is the user's choice when registering the server,
         # never the agent's: no tool has an argument for it. It is the graph handle's property.
         self.handle = GraphHandle(db_path, include_private=include_private)
@@ -248,7 +250,7 @@ class CtxTools:
 
             get_encoding(DEFAULT_ENCODING)
             import ctx.assemble  # noqa: F401
-            if handle.path.exists():
+            if isinstance(handle.path, str) or handle.path.exists():
                 handle.graph()
         except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
             log.info("warm-up skipped: %s", exc)
@@ -486,7 +488,7 @@ def declare_tool(function: Any, request_type: type) -> None:
     function.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": CallToolResult}
 
 
-def run_stdio(db_path: Path, *, include_private: bool = False) -> None:
+def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
     tools = CtxTools(db_path, include_private=include_private)
     server = build_server(tools)

@@ -50,10 +50,10 @@ def find_project_dir(start: Path | None = None) -> Path | None:
     return None
 
 
-# Engines a --db URL may select, by scheme (PostgreSQL joins them when store/postgres/ lands).
-DB_URL_ENGINES: dict[str, str] = {}
+# Engines a --db URL may select, by scheme (ctx.store.postgres: a team graph, docs/team.md).
+DB_URL_ENGINES: dict[str, str] = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
 # Engines ctx has, or will have, but not in this build: named, so the error says what to do.
-_NOT_IN_THIS_BUILD = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
+_NOT_IN_THIS_BUILD: dict[str, str] = {}
 # Two characters at least: "C:/Users/..." is a Windows drive, not a scheme. One slash, because a
 # Path folds "mysql://h/db" to "mysql:/h/db".
 _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/")
@@ -81,3 +81,23 @@ def db_url_scheme(value: str | os.PathLike[str]) -> str | None:
     if scheme in ("sqlite", "sqlite3", "file"):
         raise UsageError(f"--db takes a SQLite graph as a file path, not a {scheme}:// URL: drop the {scheme}:// prefix")
     raise UsageError(f"--db {scheme}://...: ctx cannot use {scheme} databases; give a graph file path (SQLite)")
+
+
+def is_db_url(value: object) -> bool:
+    """Whether a graph location is a database URL (a str naming an engine), not a file path."""
+    return isinstance(value, str) and db_url_scheme(value) is not None
+
+
+def shown(location: str | os.PathLike[str]) -> str:
+    """A graph location for messages: a URL without its password."""
+    if is_db_url(location):
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(str(location))
+        if parts.password is not None:
+            host = parts.hostname or ""
+            if parts.port:
+                host = f"{host}:{parts.port}"
+            netloc = f"{parts.username}:***@{host}" if parts.username else host
+            return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return os.fspath(location)

@@ -58,7 +58,7 @@ WAKE_MS = 1000  # how often the watcher wakes without events: retries, a replace
 
 
 def watch(
-    db_path: Path,
+    db_path: Path | str,
     *,
     on_sync: Callable[[Any], None],
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -99,7 +99,10 @@ def watch(
         watched = _watched(syncable(graph.store, sources)[0])
         if not watched:
             raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
-        graph_files = {str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        graph_files = (
+            set() if isinstance(db_path, str)  # a database URL: no graph file among the sources
+            else {str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        )
 
         def relevant(_change: object, path: str) -> bool:
             if path in graph_files:

@@ -10,6 +10,7 @@ import typer
 from ctx.commands.common import DbOption, TextOrJson, handle_errors, print_json
 from ctx.commands.progress import ProgressBar
 from ctx.config import resolve_db_path
+from ctx.paths import shown
 
 MODEL_HELP = (
     "Model name or local sentence-transformers folder. Default: $CTX_EMBED_MODEL, else "
@@ -45,7 +46,7 @@ def embed_command(
     with ProgressBar(enabled=not quiet and sys.stderr.isatty()) as progress:
         report = graph.embed(model, batch_size=batch_size, progress=progress)
     if output == "json":
-        print_json(report.as_dict() | {"db": str(db_path)})
+        print_json(report.as_dict() | {"db": shown(db_path)})
         return
     switched = f" (replacing {report.switched_from})" if report.switched_from else ""
     done = report.embedded + report.passages
@@ -53,7 +54,7 @@ def embed_command(
     how = f" ({report.precision}, {report.threads} thread{'s' if report.threads != 1 else ''})" if report.precision else ""
     sys.stderr.write(
         f"embedded: {report.embedded} nodes and {report.passages} passages with {report.model}{switched}{how}"
-        f" -> {db_path}\n"
+        f" -> {shown(db_path)}\n"
         f"  {report.unchanged} unchanged, {report.pruned} orphaned vectors removed; "
         f"dim {report.dim}; {report.seconds:.2f}s{rate}\n"
     )

@@ -21,6 +21,7 @@ from ctx.commands.common import (
 from ctx.commands.progress import ProgressBar
 from ctx.importers import FORMATS
 from ctx.config import resolve_db_path
+from ctx.paths import shown
 
 FORMAT_HELP = "Source format (auto detects it)."
 if TYPE_CHECKING:
@@ -75,13 +76,13 @@ def import_command(
         for line in report.warnings:
             warn(line)
     if output == "json":
-        print_json(report.as_dict() | {"db": str(db_path)})
+        print_json(report.as_dict() | {"db": shown(db_path)})
         return
     if quiet:
         return
     verb = "imported" if report.changed else "unchanged"
     sys.stderr.write(
-        f"{verb}: {report.source} ({report.format}) -> {db_path}\n"
+        f"{verb}: {report.source} ({report.format}) -> {shown(db_path)}\n"
         f"  files: {report.files_seen} seen, {report.files_parsed} parsed, "
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted; "
         f"{report.nodes_written} nodes, {report.edges_written} edges written; "

@@ -52,11 +52,12 @@ def mcp_command(
     ] = TextOrJson.text,
 ) -> None:
     """Serve the graph as MCP tools over stdin/stdout (for Claude Desktop, Claude Code, ...)."""
-    db_path = resolve_db_path(db).absolute()
+    resolved = resolve_db_path(db)
+    db_path = resolved if isinstance(resolved, str) else resolved.absolute()
     if print_config:
         from ctx.agent_setup import client_config, setup_text
 
-        if not db_path.exists():
+        if not isinstance(db_path, str) and not db_path.exists():
             # Printed all the same (an agent may be set up before the first import), but not silently.
             warn(f"no graph at {db_path} yet: run `ctx import PATH --db {db_path}` before the server is used")
 

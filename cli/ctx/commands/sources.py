@@ -19,6 +19,7 @@ from ctx.commands.common import (
 from ctx.commands.progress import ProgressBar
 from ctx.errors import EXIT_RUNTIME
 from ctx.config import resolve_db_path
+from ctx.paths import shown
 
 if TYPE_CHECKING:
     from ctx.sync import SyncReport
@@ -112,12 +113,12 @@ def remove_command(
                 "edges": removed.edges,
                 "files": removed.files,
                 "vectors": removed.vectors,
-                "db": str(db_path),
+                "db": shown(db_path),
             }
         )
         return
     sys.stderr.write(
-        f"removed: {removed.root} from {db_path}: {removed.nodes} nodes, {removed.edges} edges,"
+        f"removed: {removed.root} from {shown(db_path)}: {removed.nodes} nodes, {removed.edges} edges,"
         f" {removed.files} files, {removed.vectors} vectors\n"
     )
 
@@ -143,9 +144,9 @@ def sync_command(
     with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
         report = sync(store, embed=embed, progress=progress)
     if output == "json":
-        print_json(report.as_dict() | {"db": str(db_path)})
+        print_json(report.as_dict() | {"db": shown(db_path)})
     elif not quiet:
-        print_sync_summary(report, str(db_path))
+        print_sync_summary(report, shown(db_path))
     if report.failed:
         raise typer.Exit(code=EXIT_RUNTIME)
 
@@ -239,14 +240,14 @@ def watch_command(
             return
         if report.changed or report.failed or report.embed_skipped:
             sys.stderr.write(f"[{stamp()}] ")
-            print_sync_summary(report, str(db_path))
+            print_sync_summary(report, shown(db_path))
 
     def on_problem(line: str) -> None:
         # Always said, --quiet or not: the watcher goes on, but the graph is behind until it works.
         sys.stderr.write(f"[{stamp()}] ctx: warning: {line}\n")
 
     if not quiet:
-        sys.stderr.write(f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n")
+        sys.stderr.write(f"ctx: watching the sources of {shown(db_path)} (Ctrl-C to stop)\n")
     try:
         with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
             watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress, on_problem=on_problem)

@@ -42,6 +42,12 @@ def check_graph(location: str | Path) -> Checkup:
 def open_store(location: str | Path, *, create: bool = False) -> GraphStore:
     """The graph at ``location`` behind the store's face; NoGraphError if there is none (unless
     ``create``)."""
+    from ctx.paths import is_db_url
+
+    if is_db_url(location):
+        from ctx.store.postgres.store import PostgresStore
+
+        return PostgresStore.open(str(location), create=create)
     from ctx.store.sqlite_store import SqliteStore
 
     return SqliteStore.open(location, create=create)

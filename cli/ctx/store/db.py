@@ -85,6 +85,11 @@ def discarded_on_failure(path: str | Path) -> Iterator[None]:
     WAL and shared-memory files, and the folders made for it. ``ctx import does-not-exist`` must
     not leave an empty graph behind (after which every build said "no node matches" instead of
     "no graph"). Connections to it must be closed inside the block."""
+    from ctx.paths import is_db_url
+
+    if is_db_url(path):  # a database server's graph: a failed first import committed nothing
+        yield
+        return
     path = Path(path)
     if path.exists():
         yield

@@ -10,11 +10,19 @@ from __future__ import annotations
 from ctx.errors import CtxError
 
 
+def _psycopg_error(exc: BaseException) -> bool:
+    """A PostgreSQL driver error (ctx.store.postgres); psycopg is imported only if it already was."""
+    import sys
+
+    psycopg = sys.modules.get("psycopg")
+    return psycopg is not None and isinstance(exc, psycopg.Error)
+
+
 def is_storage_error(exc: BaseException) -> bool:
     """Whether ``exc`` came from the database itself rather than from ctx's own code."""
     import sqlite3
 
-    return isinstance(exc, sqlite3.Error)
+    return isinstance(exc, sqlite3.Error) or _psycopg_error(exc)
 
 
 def is_lock_busy(exc: BaseException) -> bool:
@@ -33,4 +41,8 @@ def as_ctx_error(exc: BaseException, where: str | None = None) -> CtxError | Non
         from ctx.store.db import storage_error
 
         return storage_error(exc, where)
+    if _psycopg_error(exc):
+        from ctx.store.postgres.db import storage_error as postgres_error
+
+        return postgres_error(exc, where)
     return None

@@ -65,7 +65,7 @@ def connect(url: str, *, create: bool = False) -> "psycopg.Connection[Any]":
     psycopg = _psycopg()
     try:
         conn = psycopg.connect(url, autocommit=True, connect_timeout=_connect_timeout(), application_name="ctx")
-    except psycopg.OperationalError as exc:
+    except psycopg.Error as exc:
         raise CtxError(f"cannot connect to {redact(url)}: {_first_line(exc)}") from None
     try:
         version = current_version(conn)

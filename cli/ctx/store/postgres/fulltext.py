@@ -79,26 +79,59 @@ def node_query(text: str, mode: str, config: str = "simple") -> tuple[str, list[
 
 
 def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) -> list[SearchHit]:
-    hide = "" if reader.include_private else " AND NOT n.private"
+    """Nodes matching every word (``and``), any word (``or``), or every word and then any word
+    (``auto``); ranked like passages: the sum over the query's terms of idf x ts_rank."""
+    terms = [_term_sql(word, prefix, "simple") for word, prefix in _terms(text)]
+    if not terms:
+        return []
     for m in (["and", "or"] if mode == "auto" else [mode]):
-        query = node_query(text, m)
-        if query is None:
-            return []
-        sql, params = query
-        rows = reader._rows(
-            f"WITH q AS (SELECT ({sql}) AS tq),"
-            f" hits AS (SELECT n.id, n.title, n.type, n.source_path, n.body,"
-            f"  ts_rank('{NODE_WEIGHTS}', n.fts, q.tq, 1) AS score"
-            f"  FROM nodes n, q WHERE n.fts @@ q.tq{hide} ORDER BY score DESC, n.id LIMIT %s)"
-            " SELECT h.id, h.title, h.type, h.source_path, h.score,"
-            " ts_headline('simple', h.body, q.tq,"
-            "  'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…')"
-            " FROM hits h, q ORDER BY h.score DESC, h.id",
-            [*params, limit],
-        )
-        if rows:
-            return [SearchHit(r[0], r[1], r[2], r[3], float(r[4]), r[5]) for r in rows]
+        hits = _rank(reader, "nodes", "fts", NODE_WEIGHTS, terms, " && " if m == "and" else " || ", limit)
+        if not hits:
+            continue
+        ids = [node_id for node_id, _ in hits]
+        sql = " || ".join(t for t, _ in terms)
+        rows = {
+            r[0]: r[1:]
+            for r in reader._rows(
+                "SELECT id, title, type, source_path, ts_headline('simple', body, (" + sql + "),"
+                " 'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…')"
+                " FROM nodes WHERE id = ANY(%s)",
+                [*[p for _, p in terms], ids],
+            )
+        }
+        return [
+            SearchHit(node_id, rows[node_id][0], rows[node_id][1], rows[node_id][2], score, rows[node_id][3])
+            for node_id, score in hits
+        ]
     return []
+
+
+def _rank(
+    reader: PostgresReader, table: str, column: str, weights: str, terms: list[tuple[str, str]], joiner: str,
+    limit: int,
+) -> list[tuple[str, float]]:
+    """(id, score) of the rows of ``table`` (nodes) whose ``column`` matches the terms joined by
+    ``joiner``, best first, ties by id: the sum over the terms a row has of
+    ln(1 + (N - df + 0.5) / (df + 0.5)) x ts_rank, df counted among the rows matching any term."""
+    any_term = " || ".join(t for t, _ in terms)
+    wanted = joiner.join(t for t, _ in terms)
+    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {t}) AS d{i}" for i, (t, _) in enumerate(terms))
+    parts = " + ".join(
+        f"CASE WHEN m.v @@ {t} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
+        f" * ts_rank('{weights}', m.v, {t}, 1) ELSE 0 END"
+        for i, (t, _) in enumerate(terms)
+    )
+    params = [p for _, p in terms]
+    hide = "" if reader.include_private else " AND NOT m.private"
+    rows = reader._rows(
+        f"WITH m AS MATERIALIZED (SELECT id, private, {column} AS v FROM {table} WHERE {column} @@ ({any_term})),"
+        f" df AS (SELECT {counts} FROM m),"
+        f" total AS (SELECT count(*) AS n FROM {table})"
+        f" SELECT m.id, ({parts}) AS score FROM m, df, total"
+        f" WHERE m.v @@ ({wanted}){hide} ORDER BY score DESC, m.id LIMIT %s",
+        [*params, *params, *[x for p in params for x in (p, p)], *params, limit],
+    )
+    return [(r[0], float(r[1])) for r in rows]
 
 
 def known_terms(reader: PostgresReader, terms: list[str]) -> list[str]:
@@ -106,13 +139,11 @@ def known_terms(reader: PostgresReader, terms: list[str]) -> list[str]:
     words = [t for t in terms if t]
     if not words:
         return []
-    rows = reader._rows(
-        "SELECT t FROM unnest(%s::text[]) WITH ORDINALITY AS q(t, i)"
-        " WHERE numnode(phraseto_tsquery('english', t)) > 0"
-        " AND EXISTS (SELECT 1 FROM passages p WHERE p.stemmed @@ phraseto_tsquery('english', q.t)) ORDER BY i",
-        (words,),
+    probes = ", ".join(
+        "EXISTS (SELECT 1 FROM passages WHERE stemmed @@ phraseto_tsquery('english', %s))" for _ in words
     )
-    return [r[0] for r in rows]
+    row = reader._one(f"SELECT {probes}", words)
+    return [word for word, hit in zip(words, row or (), strict=False) if hit]
 
 
 def search_passages(reader: PostgresReader, terms: list[str], *, limit: int) -> list[PassageHit]:
@@ -138,17 +169,24 @@ def search_passages(reader: PostgresReader, terms: list[str], *, limit: int) -> 
 def _ranked(
     reader: PostgresReader, column: str, config: str, weights: str, words: list[str], limit: int
 ) -> list[tuple[int, str, float]]:
+    """One index's ranking: the passages matching any term are read once (GIN), each term's
+    document frequency is counted among them, and each passage scores the sum over the terms it
+    has of ln(1 + (N - df + 0.5) / (df + 0.5)) x ts_rank."""
+    term = f"phraseto_tsquery('{config}', %s)"
+    any_term = " || ".join(term for _ in words)
+    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {term}) AS d{i}" for i, _ in enumerate(words))
+    parts = " + ".join(
+        f"CASE WHEN m.v @@ {term} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
+        f" * ts_rank('{weights}', m.v, {term}, 1) ELSE 0 END"
+        for i, _ in enumerate(words)
+    )
     hide = "" if reader.include_private else " AND NOT n.private"
     rows = reader._rows(
-        f"WITH q AS (SELECT t, phraseto_tsquery('{config}', t) AS tq FROM unnest(%s::text[]) AS t"
-        f"  WHERE numnode(phraseto_tsquery('{config}', t)) > 0),"
-        " total AS (SELECT count(*) AS n FROM passages),"
-        f" idf AS (SELECT q.tq, (SELECT count(*) FROM passages p WHERE p.{column} @@ q.tq) AS df FROM q),"
-        " w AS (SELECT idf.tq, ln(1.0 + (total.n - idf.df + 0.5) / (idf.df + 0.5)) AS weight"
-        "  FROM idf, total WHERE idf.df > 0)"
-        f" SELECT p.id, p.node_id, SUM(w.weight * ts_rank('{weights}', p.{column}, w.tq, 1)) AS score"
-        f" FROM passages p JOIN w ON p.{column} @@ w.tq JOIN nodes n ON n.id = p.node_id"
-        f" WHERE true{hide} GROUP BY p.id, p.node_id ORDER BY score DESC, p.id LIMIT %s",
-        (words, limit),
+        f"WITH m AS MATERIALIZED (SELECT p.id, p.node_id, p.{column} AS v FROM passages p WHERE p.{column} @@ ({any_term})),"
+        f" df AS (SELECT {counts} FROM m),"
+        " total AS (SELECT count(*) AS n FROM passages)"
+        f" SELECT m.id, m.node_id, ({parts}) AS score FROM m JOIN nodes n ON n.id = m.node_id, df, total"
+        f" WHERE true{hide} ORDER BY score DESC, m.id LIMIT %s",
+        [*words, *words, *[x for w in words for x in (w, w)], limit],
     )
     return [(int(r[0]), r[1], float(r[2])) for r in rows]

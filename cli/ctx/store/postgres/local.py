@@ -185,6 +185,40 @@ def start(
     raise LocalServerUnavailable(f"PostgreSQL did not start: {last_error}")
 
 
+def start_standby(primary: LocalServer, *, settings: dict[str, str] | None = None) -> LocalServer:
+    """A hot-standby replica of ``primary`` (streaming replication, read-only), made with
+    ``pg_basebackup -R`` and started on its own port; the primary must allow replication
+    connections (initdb's defaults do, for local trust)."""
+    base = Path(tempfile.mkdtemp(prefix="ctx-pg-standby-"))
+    if primary.run_as is not None:
+        entry = pwd.getpwnam(primary.run_as)
+        os.chown(base, entry.pw_uid, entry.pw_gid)
+    os.chmod(base, 0o755)
+    copied = primary.run(
+        ["pg_basebackup", "-D", str(base / "data"), "-R", "-X", "stream", "-c", "fast", "-h", "127.0.0.1", "-p", str(primary.port),
+         "-U", primary.superuser, "--no-sync"],
+        timeout=600,
+    )
+    if copied.returncode != 0:
+        shutil.rmtree(base, ignore_errors=True)
+        raise LocalServerUnavailable(f"pg_basebackup failed: {copied.stderr.strip()}")
+    # A hot standby needs at least the primary's max_connections (and worker counts).
+    options = {"listen_addresses": "127.0.0.1", "unix_socket_directories": str(base), "hot_standby": "on",
+               "max_connections": "200", **(settings or {})}
+    port = _free_port()
+    flags = " ".join(f"-c {k}={v}" for k, v in options.items()) + f" -p {port}"
+    started = _run(
+        [primary.bin("pg_ctl"), "-D", str(base / "data"), "-l", str(base / "server.log"), "-o", flags, "-w", "-t", "60",
+         "start"],
+        primary.run_as, timeout=120,
+    )
+    if started.returncode != 0:
+        error = _log_tail(base / "server.log") or started.stderr.strip()
+        shutil.rmtree(base, ignore_errors=True)
+        raise LocalServerUnavailable(f"the standby did not start: {error}")
+    return LocalServer(base, port, primary.install, primary.run_as)
+
+
 def _log_tail(path: Path) -> str:
     try:
         lines = path.read_text(errors="replace").strip().splitlines()

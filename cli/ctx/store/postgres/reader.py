@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ctx.store.edge_names import canonical_and_direction, walked_name
+from ctx.edges import canonical_and_direction, walked_name
 from ctx.store.postgres import fulltext
 from ctx.store.types import (
     Crumb,
@@ -199,6 +199,9 @@ class PostgresReader:
     def node_count(self) -> int:
         return int(self._one("SELECT count(*) FROM nodes")[0])  # type: ignore[index]
 
+    def is_empty(self) -> bool:
+        return self._one("SELECT 1 FROM nodes LIMIT 1") is None
+
     def node_texts(self, ids: list[str], chunk: int = 256) -> Iterator[list[NodeText]]:
         for start in range(0, len(ids), chunk):
             part = ids[start : start + chunk]
@@ -228,6 +231,39 @@ class PostgresReader:
             (text.strip(),),
         )
         return [r[0] for r in rows]
+
+    def find_by_path(self, text: str) -> list[str]:
+        from ctx.store.reads import _NOTE_SUFFIXES, _on_disk
+
+        path = text.strip().replace("\\", "/")
+        if not path or ("/" not in path and not path.lower().endswith(_NOTE_SUFFIXES)) or "\n" in path:
+            return []
+        while path.startswith("./"):
+            path = path[2:]
+        wanted: list[tuple[int | None, str]] = [(None, path)]
+        if not path.lower().endswith(_NOTE_SUFFIXES):
+            wanted += [(None, path + ".md"), (None, path + ".markdown")]
+        sources = self._rows("SELECT id, root FROM sources ORDER BY id")
+        wanted += _on_disk(text.strip(), sources)  # type: ignore[arg-type]
+        for source_id, relpath in wanted:
+            ids: list[str] = []
+            for sid, _ in sources:
+                if source_id is not None and sid != source_id:
+                    continue
+                ids += [
+                    r[0] for r in self._rows(
+                        "SELECT n.id FROM nodes n LEFT JOIN nodes p ON p.id = n.parent_id"
+                        " WHERE n.source_id = %s AND n.file = %s AND (p.id IS NULL OR p.file <> n.file)"
+                        f"{self._hide('n.')} ORDER BY n.id LIMIT 2",
+                        (sid, relpath),
+                    )
+                ]
+            if ids:
+                return ids if len(ids) == 1 else []
+        stem, dot, suffix = path.rpartition(".")
+        if dot and f".{suffix.lower()}" in (".md", ".markdown") and stem:
+            return self.find_by_name(stem)
+        return []
 
     def find_mentions(self, text: str) -> list[str]:
         from ctx.store.postgres.mentions import mentioned
