@@ -672,7 +672,7 @@ class PostgresReader:
         return [r[0] for r in rows]
 
     def pending_passages(self, model: str) -> list[tuple[str, str]]:
-        from ctx.store.postgres.passages import embed_text
+        from ctx.store.passages import embed_text
 
         rows = self._rows(
             "SELECT * FROM (SELECT DISTINCT ON (p.hash) p.hash, p.title, p.context, p.heading, p.text"
@@ -684,7 +684,7 @@ class PostgresReader:
         return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
 
     def query_vector(self, model: str, text: str) -> np.ndarray | None:
-        from ctx.store.postgres.passages import query_key
+        from ctx.store.vectors import _query_key as query_key
 
         row = self._one(
             "SELECT vector::text FROM query_embeddings WHERE model = %s AND text_hash = %s", (model, query_key(text))
@@ -693,7 +693,7 @@ class PostgresReader:
 
     def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
         """Best effort: never waits for a lock; a read-only role or replica caches nothing."""
-        from ctx.store.postgres.passages import query_key
+        from ctx.store.vectors import _query_key as query_key
 
         import psycopg
 
