@@ -296,3 +296,34 @@ def test_a_postgresql_url_that_cannot_be_reached_is_one_line_and_no_folder(tmp_p
         assert out.stderr.count("\n") == 1 and "cannot connect to postgresql://maya:***@127.0.0.1:1/notes" in out.stderr
         assert "hunter2" not in out.stderr
     assert not any(p.name.endswith(":") for p in tmp_path.iterdir())
+
+
+def test_vectors_come_back_exactly_and_builds_with_them_are_byte_identical(both):
+    """The same (made-up, deterministic) vectors in both engines: the matrix reads back bit for
+    bit, and id-topic builds that score by similarity to the seeds' vectors are the same bytes."""
+    import hashlib
+
+    import numpy as np
+
+    lite, pg = both
+    ids = _all_ids(pg)
+    rows = []
+    for node_id in ids:
+        seed = int.from_bytes(hashlib.blake2b(node_id.encode(), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
+        rows.append((node_id, vector / np.linalg.norm(vector)))
+    facts = {f.id: f for f in lite.store.reader(include_private=True).node_facts(ids, with_fields=False)}
+    hashes = {r.id: r.content_hash for r in (lite.store.reader(include_private=True).node(i) for i in ids) if r}
+    for graph in both:
+        with graph.store.import_session() as session:
+            session.set_active_model("fake-16")
+            session.write_vectors("fake-16", [(i, hashes[i], v) for i, v in rows if i in hashes])
+    a, b = lite.store.reader().vector_matrix("fake-16"), pg.store.reader().vector_matrix("fake-16")
+    assert a[0] == b[0] and a[1].dtype == b[1].dtype == np.float32 and np.array_equal(a[1], b[1])
+    assert lite.store.reader().embedding_status() == pg.store.reader().embedding_status()
+    assert len(facts) == len(ids)
+    # Not answer/question: with vectors they fuse the full-text ranking of the topic's words
+    # (lens semantic.rank: fused), which is the engine's own (docs/team.md).
+    for lens in ("general", "research", "planning"):
+        for topic in ids[::11]:
+            assert lite.build(topic, lens=lens, format="json").text == pg.build(topic, lens=lens, format="json").text

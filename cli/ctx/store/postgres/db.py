@@ -82,6 +82,7 @@ def connect(url: str, *, create: bool = False) -> "psycopg.Connection[Any]":
             raise CtxError(f"{redact(url)} was written by a newer ctx (schema {version}); upgrade ctx")
         if version < len(MIGRATIONS):
             migrate(conn)
+        _register_vector(conn)
     except psycopg.Error as exc:
         conn.close()
         raise storage_error(exc, url) from None
@@ -89,6 +90,16 @@ def connect(url: str, *, create: bool = False) -> "psycopg.Connection[Any]":
         conn.close()
         raise
     return conn
+
+
+def _register_vector(conn: "psycopg.Connection[Any]") -> None:
+    """pgvector's adapter, when installed: vectors travel as binary float4 (numpy float32, exact)
+    instead of text."""
+    try:
+        from pgvector.psycopg import register_vector
+    except ImportError:
+        return
+    register_vector(conn)
 
 
 def _connect_timeout() -> int:

