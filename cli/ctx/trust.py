@@ -71,10 +71,10 @@ def users_own(path: Path) -> bool:
     from ctx.paths import DB_FILE_NAME, user_data_dir
 
     own = [user_data_dir() / DB_FILE_NAME]
-    if os.environ.get("CTX_DB"):
+    if os.environ.get("CTX_DB") and "://" not in os.environ["CTX_DB"]:
         own.append(Path(os.environ["CTX_DB"]).expanduser())
     settings = load_settings()
-    if settings.graph is not None and not settings.graph_in_project:
+    if isinstance(settings.graph, Path) and not settings.graph_in_project:
         own.append(settings.graph)
     try:
         here = path.resolve()
@@ -100,17 +100,19 @@ def check_trusted(store: GraphStore) -> None:
         raise UntrustedGraph(path)
 
 
-def project_root(db_path: Path) -> Path | None:
+def project_root(db_path: Path | str) -> Path | None:
     """The project a graph belongs to: the folder holding its ``.ctx/`` folder, or the project
     whose config names it with ``graph:``; None for a graph of the user's own."""
     from ctx.config import load_settings
     from ctx.paths import PROJECT_DIR_NAME, find_project_dir
 
+    if isinstance(db_path, str):
+        return None  # a database server's graph is no project's (a project file cannot name one)
     path = db_path.expanduser().resolve()
     if path.parent.name == PROJECT_DIR_NAME:
         return path.parent.parent
     settings = load_settings()
-    if settings.graph_in_project and settings.graph is not None and settings.graph.resolve() == path:
+    if settings.graph_in_project and isinstance(settings.graph, Path) and settings.graph.resolve() == path:
         project = find_project_dir()
         if project is not None:
             return project.parent
@@ -129,7 +131,7 @@ def outside_message(source_root: str, project: Path) -> str:
     return f"outside the project {project} this graph belongs to: not read (a project graph reads only its own folder)"
 
 
-def check_import_allowed(db_path: Path, source: Path) -> None:
+def check_import_allowed(db_path: Path | str, source: Path) -> None:
     """`ctx import PATH` into a project graph: PATH must be inside the project."""
     project = project_root(db_path)
     if project is not None and not inside(project, source):

@@ -30,6 +30,13 @@ def doctor_command(
     from ctx.store import check_graph
 
     path = resolve_db_path(db)
+    if isinstance(path, str):
+        from ctx.errors import UsageError
+
+        raise UsageError(
+            "ctx doctor checks SQLite graph files; check a PostgreSQL graph with the server's own tools"
+            " (amcheck, pg_dump), see docs/team.md"
+        )
     if not path.is_file():
         raise NoGraphError(path)
     checkup = check_graph(path)

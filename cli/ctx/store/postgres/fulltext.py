@@ -133,13 +133,15 @@ def _rank(
     )
     params_per_term = 3
     params = [p for _, p in terms]
-    hide = "" if reader.include_private else " AND NOT m.private"
+    # Statistics of what this reader may see only: with private rows in them, a public search's
+    # scores would move with the words of private notes (SQLite's migration 10, issue 24).
+    hide = "" if reader.include_private else " AND NOT private"
     rows = reader._rows(
-        f"WITH m AS MATERIALIZED (SELECT id, private, {column} AS v FROM {table} WHERE {column} @@ ({any_term})),"
+        f"WITH m AS MATERIALIZED (SELECT id, {column} AS v FROM {table} WHERE {column} @@ ({any_term}){hide}),"
         f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
-        f" total AS (SELECT count(*) AS n FROM {table})"
+        f" total AS (SELECT count(*) AS n FROM {table} WHERE true{hide})"
         f" SELECT m.id, ({parts}) AS score FROM m, df, total"
-        f" WHERE m.v @@ ({wanted}){hide} ORDER BY score DESC, m.id LIMIT %s",
+        f" WHERE m.v @@ ({wanted}) ORDER BY score DESC, m.id LIMIT %s",
         [*params, *params, *[x for p in params for x in [p] * params_per_term], *params, limit],
     )
     return [(r[0], float(r[1])) for r in rows]
@@ -194,13 +196,17 @@ def _ranked(
         for i, _ in enumerate(words)
     )
     per_term = 3
-    hide = "" if reader.include_private else " AND NOT n.private"
+    # Statistics of what this reader may see only (as for nodes, above).
+    hide = "" if reader.include_private else (
+        " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND n.private)"
+    )
     rows = reader._rows(
-        f"WITH m AS MATERIALIZED (SELECT p.id, p.node_id, p.{column} AS v FROM passages p WHERE p.{column} @@ ({any_term})),"
+        f"WITH m AS MATERIALIZED (SELECT p.id, p.node_id, p.{column} AS v FROM passages p"
+        f"  WHERE p.{column} @@ ({any_term}){hide}),"
         f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
-        " total AS (SELECT count(*) AS n FROM passages)"
-        f" SELECT m.id, m.node_id, ({parts}) AS score FROM m JOIN nodes n ON n.id = m.node_id, df, total"
-        f" WHERE true{hide} ORDER BY score DESC, m.id LIMIT %s",
+        f" total AS (SELECT count(*) AS n FROM passages p WHERE true{hide})"
+        f" SELECT m.id, m.node_id, ({parts}) AS score FROM m, df, total"
+        " ORDER BY score DESC, m.id LIMIT %s",
         [*words, *words, *[x for w in words for x in [w] * per_term], limit],
     )
     return [(int(r[0]), r[1], float(r[2])) for r in rows]

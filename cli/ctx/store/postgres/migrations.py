@@ -238,9 +238,10 @@ def _empty(number: int) -> str:
     return f"-- {number}: part of migration 1 on PostgreSQL (the engine started at SQLite's schema 9)\n"
 
 
-# SQLite's 10 indexes private nodes' text apart, because FTS5's BM25 weighs a word by corpus-wide
-# statistics (private notes moved public scores: an oracle, issue 24). PostgreSQL's ts_rank scores
-# a row from that row alone (no document frequencies), so there is nothing to split here.
+# SQLite's 10 gives private nodes full-text indexes of their own, so that a public search's
+# statistics do not move with private words. Here a search counts its statistics over the rows
+# its reader may see (ctx.store.postgres.fulltext), as row security does for a role: nothing to
+# store. (The text of this step is as it shipped.)
 _M010_PRIVATE_FTS = "-- 10: nothing to do on PostgreSQL: ts_rank reads no corpus-wide statistics\n"
 # SQLite's 11 recomputes derived nodes' privacy in graphs written before that rule existed; every
 # PostgreSQL graph was written with it.

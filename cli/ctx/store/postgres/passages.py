@@ -8,18 +8,11 @@ as SQLite gives an INTEGER PRIMARY KEY.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ctx.store.passages import (
-    BATCH,
-    CONTEXT_DEPTH,
-    HEADING_SEP,
-    _context,
-    _VERSION_KEY,
-    _with_outline,
-    embed_text,
-    passage_hash,
-)
+from ctx.store.passage_reads import _VERSION_KEY, HEADING_SEP, embed_text, passage_hash
+from ctx.store.passages import BATCH, CONTEXT_DEPTH, _context, _with_outline
 from ctx.store.postgres.fulltext import PASSAGE_VECTOR
 from ctx.store.vectors import _query_key as query_key
 
@@ -29,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["embed_text", "query_key", "refresh"]
 
 
-def refresh(conn: "psycopg.Connection[Any]") -> int:
+def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None] | None = None) -> int:
     """Split every node not split by the current splitter (inside the caller's transaction)."""
     from ctx.passages import SPLITTER_VERSION, split
     from ctx.store.postgres.reader import PostgresReader
@@ -49,6 +42,7 @@ def refresh(conn: "psycopg.Connection[Any]") -> int:
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
     public: Any = PostgresReader(conn)  # duck-typed for _with_outline; what a reader without private access sees of an outline page
+    total = int(conn.execute("SELECT count(*) FROM nodes WHERE split = 0").fetchone()[0])  # type: ignore[index]
     next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM passages").fetchone()[0]) + 1  # type: ignore[index]
     while True:
         rows = conn.execute(
@@ -100,6 +94,8 @@ def refresh(conn: "psycopg.Connection[Any]") -> int:
             )
         conn.execute("UPDATE nodes SET split = %s WHERE seq = ANY(%s)", (SPLITTER_VERSION, [r[0] for r in rows]))
         done += len(rows)
+        if progress is not None:
+            progress(done, total)
 
 
 def _load_ancestors(conn: "psycopg.Connection[Any]", parents: list[str], titles: dict[str, tuple[str, str | None]]) -> None:

@@ -15,31 +15,49 @@ from ctx.store.privacy import TRUE_VALUES
 if TYPE_CHECKING:
     import psycopg
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
 
 
-def refresh_private_flags(conn: "psycopg.Connection[Any]", config: PrivacyConfig) -> int:
-    tags = [t.lower() for t in config.tags]
-    # fields -> name -> a list of values (or, from an older importer, one value)
-    field_checks = "".join(
-        " OR EXISTS (SELECT 1 FROM json_array_elements(CASE json_typeof(n.fields::json -> %s)"
-        " WHEN 'array' THEN n.fields::json -> %s ELSE json_build_array(n.fields::json -> %s) END) AS v(x)"
-        " WHERE ctx_ascii_lower(x #>> '{}') = ANY(%s))"
-        for _ in config.fields
+def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules | PrivacyConfig) -> int:
+    """``rules``: the user's markers for every source, plus those a project adds for its own."""
+    from ctx.config import PrivacyConfig, PrivacyRules
+
+    if isinstance(rules, PrivacyConfig):
+        rules = PrivacyRules(rules)
+    markers: set[tuple[int, str, str]] = set()
+    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
+        config = rules.for_source(source_id)
+        markers |= {(source_id, "tag", t.lower()) for t in config.tags}
+        markers |= {(source_id, "field", name) for name in config.fields}
+    conn.execute("DROP TABLE IF EXISTS ctx_privacy_markers")
+    conn.execute(
+        "CREATE TEMP TABLE ctx_privacy_markers (source_id integer, kind text, name text COLLATE \"C\")"
+        " ON COMMIT DROP"
     )
-    field_params: list[Any] = [x for name in config.fields for x in (name, name, name, list(TRUE_VALUES))]
+    with conn.cursor().copy("COPY ctx_privacy_markers (source_id, kind, name) FROM STDIN") as copy:
+        for row in sorted(markers):
+            copy.write_row(row)
     conn.execute("DROP TABLE IF EXISTS ctx_private_ids")
     conn.execute("CREATE TEMP TABLE ctx_private_ids (id text COLLATE \"C\" PRIMARY KEY) ON COMMIT DROP")
     conn.execute(
-        f"""
+        """
         INSERT INTO ctx_private_ids (id)
         WITH RECURSIVE marked(id) AS (
             SELECT n.id FROM nodes n
             WHERE EXISTS (
-                SELECT 1 FROM json_array_elements(n.tags::json) AS j(x)
-                WHERE json_typeof(x) = 'string' AND ctx_ascii_lower(ltrim(x #>> '{{}}', '#')) = ANY(%s)
+                SELECT 1 FROM json_array_elements(n.tags::json) AS j(x) JOIN ctx_privacy_markers m
+                ON m.source_id = n.source_id AND m.kind = 'tag'
+                   AND m.name = ctx_ascii_lower(ltrim(x #>> '{}', '#'))
+                WHERE json_typeof(x) = 'string'
             )
-            {field_checks}
+            OR EXISTS (
+                -- a field holds a list of values (or, from an older importer, one value)
+                SELECT 1 FROM ctx_privacy_markers m, json_array_elements(
+                    CASE json_typeof(n.fields::json -> m.name) WHEN 'array' THEN n.fields::json -> m.name
+                    ELSE json_build_array(n.fields::json -> m.name) END) AS v(x)
+                WHERE m.source_id = n.source_id AND m.kind = 'field'
+                  AND ctx_ascii_lower(x #>> '{}') = ANY(%s)
+            )
         ),
         below(id) AS (
             SELECT id FROM marked
@@ -52,7 +70,7 @@ def refresh_private_flags(conn: "psycopg.Connection[Any]", config: PrivacyConfig
         )
         SELECT DISTINCT id FROM below WHERE id IS NOT NULL
         """,
-        [tags, *field_params],
+        [list(TRUE_VALUES)],
     )
     _add_derived_only_private(conn)
     conn.execute(
@@ -77,8 +95,9 @@ def refresh_private_flags(conn: "psycopg.Connection[Any]", config: PrivacyConfig
     conn.execute("DROP TABLE ctx_private_ids")
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('privacy_config', %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (config.fingerprint(),),
+        (rules.fingerprint(),),
     )
+    conn.execute("DROP TABLE ctx_privacy_markers")
     return count
 
 

@@ -44,7 +44,7 @@ from ctx.store.types import (
 if TYPE_CHECKING:
     import psycopg
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
     from ctx.store.protocols import NeighbourOrder
 
 BREADCRUMB_MAX_DEPTH = 32
@@ -108,15 +108,21 @@ class PostgresReader:
     def _hide(self, alias: str = "") -> str:
         return "" if self.include_private else f" AND NOT {alias}private"
 
-    def including_private(self) -> PostgresReader:
-        return PostgresReader(self.conn, True)
-
-    # -- visibility ------------------------------------------------------------------------------
-
     def has_private_nodes(self) -> bool:
         if self._has_private is None:
             self._has_private = self._one("SELECT EXISTS (SELECT 1 FROM nodes WHERE private)")[0]  # type: ignore[index]
         return bool(self._has_private)
+
+    def hidden_total(self) -> int:
+        if self.include_private or not self.has_private_nodes():
+            return 0
+        return int(self._one("SELECT count(*) FROM nodes WHERE private")[0])  # type: ignore[index]
+
+    def hidden_passages_total(self) -> int:
+        if self.include_private or not self.has_private_nodes():
+            return 0
+        row = self._one("SELECT count(*) FROM passages p WHERE p.node_id IN (SELECT id FROM nodes WHERE private)")
+        return int(row[0]) if row else 0
 
     def private_among(self, ids: Iterable[str]) -> set[str]:
         wanted = sorted(set(ids))
@@ -131,45 +137,6 @@ class PostgresReader:
         if not ids:
             return set()
         return {r[0] for r in self._rows(f"SELECT id FROM nodes WHERE id = ANY(%s){self._hide()}", (list(ids),))}
-
-    def private_neighbours(self, ids: Iterable[str]) -> set[str]:
-        wanted = sorted(set(ids))
-        if not wanted:
-            return set()
-        rows = self._rows(
-            "SELECT n.id FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ANY(%s) AND n.private"
-            " UNION SELECT n.id FROM edges e JOIN nodes n ON n.id = e.src WHERE e.dst = ANY(%s) AND n.private",
-            (wanted, wanted),
-        )
-        return {r[0] for r in rows}
-
-    def may_match_private(self, text: str, *, vectors: bool, mentions: bool) -> bool:
-        text = text.strip()
-        if not text:
-            return False
-        row = self._one("SELECT private FROM nodes WHERE id = %s", (text,))
-        if row is not None and row[0]:
-            return True
-        everything = self.including_private()
-        if self.private_among(everything.find_by_name(text)):
-            return True
-        if self.private_matches(text):
-            return True
-        if vectors and self._one(
-            "SELECT 1 FROM embeddings e JOIN nodes n ON n.id = e.node_id WHERE n.private LIMIT 1"
-        ) is not None:
-            return True
-        return mentions and bool(self.private_among(everything.find_mentions(text)))
-
-    def private_matches(self, text: str) -> int:
-        query = fulltext.node_query(text, "or")
-        if query is None:
-            return 0
-        sql, params = query
-        row = self._one(f"SELECT count(*) FROM nodes WHERE private AND fts @@ ({sql})", params)
-        return int(row[0]) if row else 0
-
-    # -- nodes -----------------------------------------------------------------------------------
 
     def node_exists(self, node_id: str) -> bool:
         return self._one(f"SELECT 1 FROM nodes WHERE id = %s{self._hide()}", (node_id,)) is not None
@@ -207,7 +174,9 @@ class PostgresReader:
         return {r[0]: r[1] or "" for r in self._rows("SELECT id, body FROM nodes WHERE id = ANY(%s)", (list(ids),))}
 
     def newest_update(self) -> float | None:
-        row = self._one("SELECT MAX(updated) FROM nodes")
+        # Among the nodes this reader may see, as on SQLite: a private note's date would move
+        # every score (and be printed).
+        row = self._one(f"SELECT MAX(updated) FROM nodes WHERE true{self._hide()}")
         return float(row[0]) if row and row[0] is not None else None
 
     def node_count(self) -> int:
@@ -278,6 +247,18 @@ class PostgresReader:
         if dot and f".{suffix.lower()}" in (".md", ".markdown") and stem:
             return self.find_by_name(stem)
         return []
+
+    def name_keys_of(self, ids: list[str]) -> list[tuple[str, str]]:
+        if not ids:
+            return []
+        return [
+            (r[0], r[1])
+            for r in self._rows(
+                "SELECT k.key, n.title FROM node_keys k JOIN nodes n ON n.id = k.node_id"
+                f" WHERE k.node_id = ANY(%s) AND k.kind IN ('title', 'alias'){self._hide('n.')} ORDER BY k.key, n.title",
+                (list(ids),),
+            )
+        ]
 
     def find_mentions(self, text: str) -> list[str]:
         from ctx.store.postgres.mentions import mentioned
@@ -449,12 +430,17 @@ class PostgresReader:
 
     def edges_of(self, node_id: str) -> list[EdgeView]:
         out: list[EdgeView] = []
-        for etype, dst, target, label, title, private in self._rows(
-            "SELECT e.type, e.dst, e.target, e.label, n.title, n.private FROM edges e"
+        for etype, dst, target, by_id, label, title, private in self._rows(
+            "SELECT e.type, e.dst, e.target, e.by_id, e.label, n.title, n.private FROM edges e"
             " LEFT JOIN nodes n ON n.id = e.dst WHERE e.src = %s ORDER BY e.type, e.position NULLS FIRST, e.id",
             (node_id,),
         ):
             if private and not self.include_private:
+                # A link by name to a private note reads as a link to a missing note (as on
+                # SQLite); an edge by id goes with the private node. (A role without access to
+                # private rows does not get the edge at all: row security hides it.)
+                if not by_id and target:
+                    out.append(EdgeView(etype, "out", None, None, target, label))
                 continue
             out.append(EdgeView(etype, "out", dst, title, target, label))
         for etype, src, label, title in self._rows(
@@ -595,6 +581,25 @@ class PostgresReader:
     def passage_terms_known(self, terms: list[str]) -> list[str]:
         return fulltext.known_terms(self, terms)
 
+    def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
+        """For each term the stemmed passage index holds among the passages this reader may
+        search, which of ``ids`` match it."""
+        hide = "" if self.include_private else " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND n.private)"
+        out: dict[str, set[int]] = {}
+        for term in dict.fromkeys(t for t in terms if t):
+            held = self._one(
+                f"SELECT 1 FROM passages p WHERE p.stemmed @@ phraseto_tsquery('english', %s){hide} LIMIT 1", (term,)
+            )
+            if held is None:
+                continue
+            out[term] = {
+                r[0] for r in self._rows(
+                    "SELECT p.id FROM passages p WHERE p.id = ANY(%s) AND p.stemmed @@ phraseto_tsquery('english', %s)",
+                    (list(ids), term),
+                )
+            } if ids else set()
+        return out
+
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         return fulltext.search_passages(self, terms, limit=limit)
 
@@ -657,6 +662,31 @@ class PostgresReader:
             )
         }
 
+    def unvectored_nodes(self, model: str, ids: Iterable[str]) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return set()
+        have = {
+            r[0] for r in self._rows(
+                "SELECT e.node_id FROM embeddings e JOIN nodes n ON n.id = e.node_id AND n.content_hash = e.content_hash"
+                " WHERE e.model = %s AND e.node_id = ANY(%s)",
+                (model, wanted),
+            )
+        }
+        return set(wanted) - have
+
+    def unvectored_passages(self, model: str, passage_ids: Iterable[int]) -> set[int]:
+        wanted = list(dict.fromkeys(passage_ids))
+        if not wanted:
+            return set()
+        return {
+            r[0] for r in self._rows(
+                "SELECT p.id FROM passages p WHERE p.id = ANY(%s) AND NOT EXISTS"
+                " (SELECT 1 FROM passage_vectors v WHERE v.model = %s AND v.hash = p.hash)",
+                (wanted, model),
+            )
+        }
+
     def vector_matrix(self, model: str) -> tuple[list[str], np.ndarray]:
         """Every fresh vector of ``model``, kept between calls on this connection while the
         graph's version and the model's vectors (count, newest seq) are unchanged: a warm MCP
@@ -703,7 +733,7 @@ class PostgresReader:
         return [r[0] for r in rows]
 
     def pending_passages(self, model: str) -> list[tuple[str, str]]:
-        from ctx.store.passages import embed_text
+        from ctx.store.passage_reads import embed_text
 
         rows = self._rows(
             "SELECT * FROM (SELECT DISTINCT ON (p.hash) p.hash, p.title, p.context, p.heading, p.text"
@@ -804,6 +834,6 @@ class PostgresReader:
             for r in self._rows("SELECT path, mtime_ns, size, hash FROM files WHERE source_id = %s", (source_id,))
         }
 
-    def privacy_changed(self, config: PrivacyConfig) -> bool:
+    def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:
         value = self.setting("privacy_config")
         return value is None or value != config.fingerprint()

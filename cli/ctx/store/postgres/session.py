@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
     import psycopg
 
-    from ctx.config import PrivacyConfig
+    from ctx.config import PrivacyConfig, PrivacyRules
     from ctx.store.protocols import KeyNormalizer, SourceRecords, StreamedWrites, TokenCounter
 
 _ROWS_CHUNK = 5000
@@ -282,15 +282,15 @@ class PostgresSession:
             (source_id,),
         )
 
-    def refresh_private_flags(self, config: PrivacyConfig) -> int:
+    def refresh_private_flags(self, config: PrivacyConfig | PrivacyRules) -> int:
         from ctx.store.postgres.privacy import refresh_private_flags
 
         return refresh_private_flags(self.conn, config)
 
-    def refresh_passages(self) -> int:
+    def refresh_passages(self, progress: Callable[[int, int], None] | None = None) -> int:
         from ctx.store.postgres.passages import refresh
 
-        return refresh(self.conn)
+        return refresh(self.conn, progress)
 
     def mark_imported(self, source_id: int, fmt: str) -> None:
         now = time.time()
@@ -308,7 +308,7 @@ class PostgresSession:
 
         counts.recount(self.conn)
 
-    def remove_source(self, source_id: int, config: PrivacyConfig) -> Removed:
+    def remove_source(self, source_id: int, config: PrivacyConfig | PrivacyRules) -> Removed:
         conn = self.conn
         row = self._one("SELECT root FROM sources WHERE id = %s", (source_id,))
         if row is None:

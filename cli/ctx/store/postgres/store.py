@@ -22,6 +22,8 @@ from ctx.store.postgres.session import PostgresSession
 if TYPE_CHECKING:
     import psycopg
 
+    from ctx.store.protocols import GraphReader, ImportSession
+
 
 class PostgresStore:
     def __init__(self, conn: "psycopg.Connection[Any]", url: str) -> None:
@@ -42,14 +44,14 @@ class PostgresStore:
         """For the engine's own tests and benchmarks; nothing outside ``ctx.store`` uses it."""
         return self._conn
 
-    def reader(self, *, include_private: bool = False) -> PostgresReader:
+    def reader(self, *, include_private: bool = False) -> GraphReader:
         return PostgresReader(self._conn, include_private)
 
-    def import_session(self, *, bulk: bool = False) -> AbstractContextManager[PostgresSession]:
+    def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
         return self._session_block()
 
     @contextmanager
-    def _session_block(self) -> Iterator[PostgresSession]:
+    def _session_block(self) -> Iterator[ImportSession]:
         if self._session is not None:
             yield self._session  # joins the open session instead of nesting
             return
