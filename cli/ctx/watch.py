@@ -174,7 +174,7 @@ class _Graph:
     """The watched graph's store, reopened when the file at its path is a new one (deleted and
     created again: an old connection would go on writing the unlinked file)."""
 
-    def __init__(self, path: Path, opener: Callable[[Path], Any]) -> None:
+    def __init__(self, path: Path | str, opener: Callable[[Path | str], Any]) -> None:
         self.path, self._open = path, opener
         self.store = opener(path)
         self.identity = self._identity()
@@ -182,6 +182,8 @@ class _Graph:
     def _identity(self) -> tuple[int, int] | None:
         import os
 
+        if isinstance(self.path, str):
+            return (0, 0)  # a database URL: nothing on this machine to be replaced
         try:
             st = os.stat(self.path)
         except OSError:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctx.store.reads import MAX_QUERY_TERMS, _WORD
-from ctx.store.types import PassageHit, SearchHit
+from ctx.store.reads import _WORD
+from ctx.store.types import MAX_QUERY_TERMS, PassageHit, SearchHit
 
 if TYPE_CHECKING:
     from ctx.store.postgres.reader import PostgresReader

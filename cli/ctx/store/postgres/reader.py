@@ -581,6 +581,32 @@ class PostgresReader:
     def passage_terms_known(self, terms: list[str]) -> list[str]:
         return fulltext.known_terms(self, terms)
 
+    def block_texts(self, ids: list[str]) -> dict[str, tuple[str, str]]:
+        """{id as asked: (body, page title)} for the visible nodes ``ids`` name, exactly or in
+        lower case; the page is the topmost ancestor by ``parent_id`` (at most 32 up)."""
+        asked: dict[str, str] = {}
+        for uid in ids:
+            asked.setdefault(uid, uid)
+            asked.setdefault(uid.lower(), uid)
+        out: dict[str, tuple[str, str]] = {}
+        if not asked:
+            return out
+        rows = self._rows(
+            "WITH RECURSIVE up(start, id, parent, title, depth) AS ("
+            f" SELECT n.id, n.id, n.parent_id, n.title, 0 FROM nodes n WHERE n.id = ANY(%s){self._hide('n.')}"
+            " UNION ALL SELECT up.start, p.id, p.parent_id, p.title, up.depth + 1 FROM up JOIN nodes p ON p.id = up.parent"
+            " WHERE up.depth < 32)"
+            " SELECT up.start, n.body, up.title FROM up JOIN nodes n ON n.id = up.start"
+            " WHERE up.parent IS NULL OR up.depth = 32 OR NOT EXISTS (SELECT 1 FROM nodes p WHERE p.id = up.parent)"
+            " ORDER BY up.start",
+            (list(asked),),
+        )
+        for node_id, body, page in rows:
+            key = asked[node_id]
+            if key not in out or node_id == key:
+                out[key] = (body or "", page or "")
+        return out
+
     def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
         """For each term the stemmed passage index holds among the passages this reader may
         search, which of ``ids`` match it."""
@@ -832,6 +858,16 @@ class PostgresReader:
         return {
             r[0]: (int(r[1]), int(r[2]), str(r[3]))
             for r in self._rows("SELECT path, mtime_ns, size, hash FROM files WHERE source_id = %s", (source_id,))
+        }
+
+    def file_states_of(self, source_id: int, paths: list[str]) -> dict[str, FileState]:
+        if not paths:
+            return {}
+        return {
+            r[0]: (int(r[1]), int(r[2]), str(r[3]))
+            for r in self._rows(
+                "SELECT path, mtime_ns, size, hash FROM files WHERE source_id = %s AND path = ANY(%s)", (source_id, list(paths))
+            )
         }
 
     def privacy_changed(self, config: PrivacyConfig | PrivacyRules) -> bool:

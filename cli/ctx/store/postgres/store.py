@@ -30,6 +30,7 @@ class PostgresStore:
         self._conn = conn
         self._url = url
         self._session: PostgresSession | None = None
+        self._wait = True
 
     @classmethod
     def open(cls, url: str, *, create: bool = False) -> PostgresStore:
@@ -61,14 +62,23 @@ class PostgresStore:
 
         try:
             with self._conn.transaction():
-                self._conn.execute(f"SET LOCAL lock_timeout = {int(busy_timeout_ms())}")
-                try:
-                    self._conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (db.LOCK_CLASS, db.GRAPH_WRITE_LOCK))
-                except psycopg.errors.LockNotAvailable:
-                    raise CtxError(
-                        f"{self.location} is being written by another ctx (an import, sync or embed still"
-                        f" running?); waited {busy_timeout_ms() / 1000:g} s. Try again when it has finished"
-                    ) from None
+                waited = int(busy_timeout_ms()) if self._wait else 0
+                busy = CtxError(
+                    f"{self.location} is busy: being written by another ctx (an import, sync or embed still"
+                    f" running?); waited {waited / 1000:g} s. Try again when it has finished"
+                )
+                if not self._wait:
+                    taken = self._conn.execute(
+                        "SELECT pg_try_advisory_xact_lock(%s, %s)", (db.LOCK_CLASS, db.GRAPH_WRITE_LOCK)
+                    ).fetchone()
+                    if not taken or not taken[0]:
+                        raise busy
+                else:
+                    self._conn.execute(f"SET LOCAL lock_timeout = {waited}")
+                    try:
+                        self._conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (db.LOCK_CLASS, db.GRAPH_WRITE_LOCK))
+                    except psycopg.errors.LockNotAvailable:
+                        raise busy from None
                 self._conn.execute("SET LOCAL lock_timeout = 0")
                 self._session = PostgresSession(self._conn)
                 try:
@@ -77,6 +87,15 @@ class PostgresStore:
                     self._session = None
         except psycopg.Error as exc:
             raise db.storage_error(exc, self._url) from None
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """Write sessions in the block fail at once when another writer holds the lock."""
+        before, self._wait = self._wait, False
+        try:
+            yield
+        finally:
+            self._wait = before
 
     def close(self) -> None:
         self._conn.close()
