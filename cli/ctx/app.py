@@ -53,6 +53,16 @@ sources.register(app)
 doctor.register(app)
 
 
+def plain_first(args: list[str]) -> list[str]:
+    """``--plain`` is the root's option (print what a pipe would get): accepted after any
+    subcommand's name too (`ctx sources --plain`), by moving it before the subcommand. Not after
+    ``--``, where it is an argument (a search for "--plain")."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--plain" not in args[:end]:
+        return args
+    return ["--plain", *[a for a in args[:end] if a != "--plain"], *args[end:]]
+
+
 def main() -> None:
     """Run the CLI with every error as one line on stderr, usage errors included.
 
@@ -70,7 +80,7 @@ def main() -> None:
     click_exception: Any = click_exceptions.ClickException
     command = typer.main.get_command(app)
     try:
-        result = command.main(prog_name="ctx", standalone_mode=False)
+        result = command.main(args=plain_first(sys.argv[1:]), prog_name="ctx", standalone_mode=False)
     except usage_error as exc:
         ctx = getattr(exc, "ctx", None)
         if ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":

@@ -43,3 +43,19 @@ class LensError(UsageError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("\n".join(problems))
+
+
+# Characters a terminal acts on rather than shows: C0/C1 controls (escape sequences, carriage
+# returns, a newline inside one line; a tab is left alone) and the bidirectional overrides that make a name read as
+# another. Names come from files the user did not write (a downloaded vault).
+_TERMINAL_CONTROLS = {c for c in range(0x20) if c != 0x09} | {0x7F} | set(range(0x80, 0xA0)) | set(range(0x202A, 0x202F)) | set(
+    range(0x2066, 0x206A)
+)
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``, ``\\n``,
+    ``\\u202e``): safe to print to a terminal as one line. Plain text comes back unchanged."""
+    if not any(ord(c) in _TERMINAL_CONTROLS for c in text):
+        return text
+    return "".join(c.encode("unicode_escape").decode("ascii") if ord(c) in _TERMINAL_CONTROLS else c for c in text)

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctx.errors import UsageError
+from ctx.errors import UsageError, printable
 from ctx.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -52,7 +52,9 @@ def _when(epoch: float | None) -> str:
 def _report(fmt: str, data: dict[str, Any], text: str, warnings: list[str] | None = None) -> Report:
     if fmt == "json":
         return Report(json_document(data), data, [])
-    return Report(text, None, warnings or [])
+    # Text goes to a terminal: no control character of a name or a note (an escape sequence, a
+    # carriage return) reaches it as itself; JSON escapes them by its own rules.
+    return Report("\n".join(printable(line) for line in text.split("\n")), None, warnings or [])
 
 
 def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
@@ -78,7 +80,7 @@ def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
     }
     lines = []
     for rank, hit in enumerate(hits, start=1):
-        lines.append(f"{rank:>2}. {hit.title}  [{hit.id}]  score {hit.score:.2f}")
+        lines.append(f"{rank:>2}. {printable(hit.title)}  [{printable(hit.id)}]  score {hit.score:.2f}")
         if hit.snippet:
             lines.append("    " + " ".join(hit.snippet.split()))
     text = "\n".join(lines) + "\n" if lines else f"no matches for {query!r}\n"
@@ -125,13 +127,13 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
             for e in edges
         ],
     }
-    lines = [f"# {title}", "", f"id: {found.id}", f"type: {found.type}"]
+    lines = [f"# {printable(title)}", "", f"id: {printable(found.id)}", f"type: {printable(found.type)}"]
     if found.tags:
         lines.append("tags: " + ", ".join(f"#{t}" for t in found.tags))
     if found.aliases:
         lines.append("aliases: " + ", ".join(found.aliases))
     if found.source_path:
-        lines.append(f"source: {found.source_path}")
+        lines.append(f"source: {printable(found.source_path)}")
     lines.append(f"created: {_when(found.created)}  updated: {_when(found.updated)}")
     lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in found.fields.items()]
     if body.strip():
@@ -140,7 +142,10 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         lines += ["", "## Edges"]
         for e in edges:
             arrow = "->" if e.direction == "out" else "<-"
-            other = f"{e.other_title} ({e.other_id})" if e.other_id else f"{e.target} (unresolved)"
+            other = (
+                f"{printable(e.other_title or '')} ({printable(e.other_id)})" if e.other_id
+                else f"{printable(e.target or '')} (unresolved)"
+            )
             lines.append(f"- {e.type} {arrow} {other}")
     return _report(fmt, data, "\n".join(lines) + "\n")
 
@@ -165,7 +170,7 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     lines.append(f"private nodes: {data['private_nodes']} (withheld from every output by default)")
     lines.append(f"sources: {len(data['sources'])}")
     lines += [
-        f"  [{s['id']}] {s['root']} ({s['format']}): {s['nodes']} nodes from {s['files']} files,"
+        f"  [{s['id']}] {printable(s['root'])} ({s['format']}): {s['nodes']} nodes from {s['files']} files,"
         f" imported {_when(s['imported_at'])}"
         for s in data["sources"]
     ]

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ctx.errors import EXIT_RUNTIME, CtxError
+from ctx.errors import EXIT_RUNTIME, CtxError, printable
 
 if TYPE_CHECKING:
     from ctx.inspection import Report
@@ -75,20 +75,23 @@ def emit_report(report: Report, plain: bool = False) -> None:
 
 def error(message: str) -> None:
     """``message`` as ``ctx: error:`` lines on stderr (one per line of the message)."""
-    sys.stderr.write(f"ctx: error: {message.splitlines()[0] if message else 'failed'}\n")
-    for extra in message.splitlines()[1:]:
-        sys.stderr.write(f"ctx: error: {extra}\n")
+    # Each line of the message is one stderr line; what a line holds of a file's name or text
+    # cannot move the cursor, clear the screen or start a line of its own (``printable``).
+    lines = message.split("\n") if message else ["failed"]
+    sys.stderr.write(f"ctx: error: {printable(lines[0])}\n")
+    for extra in lines[1:]:
+        sys.stderr.write(f"ctx: error: {printable(extra)}\n")
     sys.stderr.flush()
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"ctx: warning: {message}\n")
+    sys.stderr.write(f"ctx: warning: {printable(message)}\n")
     sys.stderr.flush()
 
 
 def note(message: str) -> None:
     """Something the user should know that is not a problem (e.g. which folder was imported)."""
-    sys.stderr.write(f"ctx: note: {message}\n")
+    sys.stderr.write(f"ctx: note: {printable(message)}\n")
     sys.stderr.flush()
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ctx.errors import printable
 from ctx.commands.common import (
     DbOption,
     TextOrJson,
@@ -82,7 +83,7 @@ def import_command(
         return
     verb = "imported" if report.changed else "unchanged"
     sys.stderr.write(
-        f"{verb}: {report.source} ({report.format}) -> {shown(db_path)}\n"
+        f"{verb}: {printable(report.source)} ({report.format}) -> {printable(shown(db_path))}\n"
         f"  files: {report.files_seen} seen, {report.files_parsed} parsed, "
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted; "
         f"{report.nodes_written} nodes, {report.edges_written} edges written; "

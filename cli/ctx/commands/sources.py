@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ctx.commands.common import (
+    error,
     DbOption,
     TextOrJson,
     handle_errors,
@@ -17,7 +18,7 @@ from ctx.commands.common import (
     write_stdout,
 )
 from ctx.commands.progress import ProgressBar
-from ctx.errors import EXIT_RUNTIME
+from ctx.errors import EXIT_RUNTIME, printable
 from ctx.config import resolve_db_path
 from ctx.paths import shown
 
@@ -163,7 +164,7 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
         if source.status == "missing":
             warn(f"{source.root}: no longer exists; `ctx sources remove {source.root}` drops its nodes")
         elif source.status == "failed":
-            sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
+            error(f"{source.root}: {source.error}")
         elif source.status == "refused":
             warn(f"{source.root}: {source.error}")
     if report.embed_skipped:
@@ -176,7 +177,7 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
         if source.status == "changed" and source.report is not None:
             r = source.report
             sys.stderr.write(
-                f"  {source.root} ({source.format}): {r.files_parsed} parsed, {r.files_deleted} deleted;"
+                f"  {printable(source.root)} ({source.format}): {r.files_parsed} parsed, {r.files_deleted} deleted;"
                 f" {r.nodes_written} nodes, {r.edges_written} edges written\n"
             )
 
@@ -198,7 +199,7 @@ def trust_command(db: DbOption = None) -> None:
     sys.stderr.write(f"trusted: {db_path}; its sources will be synced:\n")
     for source in sources:
         where = "" if project is None or inside(project, Path(source.root)) else "  (outside the project: never read)"
-        sys.stderr.write(f"  [{source.id}] {source.root} ({source.format}){where}\n")
+        sys.stderr.write(f"  [{source.id}] {printable(source.root)} ({source.format}){where}\n")
     if not sources:
         sys.stderr.write("  (none yet)\n")
 
@@ -227,7 +228,7 @@ def watch_command(
     def on_sync(report: "SyncReport") -> None:
         if quiet:
             for source in report.failed:
-                sys.stderr.write(f"ctx: error: {source.root}: {source.error}\n")
+                error(f"{source.root}: {source.error}")
             return
         if not report.sources:  # the vectors of what was just synced
             if report.embed_skipped:
