@@ -68,3 +68,16 @@ def test_a_call_in_flight_does_not_hold_up_the_others(demo_db: Path) -> None:
 def test_search_limit_is_bounded_on_the_command_line_too(demo_db: Path, limit: str) -> None:
     result = cli("search", "apollo", "--limit", limit, "--db", str(demo_db))
     assert result.exit_code == 2
+
+
+def test_a_lone_surrogate_is_a_tool_error_not_an_internal_one(demo_db: Path) -> None:
+    """JSON can carry "\\ud800"; the audit's fuzzing got internal errors from such arguments."""
+    from ctx.mcp_server import CtxTools
+
+    tools = CtxTools(demo_db)
+    try:
+        for reply in (tools.context("\x00\ud800"), tools.context("ok", lens="\udfff"), tools.search("\ud800"),
+                      tools.show("\ud800"), tools.lenses("\ud800"), tools.context(["fine", "\ud800"])):
+            assert reply.is_error and "not valid Unicode text" in reply.text and "internal error" not in reply.text
+    finally:
+        tools.close()

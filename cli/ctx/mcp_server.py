@@ -227,6 +227,11 @@ class CtxTools:
         self._slots.release()
 
     def _guarded(self, work: Any, *args: Any) -> ToolReply:
+        broken = _not_unicode(args)
+        if broken:
+            # JSON may carry a lone surrogate ("\ud800"); no text of the graph can match one, and
+            # SQLite cannot take it: a tool error, never an internal one.
+            return error_reply(CtxError(f"{broken} is not valid Unicode text (a lone surrogate)"))
         handle = self._checkout()
         self._current.handle = handle
         try:
@@ -362,6 +367,23 @@ class CtxTools:
                 about = "(invalid: `ctx lens validate` says why)"
             lines.append(f"- {entry.name} ({entry.source}): {about}".rstrip())
         return ToolReply("\n".join(lines) + "\n" if lines else "no lenses found\n")
+
+
+def _not_unicode(values: Any) -> str | None:
+    """A short description of the first text in ``values`` (nested in lists, tuples, dicts) that
+    cannot be encoded as UTF-8, or None."""
+    if isinstance(values, str):
+        try:
+            values.encode("utf-8")
+        except UnicodeEncodeError:
+            return repr(values.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:40])
+        return None
+    items = values.values() if isinstance(values, dict) else values if isinstance(values, (list, tuple)) else ()
+    for item in items:
+        found = _not_unicode(item)
+        if found:
+            return found
+    return None
 
 
 def not_found_message(topics: tuple[str, ...]) -> str:
