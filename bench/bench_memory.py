@@ -191,6 +191,7 @@ class ChunkRAG:
             p.terms = Counter(terms(f"{p.title}\n{p.text}"))
         self.bm25 = BM25(passages)
         self.vectors = self._vectors(root) if dense else None
+        self.queries: dict[str, object] = {}
 
     def _vectors(self, root: Path):
         import numpy as np
@@ -217,8 +218,10 @@ class ChunkRAG:
             order = lexical
         else:
             assert self.vectors is not None
-            query = minilm().encode([question], normalize_embeddings=True, show_progress_bar=False)[0]
-            cosine = self.vectors @ query
+            if question not in self.queries:  # every budget asks the same question
+                self.queries[question] = minilm().encode([question], normalize_embeddings=True,
+                                                         show_progress_bar=False)[0]
+            cosine = self.vectors @ self.queries[question]
             dense = sorted(range(len(self.chunks)), key=lambda i: (-float(cosine[i]), i))
             order = dense if how == "dense" else rrf(lexical, dense)
         chosen, used = [], 0

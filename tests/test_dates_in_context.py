@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 from pathlib import Path
 
@@ -142,3 +143,23 @@ def test_journal_days_date_their_pages_and_blocks(tmp_path):
         else:
             assert days["March 5th, 2024"] == "2024-03-05"  # the page's day, not when it was opened
             assert days["Crane"] == "2024-06-10"  # another page keeps its creation time
+
+
+def test_one_date_shared_by_every_note_is_said_once(tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in (("a.md", "The harbour crane was inspected."), ("b.md", "The harbour crane brakes were replaced.")):
+        (notes / name).write_text(f"# {name[0].upper()}\n\n{text}\n", encoding="utf-8")
+    stamp = dt.datetime(2024, 3, 11, 12, tzinfo=dt.timezone.utc).timestamp()
+    for path in notes.iterdir():
+        os.utime(path, (stamp, stamp))
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, notes)
+    conn.close()
+    text = _build(db, "harbour crane", max_tokens=1000)
+    assert "all 2024-03-11" in text.splitlines()[0]
+    assert "(2024-03-11)" not in text  # not beside every title
+    assert re.findall(r"^### (.*)$", text, re.M) and count_tokens(text) <= 1000
+    nodes = json.loads(_build(db, "harbour crane", max_tokens=1000, format="json"))["nodes"]
+    assert nodes and all(n["date"] == "2024-03-11" for n in nodes)  # JSON keeps it per node

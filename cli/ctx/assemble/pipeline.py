@@ -115,7 +115,20 @@ def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
     build.ready = prepare_text(
         graph, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,
     )
+    _common_date(build)
     return pack_and_report(build)
+
+
+def _common_date(build: Build) -> None:
+    """When every note the context could show has the same date, markdown says it once."""
+    doc = build.doc
+    if not doc.show_dates or doc.fmt == "json":
+        return
+    from ctx.assemble.render import node_date
+
+    days = {node_date(c) for c in build.candidates if c.id in build.ready}
+    if len(days) == 1 and len(build.ready) > 1:
+        doc.common_date = days.pop()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,9 +78,14 @@ class Document:
     # rank-ordered sections oldest first (``chronological``).
     show_dates: bool = True
     chronological: bool = False
+    # Markdown: the one date every note this context could show shares (a folder checked out at
+    # once, no date fields), said once in the header instead of beside every title.
+    common_date: str | None = None
 
     def date_of(self, c: Candidate) -> str | None:
-        return node_date(c) if self.show_dates else None
+        if not self.show_dates or (self.common_date is not None and self.fmt != "json"):
+            return None
+        return node_date(c)
 
     def ordered_shown(self) -> list[Item]:
         """Shown items in the order the output prints them."""
@@ -255,9 +260,12 @@ def _clip(text: str, limit: int) -> str:
 def markdown_header(doc: Document, used: int) -> str:
     if doc.header_level >= 3:
         return f"({used}/{doc.budget} tokens)"  # last resort before the seed itself would go
+    day = f"all {doc.common_date}; " if doc.common_date and doc.show_dates else ""
     if doc.header_level == 2:
-        return f"# {_clip(doc.label, 40)} ({used}/{doc.budget} tokens)"
+        return f"# {_clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
     lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
+    if day:
+        lines.append(f"every note dated {doc.common_date}")
     if doc.header_level == 1:
         lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}")
         return "\n".join(lines)
