@@ -96,7 +96,7 @@ def test_a_rolled_back_import_leaves_the_indexes_and_triggers_as_they_were(tmp_p
     before = {index: postings(conn, index) for index in INDEXES}
     all_triggers = triggers(conn)
 
-    def split_then_fail(conn: sqlite3.Connection) -> int:
+    def split_then_fail(conn: sqlite3.Connection, progress=None) -> int:
         done = refresh(conn)
         assert done > 0 and "passages_ai" in triggers(conn)
         raise RuntimeError("killed after splitting")
@@ -162,7 +162,7 @@ def test_a_first_import_builds_the_readers_indexes_at_its_end(tmp_path, vaults, 
         resolve(conn, source_id)
 
     monkeypatch.setattr(writes, "resolve_edges", resolve_seeing_indexes)
-    monkeypatch.setattr(passages, "refresh", lambda conn: (_ for _ in ()).throw(RuntimeError("killed")))
+    monkeypatch.setattr(passages, "refresh", lambda conn, progress=None: (_ for _ in ()).throw(RuntimeError("killed")))
     with pytest.raises(RuntimeError, match="killed"):
         import_path(conn, markdown)
     assert {name for name, _ in dropped[-1]} >= {"edges_in", "edges_out", "node_keys_by_node"}

@@ -2,12 +2,15 @@
 leave theirs different from a new graph's. Change the schema with a new migration instead.
 
 A new migration fails here until its hash is added below (the message gives the line to add);
-an edited one fails for good. The hashes are of each migration's SQL text in ctx.store.migrations.
+an edited one fails for good. The hashes are of each migration's SQL text in ctx.store.migrations,
+or, for a migration that is a Python function (it needs more than SQL), of that function's source.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
+from collections.abc import Callable
 
 from ctx.store.migrations import MIGRATIONS
 
@@ -22,11 +25,13 @@ SHIPPED = {
     8: "14525588309993d86296f2f0b7dd61c4cad73a16a83eb72d65ee48fa7a2f07bd",
     9: "7b9254962592f5d47a9c172e1649bd2001269fe60e4b29d986c4958572d90d38",
     10: "9c5626550ff3cc8237ba790cc24dc9d3e10e52de3d0749a1d63386181265cb8a",
+    11: "8800e7088300a2816b1f64231f1d3afe5f516c1768c3f1051690514d43b2051c",
 }
 
 
-def _hash(script: str) -> str:
-    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+def _hash(script: str | Callable[..., object]) -> str:
+    text = inspect.getsource(script) if callable(script) else script
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def test_no_shipped_migration_was_edited():

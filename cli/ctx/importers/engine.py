@@ -142,7 +142,7 @@ def import_path(
         # mistake and left an empty source behind in the graph.
         what = "folder" if root.is_dir() else "file"
         raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
-    source_id, known = _load_source(reader, root, importer.format)
+    source_id, known, as_stored = _load_source(reader, root, importer.format)
     report.files_seen = len(relpaths)
 
     # Decide what changed from stat alone; only changed files are read. Only regular files inside
@@ -199,7 +199,7 @@ def import_path(
     if fresh or streamed or changes or vanished:
         try:
             _apply(
-                store, importer, source_id, root, known, changes, vanished, fresh, streamed, report, limits,
+                store, importer, source_id, root, as_stored, changes, vanished, fresh, streamed, report, limits,
                 reading, progress,
             )
         except _NothingWritten:
@@ -242,18 +242,25 @@ class _Steps:
             self.progress(self.phase, self.done, self.total)
 
 
-def _load_source(reader: GraphReader, root: Path, fmt: str) -> tuple[int | None, dict[str, FileState]]:
-    """(source id, what each known file was) -- (None, {}) for a source never imported: its row
-    is written in the import's own transaction, so a failed or killed first import leaves none."""
+def _load_source(
+    reader: GraphReader, root: Path, fmt: str
+) -> tuple[int | None, dict[str, FileState], dict[str, FileState]]:
+    """(source id, what each known file counts as for this import, what each file's stored state
+    is now) -- (None, {}, {}) for a source never imported: its row is written in the import's own
+    transaction, so a failed or killed first import leaves none.
+
+    The two differ when the format changes: every file is then read again, but what the write
+    transaction compares against (``_not_older``) is still the state as stored when looked at."""
     row = reader.source_at(root)
     if row is None:
-        return None, {}
+        return None, {}, {}
     source_id, recorded_format = row
-    known = reader.file_states(source_id)
+    as_stored = reader.file_states(source_id)
+    known = dict(as_stored)
     if recorded_format != fmt:
         # Read in another format, every file's records change even where its bytes did not.
         known = {rel: (-1, -1, "") for rel in known}
-    return source_id, known
+    return source_id, known, as_stored
 
 
 def _read_and_parse(
