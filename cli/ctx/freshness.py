@@ -171,6 +171,9 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
             elif outcome.report is not None:
                 result.warnings.extend(f"{source.root}: {w}" for w in outcome.report.warnings)
         _mark_checked(store, now)
+        # What answers report as pending until the next check: the sources that could not be read.
+        failed = sorted(r for r in result.stale if any(w.startswith(f"{r}: not refreshed") for w in result.warnings))
+        _remember_pending(store, failed, now)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -195,11 +198,152 @@ _last: list[Refresh | None] = [None]
 def refresh_if_enabled(store: GraphStore) -> list[str]:
     """The opt-in check before a build or an MCP call (config ``sync.before_build``); returns
     warnings for stderr."""
+    refreshed = check_before_build(store)
+    return refreshed.warnings if refreshed is not None else []
+
+
+def check_before_build(store: GraphStore) -> Refresh | None:
+    """The opt-in check (config ``sync.before_build``), or None when it is not enabled."""
     from ctx.config import load_settings
 
     settings = load_settings()
     if not settings.sync_before_build:
         _last[0] = None
-        return []
+        return None
     _last[0] = outcome = refresh(store, interval=settings.sync_interval)
-    return outcome.warnings
+    return outcome
+
+
+# -- what every answer says about how fresh the graph is -------------------------------------------
+
+PENDING_KEY = "sources_pending"  # the last stat check's result: {"at", "version", "pending"}
+VECTORS_VERSION_KEY = "vectors_version"  # the graph version every vector was last brought up to
+# What a before_build check that could not get the graph's lock records (the `trust` side sets
+# ``Refresh.skipped``); shown as it is.
+SKIPPED_BUSY = "sync skipped, graph busy"
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How far the graph may lag behind its sources and its vectors behind its text.
+
+    Facts of the graph (its version, its last sync, its vectors) and one of the files (sources
+    with changes not imported yet: stat only, at most once per ``sync.interval`` per graph).
+    """
+
+    graph_version: int
+    last_sync: float | None  # the newest import run of any source (changed or not)
+    pending: tuple[str, ...] = ()  # roots of sources with files changed since their import
+    vectors_model: str | None = None
+    vectors_stale: int = 0  # nodes whose text changed since their vector
+    vectors_missing: int = 0  # nodes without any vector of the model
+    sync_skipped: str | None = None  # the before_build check did not run (why)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.pending or self.vectors_stale or self.vectors_missing or self.sync_skipped)
+
+    def as_meta(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "stale": self.stale,
+            "graph_version": self.graph_version,
+            "last_sync": _utc(self.last_sync),
+            "pending_sources": list(self.pending),
+        }
+        if self.vectors_model is not None:
+            out["vectors"] = {"model": self.vectors_model, "stale": self.vectors_stale, "missing": self.vectors_missing}
+        if self.sync_skipped:
+            out["sync"] = self.sync_skipped
+        return out
+
+    def short(self) -> str:
+        """The line in a few words, for the smallest headers."""
+        if not self.stale:
+            return ""
+        kinds = [self.sync_skipped or ""] + (["sources pending"] if self.pending else [])
+        if self.vectors_stale or self.vectors_missing:
+            kinds.append(f"vectors {self.vectors_stale} stale, {self.vectors_missing} missing")
+        return "stale: " + "; ".join(k for k in kinds if k)
+
+    def line(self) -> str:
+        """The one line a stale answer carries (stderr and the markdown header); '' when fresh."""
+        if not self.stale:
+            return ""
+        parts = [f"graph v{self.graph_version}, last sync {_utc(self.last_sync) or 'never'}"]
+        if self.sync_skipped:
+            parts.append(self.sync_skipped)
+        if self.pending:
+            names = ", ".join(self.pending[:3]) + (f" and {len(self.pending) - 3} more" if len(self.pending) > 3 else "")
+            parts.append(f"pending changes in {names} (ctx sync)")
+        if self.vectors_stale or self.vectors_missing:
+            parts.append(f"vectors: {self.vectors_stale} stale, {self.vectors_missing} missing (ctx sync or ctx embed)")
+        return "stale: " + "; ".join(parts)
+
+
+def _utc(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    import datetime as dt
+
+    try:
+        return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def graph_freshness(
+    store: GraphStore, refreshed: Refresh | None = None, *, interval: float | None = None, now: float | None = None,
+) -> Freshness:
+    """The graph's freshness now; ``refreshed`` is this call's before_build check, if one ran."""
+    from ctx.store import as_store
+
+    store = as_store(store)
+    reader = store.reader(include_private=True)
+    version = reader.graph_version()
+    model = reader.active_model()
+    stale = missing = 0
+    if model is not None and reader.setting(VECTORS_VERSION_KEY) != str(version):
+        coverage = reader.embedding_coverage()
+        stale, missing = int(coverage["stale"]), int(coverage["missing"])
+        if not stale and not missing:
+            reader.remember_setting(VECTORS_VERSION_KEY, str(version))  # counted once per version
+    skipped = getattr(refreshed, "skipped", None)
+    return Freshness(
+        graph_version=version,
+        last_sync=reader.last_sync(),
+        pending=tuple(_pending_sources(store, version, interval, now)),
+        vectors_model=model,
+        vectors_stale=stale,
+        vectors_missing=missing,
+        sync_skipped=(SKIPPED_BUSY if skipped == LOCK_BUSY else f"sync skipped, {skipped}") if skipped else None,
+    )
+
+
+def _pending_sources(store: GraphStore, version: int, interval: float | None, now: float | None) -> list[str]:
+    """Roots with changes not imported yet: the stat check, or its result from under
+    ``interval`` seconds ago at the same graph version (a burst of calls pays for one check)."""
+    import json
+
+    reader = store.reader(include_private=True)
+    if interval is None:
+        from ctx.config import load_settings
+
+        interval = load_settings().sync_interval
+    now = time.time() if now is None else now
+    try:
+        cached = json.loads(reader.setting(PENDING_KEY) or "null")
+        if cached and cached["version"] == version and 0 <= now - float(cached["at"]) < interval:
+            return [str(root) for root in cached["pending"]]
+    except (TypeError, ValueError, KeyError):
+        pass
+    pending = sorted(source.root for source in stale_sources(store))
+    _remember_pending(store, pending, now, version)
+    return pending
+
+
+def _remember_pending(store: GraphStore, pending: list[str], now: float, version: int | None = None) -> None:
+    import json
+
+    reader = store.reader(include_private=True)
+    version = reader.graph_version() if version is None else version
+    reader.remember_setting(PENDING_KEY, json.dumps({"at": now, "version": version, "pending": pending}))

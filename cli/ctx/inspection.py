@@ -61,11 +61,15 @@ def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
     check_format(fmt)
     if limit < 1 or limit > MAX_SEARCH_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_SEARCH_LIMIT}, not {limit}")
+    from ctx.freshness import graph_freshness, last_refresh
+
     hits = graph.search(query, limit=limit)
+    freshness = graph_freshness(graph.store, last_refresh())
     data = {
         "schema": SCHEMA_VERSION,
         "query": query,
         "count": len(hits),
+        "freshness": freshness.as_meta(),
         "results": [
             {
                 "id": h.id,
@@ -86,7 +90,10 @@ def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
     text = "\n".join(lines) + "\n" if lines else f"no matches for {query!r}\n"
     # Nothing is said about private nodes: any count of those a query matches would tell a reader
     # without access which words private notes hold (4* -> 1, 43* -> 1, 4322 -> 0).
-    return _report(fmt, data, text)
+    report = _report(fmt, data, text)
+    if freshness.stale:  # on stderr whatever the format, as a build's
+        report.warnings.append(freshness.line())
+    return report
 
 
 def show_report(graph: Graph, node: str, *, fmt: str) -> Report:

@@ -15,6 +15,7 @@ from ctx.assemble.result import BuildResult
 from ctx.options import option
 
 if TYPE_CHECKING:
+    from ctx.freshness import Freshness
     from ctx.lenses import Lens
     from ctx.store.protocols import GraphStore
 
@@ -97,6 +98,9 @@ class BuildRequest:
     # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes. Not an
     # option: the CLI sets it from how the lens was chosen.
     lens_why: str = ""
+    # How fresh the graph is (``ctx.freshness``): the caller's, when it ran the before_build check
+    # itself (it knows whether that was skipped); measured by the build otherwise. Not an option.
+    freshness: "Freshness | None" = None
 
 
 def validate_request(request: BuildRequest) -> None:

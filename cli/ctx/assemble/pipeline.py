@@ -98,6 +98,12 @@ class Build:
 def run(store: GraphStore, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
     from ctx.store import as_store
 
+    if request.freshness is None:
+        from dataclasses import replace
+
+        from ctx.freshness import graph_freshness, last_refresh
+
+        request = replace(request, freshness=graph_freshness(store, last_refresh()))
     # What this reader may see is decided once, here: every stage reads through this view.
     graph = as_store(store).reader(include_private=include_private)
     with build_scope():
@@ -172,6 +178,13 @@ def start(graph: GraphReader, request: BuildRequest) -> Build:
 
         doc.chronological = about_time(topics)
     build = Build(request, lens, depth, topics, doc, TokenCounter(request.encoding), warnings)
+    if request.freshness is not None:
+        # Stated in every answer; a stale graph says so in one line, on stderr and in the header.
+        build.meta["freshness"] = request.freshness.as_meta()
+        doc.freshness = request.freshness.line()
+        doc.freshness_short = request.freshness.short()
+        if doc.freshness:
+            build.warnings.append(doc.freshness)
     build.meta["lens_choice"] = lens_choice
     return build
 

@@ -74,6 +74,8 @@ class Document:
     citations: bool = False
     empty_sections: bool = False
     empty_notes: dict[str, str] = field(default_factory=dict)
+    freshness: str = ""  # the one line a stale graph's answers carry ("" when fresh)
+    freshness_short: str = ""  # the same in a few words, for the minimal header
     # Every shown node carries its date (lens output.dates); a question about time reads its
     # rank-ordered sections oldest first (``chronological``).
     show_dates: bool = True
@@ -262,18 +264,24 @@ def markdown_header(doc: Document, used: int) -> str:
         return f"({used}/{doc.budget} tokens)"  # last resort before the seed itself would go
     day = f"all {doc.common_date}; " if doc.common_date and doc.show_dates else ""
     if doc.header_level == 2:
-        return f"# {_clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
+        line = f"# {_clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
+        return f"{line}
+{doc.freshness_short}" if doc.freshness_short else line
     lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if day:
         lines.append(f"every note dated {doc.common_date}")
     if doc.header_level == 1:
         lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}")
+        if doc.freshness:
+            lines.append(doc.freshness)
         return "\n".join(lines)
     shown = doc.shown()
     n_full = sum(1 for i in shown if i.variant == FULL)
     n_short = sum(1 for i in shown if i.variant == SHORTENED)
     counts = f"nodes: {n_full} full, {n_short} shortened, {len(doc.also)} summarized, {doc.omitted_total} omitted"
     lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget} · {counts}")
+    if doc.freshness:
+        lines.append(doc.freshness)
     lines.extend(doc.notes)
     return "\n".join(lines)
 
@@ -403,6 +411,10 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     elif doc.header_level >= 2:
         # Smaller headers drop what a script can do without, never the keys the schema requires.
         meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
+    if doc.header_level == 1 and "freshness" in doc.meta:
+        meta["freshness"] = doc.meta["freshness"]
+    elif doc.header_level == 2 and doc.freshness:
+        meta["freshness"] = {"stale": True}  # the details are on stderr
     if doc.header_level < 3 and "lens_choice" in doc.meta:
         # Which lens and why stays in lean headers (the answer lens's): only the bare one drops it.
         meta["lens_choice"] = doc.meta["lens_choice"]

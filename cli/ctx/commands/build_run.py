@@ -4,6 +4,7 @@ fast path in ``ctx.entry`` both call ``run_build``, so they print and fail alike
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
     """Print the context (and its notices on stderr); return the exit code. Core errors raise.
     ``values`` are BuildRequest's other options; None where the config file gives the default."""
     from ctx.assemble import BuildRequest
-    from ctx.freshness import refresh_if_enabled
+    from ctx.freshness import check_before_build, graph_freshness
     from ctx.graph import Graph
     from ctx.options import with_config_defaults
     from ctx.config import resolve_db_path
@@ -31,9 +32,12 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
     # Closed here rather than at interpreter exit: the console script may leave without
     # tearing the interpreter down (ctx.entry), and SQLite tidies its WAL on close.
     try:
-        for line in refresh_if_enabled(graph.store):
+        refreshed = check_before_build(graph.store)
+        for line in refreshed.warnings if refreshed is not None else ():
             warn(line)
-        result = graph.build(request)
+        # The check's outcome (a sync skipped because the graph was busy) is part of what the
+        # context says about its freshness.
+        result = graph.build(replace(request, freshness=graph_freshness(graph.store, refreshed)))
         if not result.found:
             from ctx.errors import CtxError
 

@@ -219,3 +219,17 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     """One graph setting; outside a transaction it commits on its own (autocommit)."""
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def set_meta_nowait(conn: sqlite3.Connection, key: str, value: str) -> None:
+    """``set_meta`` if the graph takes the write at once; a read-only or busy graph (an import
+    holds the lock) just means the setting is not stored this time. Never waits: the connection
+    would otherwise wait up to its busy timeout, and a reader must not stall behind an import."""
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        set_meta(conn, key, value)
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {waited}")

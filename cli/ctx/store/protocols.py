@@ -459,6 +459,15 @@ class GraphReader(Protocol):
         """A counter bumped by every write that changed what readers see; keys caches."""
         ...
 
+    def last_sync(self) -> float | None:
+        """When any source was last imported (the newest run, whether it changed anything)."""
+        ...
+
+    def remember_setting(self, key: str, value: str) -> None:
+        """Store a setting if the graph can take it at once: best effort, never waits for a lock
+        (a cache a reader keeps: the freshness check's last result)."""
+        ...
+
     def setting(self, key: str) -> str | None:
         """A graph setting (``meta`` key/value), or None."""
         ...

@@ -660,6 +660,18 @@ class GraphView:
 
         return graph_version(self.conn)
 
+    def last_sync(self) -> float | None:
+        try:
+            row = self.conn.execute("SELECT MAX(COALESCE(checked_at, imported_at)) FROM sources").fetchone()
+        except sqlite3.OperationalError:  # a graph from before sources were registered
+            return None
+        return float(row[0]) if row and row[0] is not None else None
+
+    def remember_setting(self, key: str, value: str) -> None:
+        from ctx.store.db import set_meta_nowait
+
+        set_meta_nowait(self.conn, key, value)
+
     def setting(self, key: str) -> str | None:
         from ctx.store.db import get_meta
 
