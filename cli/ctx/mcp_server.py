@@ -404,7 +404,7 @@ def build_server(tools: "CtxTools") -> "MCPServer":
     from ctx.assemble import BuildRequest
     from ctx.lenses import builtin_lens_names
 
-    server = MCPServer(
+    server = strict_server_class(MCPServer)(
         name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -463,6 +463,73 @@ def build_server(tools: "CtxTools") -> "MCPServer":
             structured_output=False,
         )
     return server
+
+
+def strict_server_class(base: type) -> type:
+    """``base`` (the SDK's MCPServer) checking tool arguments the way the CLI checks flags: an
+    unknown argument is refused, and one of the wrong type or a missing one is a one-line
+    ``ctx: error:`` naming the argument, instead of the SDK ignoring it or answering pydantic's
+    text (with its URL)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, TextContent
+    from pydantic import ValidationError
+
+    def refuse(message: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=cli_error_text(message))], is_error=True)
+
+    class StrictServer(base):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            schema = self._tool_input_schema(name)
+            if schema is not None:
+                known = list(schema.get("properties", {}))
+                unknown = sorted(str(key) for key in arguments if key not in known)
+                if unknown:
+                    listed = ", ".join(repr(_clip_text(key)) for key in unknown[:3])
+                    more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+                    return refuse(f"{name}: unknown argument {listed}{more} (it takes: {', '.join(known) or 'none'})")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    return refuse(argument_error(name, exc.__cause__.errors()))
+                raise
+
+    return StrictServer
+
+
+_KINDS = {"int": "an integer", "string": "a string", "bool": "true or false", "list": "a list", "float": "a number"}
+
+
+def argument_error(tool: str, errors: list[Any]) -> str:
+    """pydantic's validation errors as one line in the CLI's words: which argument, what was wrong,
+    never the rejected value itself (the caller's data) beyond its type."""
+    by_argument: dict[str, list[Any]] = {}
+    for err in errors:
+        loc = err.get("loc") or ("?",)
+        by_argument.setdefault(str(loc[0]), []).append(err)
+    parts = []
+    for argument, errs in by_argument.items():
+        kinds = [err.get("type", "") for err in errs]
+        if "missing" in kinds or "missing_argument" in kinds:
+            parts.append(f"{tool} needs {argument!r}")
+            continue
+        wanted = []
+        for kind in kinds:
+            for prefix, words in _KINDS.items():
+                if kind.startswith(prefix) and words not in wanted:
+                    wanted.append(words)
+        got = type(errs[0].get("input")).__name__
+        got = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "list": "a list",
+               "dict": "an object", "NoneType": "null"}.get(got, got)
+        if wanted:
+            parts.append(f"{argument} must be {' or '.join(wanted)}, not {got}")
+        else:
+            parts.append(f"{argument}: {str(errs[0].get('msg', 'invalid value')).splitlines()[0]}")
+    return "; ".join(parts)
+
+
+def _clip_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def mcp_parameters(request_type: type) -> list[inspect.Parameter]:
