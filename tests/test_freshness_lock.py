@@ -53,7 +53,9 @@ def test_a_build_answers_from_the_graph_while_another_process_writes(synced_grap
         (vault / "Plan.md").write_text("# Plan\n\nCOUNTER=2\n", encoding="utf-8")
         changed = cli("build", "Plan", "--db", str(db))
         assert changed.exit_code == 0 and "COUNTER=1" in changed.stdout
-        assert changed.stderr == f"ctx: warning: {freshness.BUSY_WARNING}\n"
+        assert changed.stderr.startswith(f"ctx: warning: {freshness.BUSY_WARNING}\n")
+        # ... and the context says how fresh it is: the sync skipped, the change still pending.
+        assert f"; {freshness.SKIPPED_BUSY}; pending changes in " in changed.stderr
         last = freshness.last_refresh()
         assert last is not None and last.skipped == freshness.LOCK_BUSY
         from ctx.mcp_server import CtxTools

@@ -14,7 +14,7 @@ from conftest import FIXTURES
 from fake_encoder import FAKE_MODEL, HashEncoder
 from json_contract import assert_valid_build
 
-from ctx.freshness import SKIPPED_BUSY, Refresh, graph_freshness
+from ctx.freshness import LOCK_BUSY, SKIPPED_BUSY, Refresh, graph_freshness
 from ctx.importers.engine import import_path
 from ctx.semantic.embedding import embed_graph
 from ctx.store import as_store, connect
@@ -121,6 +121,6 @@ def test_the_stat_check_runs_once_per_interval(vault, db_path):
 def test_a_skipped_sync_is_said(vault, db_path):
     conn = connect(db_path, create=True)
     import_path(conn, vault)
-    freshness = graph_freshness(as_store(conn), Refresh(checked=False, skipped=SKIPPED_BUSY))
+    freshness = graph_freshness(as_store(conn), Refresh(checked=False, skipped=LOCK_BUSY))
     assert freshness.stale and freshness.as_meta()["sync"] == SKIPPED_BUSY
     assert f"; {SKIPPED_BUSY}" in freshness.line()

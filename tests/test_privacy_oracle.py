@@ -2,8 +2,9 @@
 
 A reader without ``--include-private`` must get, from every command and MCP tool, exactly what the
 same graph with its private notes removed would give; only counts that do not depend on the query
-(the graph's totals in ``ctx stats``) may differ. Each test imports the same folder twice: once with
-the private notes (graph A), once after deleting them (graph B), so paths, ids and file dates match.
+(the graph's totals in ``ctx stats``) may differ. Each test imports the same files twice: once with
+the private notes (graph A), once without them (graph B), each from its own copy of the folder made
+with the same file dates, so ids and dates match (and neither graph has changes it has not imported).
 
 The oracles this rules out (issue 24, H1): a "withheld" count of private matches for a query (4* ->
 1, 43* -> 1, 4322 -> 0 recovers a PIN digit by digit); a "a private node matches" suffix on `show`;
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,30 +55,40 @@ def cli(*args: str) -> CliResult:
 
 
 def make_pair(root: Path, public: dict[str, str], private: dict[str, str]) -> tuple[Path, Path]:
-    """Graph A (public + private files) and graph B (the same folder after deleting the private
-    files), both imported from ``root / 'vault'``."""
+    """Graph A (public + private files) and graph B (the public files alone), each imported from
+    its own copy of the vault, so that neither graph's sources have changes it has not imported
+    (every answer states its freshness: a folder changed under one of them would say so)."""
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
-    vault = root / "vault"
-    if vault.exists():
-        shutil.rmtree(vault)
-    vault.mkdir(parents=True)
-    for name, text in {**public, **private}.items():
-        (vault / name).write_text(text, encoding="utf-8")
     with_private, without = root / "a.db", root / "b.db"
-    for db in (with_private, without):
+    first = root / with_private.stem / "vault"
+    for db, files in ((with_private, {**public, **private}), (without, public)):
+        vault = root / db.stem / "vault"
+        if vault.exists():
+            shutil.rmtree(vault)
+        vault.mkdir(parents=True)
+        for name, text in files.items():
+            if vault == first:
+                (vault / name).write_text(text, encoding="utf-8")
+            else:
+                shutil.copy2(first / name, vault / name)  # the same file dates as graph A's
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
-    conn = connect(with_private, create=True)
-    import_path(conn, vault)
-    conn.close()
-    for name in private:
-        (vault / name).unlink()
-    conn = connect(without, create=True)
-    import_path(conn, vault)
-    conn.close()
+        conn = connect(db, create=True)
+        import_path(conn, vault)
+        conn.close()
     return with_private, without
+
+
+_SYNCED = re.compile(r'("last_sync":\s*"|last sync )\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ')
+
+
+def neutral(text: str, db: Path) -> str:
+    """``text`` without what differs between the two graphs and is no private content: the
+    graph's own path, its vault's, and the second its sources were last imported in."""
+    text = text.replace(str(db.parent / db.stem / "vault"), "<vault>").replace(str(db), "<db>")
+    return _SYNCED.sub(lambda m: m.group(1) + "<time>", text)
 
 
 def outputs(db: Path, argvs: list[tuple[str, ...]]) -> list[tuple[str, int, str, str]]:
@@ -85,7 +97,7 @@ def outputs(db: Path, argvs: list[tuple[str, ...]]) -> list[tuple[str, int, str,
     out = []
     for argv in argvs:
         r = cli(*argv, "--db", str(db))
-        out.append((" ".join(argv), r.exit_code, r.stdout.replace(str(db), "<db>"), r.stderr.replace(str(db), "<db>")))
+        out.append((" ".join(argv), r.exit_code, neutral(r.stdout, db), neutral(r.stderr, db)))
     return out
 
 
@@ -165,6 +177,7 @@ def test_stats_differ_only_in_query_independent_totals(tmp_path: Path) -> None:
             data.pop(key, None)
         for source in data["sources"]:
             source.pop("files"), source.pop("nodes"), source.pop("imported_at")
+            source["root"] = neutral(source["root"], db)  # each graph's own copy of the folder
         return data
 
     assert normalised(a) == normalised(b)
@@ -278,8 +291,8 @@ def test_no_output_depends_on_private_notes(
     if embedded:
         embed_pair((a, b), queries)
     assert_same(a, b, property_commands(public, private, queries))
-    assert [repr(r).replace(str(a), "<db>") for r in mcp_outputs(a, public, private, queries)] == [
-        repr(r).replace(str(b), "<db>") for r in mcp_outputs(b, public, private, queries)
+    assert [neutral(repr(r), a) for r in mcp_outputs(a, public, private, queries)] == [
+        neutral(repr(r), b) for r in mcp_outputs(b, public, private, queries)
     ]
 
 

@@ -292,7 +292,8 @@ def _utc(epoch: float | None) -> str | None:
 
 
 def graph_freshness(
-    store: GraphStore, refreshed: Refresh | None = None, *, interval: float | None = None, now: float | None = None,
+    store: GraphStore, refreshed: Refresh | None = None, *, include_private: bool = False,
+    interval: float | None = None, now: float | None = None,
 ) -> Freshness:
     """The graph's freshness now; ``refreshed`` is this call's before_build check, if one ran."""
     from ctx.store import as_store
@@ -307,6 +308,10 @@ def graph_freshness(
         stale, missing = int(coverage["stale"]), int(coverage["missing"])
         if not stale and not missing:
             reader.remember_setting(VECTORS_VERSION_KEY, str(version))  # counted once per version
+        elif not include_private:
+            # Of the nodes this reader may see: how many private notes changed is not its business.
+            coverage = store.reader(include_private=False).embedding_coverage()
+            stale, missing = int(coverage["stale"]), int(coverage["missing"])
     skipped = getattr(refreshed, "skipped", None)
     return Freshness(
         graph_version=version,
@@ -336,7 +341,12 @@ def _pending_sources(store: GraphStore, version: int, interval: float | None, no
             return [str(root) for root in cached["pending"]]
     except (TypeError, ValueError, KeyError):
         pass
-    pending = sorted(source.root for source in stale_sources(store))
+    from ctx.trust import UntrustedGraph
+
+    try:
+        pending = sorted(source.root for source in stale_sources(store))
+    except UntrustedGraph:
+        return []  # its sources are not looked at (``ctx trust``); the sync check says so itself
     _remember_pending(store, pending, now, version)
     return pending
 

@@ -64,7 +64,7 @@ def search_report(graph: Graph, query: str, *, limit: int, fmt: str) -> Report:
     from ctx.freshness import graph_freshness, last_refresh
 
     hits = graph.search(query, limit=limit)
-    freshness = graph_freshness(graph.store, last_refresh())
+    freshness = graph_freshness(graph.store, last_refresh(), include_private=graph.include_private)
     data = {
         "schema": SCHEMA_VERSION,
         "query": query,

@@ -37,7 +37,7 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
             warn(line)
         # The check's outcome (a sync skipped because the graph was busy) is part of what the
         # context says about its freshness.
-        result = graph.build(replace(request, freshness=graph_freshness(graph.store, refreshed)))
+        result = graph.build(replace(request, freshness=graph_freshness(graph.store, refreshed, include_private=include_private)))
         if not result.found:
             from ctx.errors import CtxError
 
