@@ -265,8 +265,7 @@ def markdown_header(doc: Document, used: int) -> str:
     day = f"all {doc.common_date}; " if doc.common_date and doc.show_dates else ""
     if doc.header_level == 2:
         line = f"# {_clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
-        return f"{line}
-{doc.freshness_short}" if doc.freshness_short else line
+        return f"{line}\n{doc.freshness_short}" if doc.freshness_short else line
     lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if day:
         lines.append(f"every note dated {doc.common_date}")

@@ -802,6 +802,25 @@ class PostgresReader:
         value = self.setting("graph_version")
         return int(value) if value else 0
 
+    def last_sync(self) -> float | None:
+        row = self._one("SELECT max(coalesce(checked_at, imported_at)) FROM sources")
+        return float(row[0]) if row is not None and row[0] is not None else None
+
+    def remember_setting(self, key: str, value: str) -> None:
+        """Best effort, as ``remember_query_vector``: never waits for a lock; a read-only role or
+        a replica keeps nothing."""
+        import psycopg
+
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SET LOCAL lock_timeout = 1")
+                self.conn.execute(
+                    "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+        except psycopg.Error:
+            pass
+
     def setting(self, key: str) -> str | None:
         row = self._one("SELECT value FROM meta WHERE key = %s", (key,))
         return None if row is None else row[0]
