@@ -46,23 +46,19 @@ UNMATCHED_DECAY = 0.5
 def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candidate]]:
     """(-value, rank, ord, candidate) for every passage worth packing, most valuable first.
 
-    Passages compete across nodes, not nodes with their bulk: a node's best passage for the topic
-    is worth the node's score (a share of the best member's: relevance, distance and the rest),
-    and each further passage of it is worth its own relevance to the topic (a share of the best
-    passage's in the whole graph), never more than the node's best. So a long multi-topic note
-    gives its matching passages, and the next notes' best passages come before its weaker ones
-    whatever lifted the note itself to the top (a protected seed, a walk distance, a vector).
-    A node the topic matched nowhere (a bridge the walk found) competes with its opening passages.
+    A passage is worth its node's score (a share of the best member's) times how it compares with
+    the node's best passage for the topic: the best passages of the best nodes come first, and a
+    long note's weaker passages compete with the next notes' best ones. A node the topic matched
+    nowhere (a bridge the walk found) competes with its opening passages.
     """
     top = max((c.score for c in members), default=0.0) or 1.0
     units: list[tuple[float, int, int, Candidate]] = []
     for c in members:
         pieces = c.pieces or []
         share = max(c.score, 0.0) / top
-        matched = sorted((p for p in pieces if p.relevance > 0), key=lambda p: (-p.relevance, p.ord))
-        if matched:
-            units.append((-share, c.rank, matched[0].ord, c))
-            units.extend((-min(share, p.relevance), c.rank, p.ord, c) for p in matched[1:])
+        best = max((p.relevance for p in pieces), default=0.0)
+        if best > 0:
+            units.extend((-share * p.relevance / best, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
         else:
             units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
     units.sort(key=lambda u: u[:3])

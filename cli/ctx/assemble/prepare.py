@@ -30,19 +30,8 @@ if TYPE_CHECKING:
     from ctx.assemble.passage_rank import PassageRanking
 
 
-# What a matched passage is reckoned to cost when choosing how far down the ranking to read (the
-# packer counts the real text), and how many of a node's matched passages are reckoned with.
-PASSAGE_ESTIMATE = 200
-PASSAGES_RECKONED = 4
-
-
-def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | None = None) -> list[Candidate]:
-    """Seeds plus the prefix of the ranking (sectioned candidates only) that could be shown.
-
-    ``matched``: how many passages of each node the topic matched. Such a node can enter the
-    context as those passages rather than its whole text, so it is reckoned at their size: a
-    long multi-topic note does not hide the notes ranked after it from the packer.
-    """
+def worth_reading(ranked: list[Candidate], room: int) -> list[Candidate]:
+    """Seeds plus the prefix of the ranking (sectioned candidates only) that could be shown."""
     wanted: list[Candidate] = []
     running = 0
     for c in ranked:
@@ -53,10 +42,7 @@ def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | 
         elif running < 2 * room + 200:
             wanted.append(c)
             # A node can never use more than the whole budget, however long it is.
-            size = min(c.store_tokens, room)
-            if matched and c.id in matched:
-                size = min(size, PASSAGE_ESTIMATE * min(matched[c.id], PASSAGES_RECKONED))
-            running += size
+            running += min(c.store_tokens, room)
     return wanted
 
 
@@ -76,12 +62,7 @@ def prepare_text(
 ) -> set[str]:
     """Load and clean the bodies worth reading, with their passages when ``ranking`` says which
     matter for the topic; drop duplicates. Returns the ids ready to pack."""
-    matched: dict[str, int] | None = None
-    if ranking is not None and lens.passages:
-        matched = {}
-        for node_id in ranking.node_of.values():
-            matched[node_id] = matched.get(node_id, 0) + 1
-    wanted = worth_reading(ranked, room, matched)
+    wanted = worth_reading(ranked, room)
     load_bodies(graph, wanted)
     # Block references show the text they name, with its page (titles of every candidate: the
     # ones only summarised are named by them too).
