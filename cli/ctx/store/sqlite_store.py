@@ -119,7 +119,7 @@ class SqliteSession:
     def refresh_passages(self, progress: Callable[[int, int], None] | None = None) -> int:
         from ctx.store import passages
 
-        return passages.refresh(self.conn, progress)
+        return passages.refresh(self.conn) if progress is None else passages.refresh(self.conn, progress)
 
     def mark_imported(self, source_id: int, fmt: str) -> None:
         from ctx.store import writes
