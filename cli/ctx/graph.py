@@ -113,6 +113,15 @@ class Graph:
             if "include_private" in options:
                 raise UsageError("include_private is the graph's setting: Graph.open(..., include_private=True)")
             request = BuildRequest(topics=(topics,) if isinstance(topics, str) else tuple(topics), **options)
+        if request.freshness is None:
+            # The assembler prints freshness but cannot work it out (it needs the importers to
+            # stat the sources): the library does, for every caller that did not.
+            from dataclasses import replace
+
+            from ctx.freshness import graph_freshness, last_refresh
+
+            freshness = graph_freshness(self.store, last_refresh(), include_private=self.include_private)
+            request = replace(request, freshness=freshness)
         return build_context(self.store, request, include_private=self.include_private)
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:

@@ -15,7 +15,7 @@ from ctx.assemble.result import BuildResult
 from ctx.options import option
 
 if TYPE_CHECKING:
-    from ctx.freshness import Freshness
+    from ctx.freshness_report import Freshness
     from ctx.lenses import Lens
     from ctx.store.protocols import GraphStore
 

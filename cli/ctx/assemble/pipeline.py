@@ -98,12 +98,6 @@ class Build:
 def run(store: GraphStore, request: BuildRequest, *, include_private: bool = False) -> BuildResult:
     from ctx.store import as_store
 
-    if request.freshness is None:
-        from dataclasses import replace
-
-        from ctx.freshness import graph_freshness, last_refresh
-
-        request = replace(request, freshness=graph_freshness(store, last_refresh(), include_private=include_private))
     # What this reader may see is decided once, here: every stage reads through this view.
     graph = as_store(store).reader(include_private=include_private)
     with build_scope():
