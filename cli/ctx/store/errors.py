@@ -10,6 +10,12 @@ from __future__ import annotations
 from ctx.errors import CtxError
 
 
+class GraphBusyError(CtxError):
+    """Another writer holds the graph's write lock and did not let go in time (an engine that
+    words its own lock wait raises this): a sync stops at once rather than waiting again for
+    each of its sources, as a lock error from SQLite does."""
+
+
 def _psycopg_error(exc: BaseException) -> bool:
     """A PostgreSQL driver error (ctx.store.postgres); psycopg is imported only if it already was."""
     import sys
@@ -28,6 +34,8 @@ def is_storage_error(exc: BaseException) -> bool:
 def is_lock_busy(exc: BaseException) -> bool:
     """Whether ``exc`` says another writer holds the graph's write lock (raised by the engine, or
     already worded as a one-line error)."""
+    if isinstance(exc, GraphBusyError):
+        return True
     text = str(exc)
     return (is_storage_error(exc) or isinstance(exc, CtxError)) and ("locked" in text or "busy" in text)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ctx.errors import CtxError
+from ctx.store.errors import GraphBusyError
 from ctx.store.postgres import db
 from ctx.store.postgres.reader import PostgresReader
 from ctx.store.postgres.session import PostgresSession
@@ -63,7 +63,7 @@ class PostgresStore:
         try:
             with self._conn.transaction():
                 waited = int(busy_timeout_ms()) if self._wait else 0
-                busy = CtxError(
+                busy = GraphBusyError(
                     f"{self.location} is busy: being written by another ctx (an import, sync or embed still"
                     f" running?); waited {waited / 1000:g} s. Try again when it has finished"
                 )
