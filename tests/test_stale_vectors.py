@@ -101,9 +101,7 @@ def _rankings_agree(embedded: sqlite3.Connection, plain: sqlite3.Connection, tex
     for passage in unvectored & set(shares_p):
         assert _position(shares_e, passage, ties_first=True) <= _position(shares_p, passage, ties_first=False)
     # A note all of whose matching passages changed ranks by them: never below its place in the
-    # full-text ranking the fusion is given (a note is as relevant as its best passage). Without
-    # vectors, nodes are further reweighed by question coverage (``with_coverage``), which the
-    # fusion does not use (measured worse there): that order is not the one compared here.
+    # full-text ranking the fusion is given (a note is as relevant as its best passage).
     changed = _wholly_unvectored(baseline, key_p, unvectored)
     full_text: dict[str, float] = {}
     for pid, share in baseline.passages.items():

@@ -12,7 +12,7 @@ relevance, which query-focused rendering uses to show a long note's relevant par
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctx.assemble.build_memo import once
@@ -22,7 +22,6 @@ from ctx.store.types import MAX_QUERY_TERMS
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector
     from ctx.store.protocols import GraphReader
-    from ctx.store.types import PassageHit
 
 # How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
 # of them ranks well and the other poorly still surfaces.
@@ -109,40 +108,7 @@ def rank_passages(
         return PassageRanking(method=method)
     best = max(scores.values())
     shares = {pid: s / best for pid, s in scores.items()}
-    if dense:
-        # The question's vector weighs it as a whole already; measured, coverage on top of the
-        # fusion did not help (bench_facts with embeddings: 70 -> 68 answers first).
-        return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method)
-    # Full text alone: which notes answer ranks by the scores with each hit weighed by how much of
-    # the question it covers; which parts of a note to show keeps the plain shares.
-    covered = {h.id: max(h.score, 0.0) + 1e-9 for h in with_coverage(graph, terms, bm25)}
-    top = max(covered.values())
-    return PassageRanking(shares, node_of, _node_relevance({p: s / top for p, s in covered.items()}, node_of), method)
-
-
-def with_coverage(graph: "GraphReader", terms: list[str], hits: list["PassageHit"]) -> list["PassageHit"]:
-    """The hits rescored by how much of the question each covers, best first.
-
-    BM25 over ANY of the question's words adds up what each word contributes, so a passage that
-    matches one word strongly (a generic word in its title or headings) can outscore the passage
-    that matches most of the question. Each score is multiplied by the share of the question's
-    words (those the graph has) that the passage matches in any of its fields: the coordination
-    factor of classic vector-space ranking. Weighing the words by IDF instead was measured worse
-    on bench/bench_facts.py: a question's rare words are often its phrasing ("turning",
-    "quicker"), not its subject."""
-    if len(terms) < 2 or not hits:
-        return hits
-    known = list(graph.passage_terms_matching(terms, [h.id for h in hits]).values())
-    if len(known) < 2:
-        return hits
-
-    def share(pid: int) -> float:
-        # A hit matches at least one word, if only in a form the stemmed index does not know
-        # (the exact index's): it counts as one.
-        return max(sum(1 for ids in known if pid in ids), 1) / len(known)
-
-    rescored = [replace(h, score=h.score * share(h.id)) for h in hits]
-    return sorted(rescored, key=lambda h: (-h.score, h.id))
+    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method)
 
 
 def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[str, float]:

@@ -109,42 +109,6 @@ def search(
     return [PassageHit(pid, node_of[pid], combined[pid]) for pid in ranked]
 
 
-# Above this many matching passages, a term's matches among the candidates are looked up one by
-# one instead of read whole: a word in a fifth of a million-passage graph is 200k rowids.
-_READ_WHOLE_MAX = 20_000
-
-
-def terms_matching(conn: sqlite3.Connection, terms: list[str], ids: list[int], *, include_private: bool) -> dict[str, set[int]]:
-    """For each of ``terms`` the stemmed index holds (the indexes this reader may search), which of
-    the passages ``ids`` match it: what the share of a question a passage covers is computed from."""
-    out: dict[str, set[int]] = {}
-    wanted = set(ids)
-    marks = ",".join("?" * len(ids))
-    for term in dict.fromkeys(t for t in terms if t):
-        phrase = '"' + term.replace('"', '""') + '"'
-        held = False
-        matched: set[int] = set()
-        for index in searched_indexes(conn, "passages_fts", include_private):
-            try:
-                count = int(conn.execute(f"SELECT COUNT(*) FROM {index} WHERE {index} MATCH ?", (phrase,)).fetchone()[0])
-                if not count:
-                    continue
-                held = True
-                if not ids:
-                    continue
-                if count <= _READ_WHOLE_MAX:
-                    rows = conn.execute(f"SELECT rowid FROM {index} WHERE {index} MATCH ?", (phrase,))
-                    matched.update(wanted.intersection(r[0] for r in rows))
-                else:
-                    rows = conn.execute(f"SELECT rowid FROM {index} WHERE {index} MATCH ? AND rowid IN ({marks})", (phrase, *ids))
-                    matched.update(r[0] for r in rows)
-            except sqlite3.OperationalError:
-                continue  # a term FTS5 refuses: matched nowhere
-        if held:
-            out[term] = matched
-    return out
-
-
 def _bm25(
     conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int, include_private: bool
 ) -> list[tuple[int, str, float]]:

@@ -369,12 +369,6 @@ class GraphReader(Protocol):
         its own title). Keyed by the id as asked. What a block reference ``((id))`` shows."""
         ...
 
-    def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
-        """For each of ``terms`` (single words) that the stemmed passage index matches anywhere
-        this reader may search: which of the passages ``ids`` it matches. Terms the index does not
-        hold are left out."""
-        ...
-
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         """Passages of visible nodes matching ANY of ``terms``, best first (ties by passage id),
         at most ``limit``. Ranking is the engine's (``ctx.store.passage_reads.search`` for SQLite)."""

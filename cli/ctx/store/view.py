@@ -552,11 +552,6 @@ class GraphView:
 
         return block_texts(self.conn, ids, include_private=self.include_private)
 
-    def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
-        from ctx.store import passage_reads as passages
-
-        return passages.terms_matching(self.conn, terms, ids, include_private=self.include_private)
-
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         from ctx.store import passage_reads as passages
 

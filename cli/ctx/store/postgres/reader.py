@@ -607,25 +607,6 @@ class PostgresReader:
                 out[key] = (body or "", page or "")
         return out
 
-    def passage_terms_matching(self, terms: list[str], ids: list[int]) -> dict[str, set[int]]:
-        """For each term the stemmed passage index holds among the passages this reader may
-        search, which of ``ids`` match it."""
-        hide = "" if self.include_private else " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND n.private)"
-        out: dict[str, set[int]] = {}
-        for term in dict.fromkeys(t for t in terms if t):
-            held = self._one(
-                f"SELECT 1 FROM passages p WHERE p.stemmed @@ phraseto_tsquery('english', %s){hide} LIMIT 1", (term,)
-            )
-            if held is None:
-                continue
-            out[term] = {
-                r[0] for r in self._rows(
-                    "SELECT p.id FROM passages p WHERE p.id = ANY(%s) AND p.stemmed @@ phraseto_tsquery('english', %s)",
-                    (list(ids), term),
-                )
-            } if ids else set()
-        return out
-
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         return fulltext.search_passages(self, terms, limit=limit)
 
