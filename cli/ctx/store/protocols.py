@@ -30,7 +30,7 @@ a method says otherwise. Private nodes: ``nodes.private`` as computed by the las
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -451,6 +451,13 @@ class GraphReader(Protocol):
 
     def graph_version(self) -> int:
         """A counter bumped by every write that changed what readers see; keys caches."""
+        ...
+
+    def warm_state(self) -> Hashable | None:
+        """A value that changes whenever anything a build reads may have changed (any commit
+        of another connection, an import, vectors written), so that a warm process may keep a
+        build's candidate pool under it (``ctx.assemble.warm``); None: this engine cannot tell
+        cheaply, and nothing is kept."""
         ...
 
     def last_sync(self) -> float | None:

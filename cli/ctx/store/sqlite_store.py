@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ctx.store.transaction import savepoint, transaction
 from ctx.store.types import EdgeRecord, FileRecord, NodeRecord, Removed, Written
-from ctx.store.view import GraphView
+from ctx.store.view import ConnectionMarks, GraphView
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, GraphStore, ImportSession, KeyNormalizer, SourceRecords, StreamedWrites, TokenCounter
@@ -181,6 +181,7 @@ class SqliteStore:
         self._conn = conn
         self._location = location
         self._session: SqliteSession | None = None
+        self._marks = ConnectionMarks()  # shared by this connection's views (GraphView.warm_state)
 
     @classmethod
     def open(cls, path: str | Path, *, create: bool = False) -> SqliteStore:
@@ -196,7 +197,7 @@ class SqliteStore:
         return self._location
 
     def reader(self, *, include_private: bool = False) -> GraphReader:
-        return GraphView(self._conn, include_private)
+        return GraphView(self._conn, include_private, marks=self._marks)
 
     def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
         return self._session_block(bulk)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,11 +55,24 @@ def chunks(ids: list[str]) -> Iterator[list[str]]:
         yield ids[start : start + _CHUNK]
 
 
+class ConnectionMarks:
+    """One connection, by identity (a warm cache holding this can never mistake another
+    connection for it), and how many rows it changed that no build reads back as graph content:
+    the walk's temporary table, the query-vector cache, settings (``GraphView.warm_state``)."""
+
+    __slots__ = ("quiet", "__weakref__")
+
+    def __init__(self) -> None:
+        self.quiet = 0
+
+
 @dataclass
 class GraphView:
     conn: sqlite3.Connection
     include_private: bool = False
     _has_private: bool | None = field(default=None, repr=False)
+    # The connection's identity and its quiet rows, shared by all the views of one store.
+    marks: ConnectionMarks = field(default_factory=lambda: ConnectionMarks(), repr=False)
 
     def where_visible(self, alias: str = "") -> str:
         """SQL condition that hides private nodes (``alias`` is a table alias with its dot)."""
@@ -222,12 +236,31 @@ class GraphView:
     def remember_reached(self, costs: Iterable[tuple[str, float]], *, reset: bool = False) -> None:
         """Keep the walk's reached nodes with their costs in a temporary table (on this connection
         only, never in the graph file): a hub's query leaves out the neighbours already held."""
-        if reset:
-            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS walk_reached (id TEXT PRIMARY KEY, cost REAL NOT NULL)")
-            self.conn.execute("DELETE FROM temp.walk_reached")
-        # One transaction for the rows, not one per row (the connection is in autocommit mode).
-        with savepoint(self.conn, "walk_reached"):
-            self.conn.executemany("INSERT OR REPLACE INTO temp.walk_reached (id, cost) VALUES (?, ?)", costs)
+        with self._quietly():
+            if reset:
+                self.conn.execute(
+                    "CREATE TEMP TABLE IF NOT EXISTS walk_reached (id TEXT PRIMARY KEY, cost REAL NOT NULL)"
+                )
+                self.conn.execute("DELETE FROM temp.walk_reached")
+            # One transaction for the rows, not one per row (the connection is in autocommit mode).
+            with savepoint(self.conn, "walk_reached"):
+                self.conn.executemany("INSERT OR REPLACE INTO temp.walk_reached (id, cost) VALUES (?, ?)", costs)
+
+    @contextmanager
+    def _quietly(self) -> Iterator[None]:
+        before = self.conn.total_changes
+        try:
+            yield
+        finally:
+            self.marks.quiet += self.conn.total_changes - before
+
+    def warm_state(self) -> tuple[ConnectionMarks, int, int, int] | None:
+        """Changes whenever anything a build reads may have changed: another connection committed
+        (``data_version``), an import (``graph_version``), or this connection changed rows other
+        than its quiet ones (vectors written by ``ctx embed`` on the same handle, say). Two index
+        steps; keys what a warm process keeps between builds (``ctx.assemble.warm``)."""
+        data_version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return (self.marks, int(data_version), self.graph_version(), self.conn.total_changes - self.marks.quiet)
 
     def best_neighbours(
         self,
@@ -646,7 +679,8 @@ class GraphView:
     def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
         from ctx.store import vectors
 
-        vectors.cache_query_vector(self.conn, model, text, vector)
+        with self._quietly():
+            vectors.cache_query_vector(self.conn, model, text, vector)
 
     # -- the graph as a whole --------------------------------------------------------------------
 
@@ -665,7 +699,8 @@ class GraphView:
     def remember_setting(self, key: str, value: str) -> None:
         from ctx.store.db import set_meta_nowait
 
-        set_meta_nowait(self.conn, key, value)
+        with self._quietly():
+            set_meta_nowait(self.conn, key, value)
 
     def setting(self, key: str) -> str | None:
         from ctx.store.db import get_meta

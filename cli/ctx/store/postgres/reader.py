@@ -783,6 +783,10 @@ class PostgresReader:
         value = self.setting("graph_version")
         return int(value) if value else 0
 
+    def warm_state(self) -> None:
+        """Other sessions' commits are not visible as a counter here: a warm process keeps nothing."""
+        return None
+
     def last_sync(self) -> float | None:
         row = self._one("SELECT max(coalesce(checked_at, imported_at)) FROM sources")
         return float(row[0]) if row is not None and row[0] is not None else None
