@@ -579,8 +579,13 @@ def declare_tool(function: Any, request_type: type) -> None:
 
 def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
+    from ctx.assemble import warm
+
     tools = CtxTools(db_path, include_private=include_private)
     server = build_server(tools)
+    # A session answers many calls: keep candidate pools and token counts between them, under
+    # the graph's state (ctx.assemble.warm).
+    warm.enable()
     # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
     # and the assembler loaded instead of paying for them itself.
     threading.Thread(target=tools.warm_up, name="ctx-warm-up", daemon=True).start()

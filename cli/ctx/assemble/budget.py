@@ -71,8 +71,12 @@ class TokenCounter:
     def __init__(self, encoding: str) -> None:
         from ctx.tokens import get_encoding
 
+        from ctx.assemble.warm import shared_counts
+
         self._enc = get_encoding(encoding)
-        self._cache: dict[str, int] = {}
+        # A warm process keeps the counts between builds (the same text costs the same tokens).
+        shared = shared_counts(encoding)
+        self._cache: dict[str, int] = {} if shared is None else shared
         self._last: tuple[str, list[int]] = ("", [])
 
     def encode(self, text: str) -> list[int]:

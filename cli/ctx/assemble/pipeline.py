@@ -105,12 +105,21 @@ def run(store: GraphStore, request: BuildRequest, *, include_private: bool = Fal
 
 
 def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
+    from ctx.assemble import warm
+
     build = start(graph, request)
-    find_seeds(graph, build)
-    if not build.seeds:
-        return not_found(build)
-    collect(graph, build)
-    rank(graph, build)
+    # A warm process (the MCP server) keeps the pool of a request it built before, under the
+    # graph's state: the walk and the ranking are then copied, not made again (``warm.py``).
+    key = warm.pool_key(graph, build)
+    if key is None or not warm.restore(key, build):
+        warnings_before, meta_before = len(build.warnings), set(build.meta)
+        find_seeds(graph, build)
+        if not build.seeds:
+            return not_found(build)
+        collect(graph, build)
+        rank(graph, build)
+        if key is not None:
+            warm.remember(graph, key, build, warnings_before, meta_before)
     describe(graph, build)
     build.ready = prepare_text(
         graph, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,

@@ -1,0 +1,146 @@
+"""What a warm process (the MCP server) keeps between builds, keyed by the graph's state.
+
+A build's first half — the topics resolved to seeds, the walk, the candidates with their scores,
+ranked and cut to the pool — is a function of the graph and of a few request fields (topics,
+lens, depth, budget, fields shown, the reader's visibility). An agent asks about the same topic
+again and again; re-walking a hub-heavy neighbourhood at depth 3 took 0.3-0.9 s at 100k nodes.
+So a warm process keeps that half, under ``GraphReader.warm_state()`` (any commit of another
+connection, an import, vectors written on this one all move it; never a clock), and the next
+build with the same inputs copies it and goes on from there: the header, the text of the
+candidates, the exact-budget packing and the audit are computed again every time, so a different
+format or freshness line still makes its own text, byte for byte what a cold build gives.
+
+Off unless a long-lived process turns it on (``enable``): a one-shot ``ctx build`` would only
+pay for the copies. Tokens are counted the same way: a warm process keeps the counts of the
+texts it has seen (a pure function of the text and the encoding).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctx.assemble.pipeline import Build
+    from ctx.store.protocols import GraphReader
+
+# Pools kept (the most recently used). One holds a few hundred candidates and the walk's reached
+# nodes (a few MB at depth 5 on a 100k-node graph).
+MAX_POOLS = 32
+# Token counts kept per encoding before they are forgotten all at once (texts of ~1 kB: ~50 MB).
+MAX_COUNTS = 50_000
+
+_enabled = False
+_pools: OrderedDict[Hashable, Kept] = OrderedDict()
+_counts: dict[str, dict[str, int]] = {}
+_lock = threading.Lock()  # the MCP server builds in several threads at once
+
+# The Build fields the seeds, collect and rank stages fill in (``pipeline.run``).
+_KEPT_FIELDS = (
+    "passage_search", "resolved", "seeds", "missing", "reference", "walked", "extras", "recent",
+    "similarity", "similarity_note", "ranking", "pool", "in_outlines",
+)
+
+
+@dataclass
+class Kept:
+    fields: dict[str, Any]
+    candidates: list[Any]
+    warnings: list[str]  # what those stages added
+    meta: dict[str, Any]  # likewise
+    found: bool
+
+
+def enable(pools: int = MAX_POOLS) -> None:
+    global _enabled, MAX_POOLS
+    _enabled = True
+    MAX_POOLS = pools
+
+
+def disable() -> None:
+    global _enabled
+    _enabled = False
+    with _lock:
+        _pools.clear()
+        _counts.clear()
+
+
+def enabled() -> bool:
+    return _enabled
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """Build cold for a while, keeping what was kept (a check compares cold and warm bytes)."""
+    global _enabled
+    was, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = was
+
+
+def shared_counts(encoding: str) -> dict[str, int] | None:
+    """The token counts a warm process keeps for ``encoding`` (None when not warm)."""
+    if not _enabled:
+        return None
+    counts = _counts.setdefault(encoding, {})
+    if len(counts) > MAX_COUNTS:
+        counts.clear()
+    return counts
+
+
+def pool_key(graph: GraphReader, build: Build) -> Hashable | None:
+    """What the seeds, collect and rank stages of ``build`` depend on, or None (not warm, or the
+    engine cannot say when its graph changed)."""
+    if not _enabled:
+        return None
+    state = graph.warm_state()
+    if state is None:
+        return None
+    request = build.request
+    # The lens as parsed (a dataclass of its every setting): a lens file edited between two calls
+    # is another lens.
+    return (
+        state, graph.include_private, request.topics, build.topics, repr(build.lens), build.depth,
+        request.max_tokens, request.include_fields,
+    )
+
+
+def restore(key: Hashable, build: Build) -> bool:
+    """Fill ``build`` as the seeds, collect and rank stages would, from what was kept under ``key``."""
+    with _lock:
+        kept = _pools.get(key)
+        if kept is None:
+            return False
+        _pools.move_to_end(key)
+    for name, value in kept.fields.items():
+        setattr(build, name, value)
+    # Later stages set each candidate's text, decision and tokens: every build gets its own.
+    build.candidates = [copy.copy(c) for c in kept.candidates]
+    build.warnings += kept.warnings
+    build.meta.update(copy.deepcopy(kept.meta))
+    build.doc.found = kept.found
+    return True
+
+
+def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: int, meta_before: set[str]) -> None:
+    """Keep what the seeds, collect and rank stages made, if the graph did not move meanwhile."""
+    if graph.warm_state() != key[0]:  # type: ignore[index]
+        return  # something wrote while the build read: what it saw has no one state to be kept under
+    kept = Kept(
+        {name: getattr(build, name) for name in _KEPT_FIELDS},
+        [copy.copy(c) for c in build.candidates],
+        build.warnings[warnings_before:],
+        copy.deepcopy({k: v for k, v in build.meta.items() if k not in meta_before}),
+        build.doc.found,
+    )
+    with _lock:
+        _pools[key] = kept
+        while len(_pools) > MAX_POOLS:
+            _pools.popitem(last=False)

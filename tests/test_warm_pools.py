@@ -1,0 +1,130 @@
+"""A warm process (the MCP server) keeps candidate pools between builds under the graph's state:
+a kept pool gives the cold build's bytes, and any change to the graph (an import on this handle or
+another, vectors written, a note edited) is seen on the very next build."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import FIXTURES
+from fake_encoder import FAKE_MODEL, HashEncoder
+
+from ctx import Graph
+from ctx.assemble import BuildRequest, warm
+from ctx.semantic.embedding import embed_graph
+
+
+@pytest.fixture
+def warm_process():
+    warm.enable()
+    try:
+        yield
+    finally:
+        warm.disable()
+
+
+def vault_graph(tmp_path, extra: str = ""):
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    if extra:
+        note = vault / "Projects" / "Project Apollo.md"
+        note.write_text(note.read_text() + extra)
+    db = tmp_path / "g.db"
+    graph = Graph.open(db, create=True)
+    graph.import_path(vault)
+    return vault, db, graph
+
+
+def cold(graph: Graph, request: BuildRequest) -> str:
+    with warm.paused():
+        return graph.build(request).text
+
+
+REQUESTS = [
+    BuildRequest(("Project Apollo",), max_tokens=1200),
+    BuildRequest(("Project Apollo",), max_tokens=1200, format="json"),
+    BuildRequest(("Project Apollo",), max_tokens=300),
+    BuildRequest(("Project Apollo",), lens="planning", depth=3, max_tokens=2000),
+    BuildRequest(("what is blocking the launch?",), max_tokens=900),
+    BuildRequest(("what is blocking the launch?",), max_tokens=900, format="json", explain=True),
+    BuildRequest(("Project Apollo", "Maya Chen"), max_tokens=1500),
+]
+
+
+def test_a_kept_pool_gives_the_cold_bytes(tmp_path, warm_process):
+    _, _, graph = vault_graph(tmp_path)
+    for request in REQUESTS:
+        expected = cold(graph, request)
+        first = graph.build(request)
+        again = graph.build(request)
+        assert first.text == expected and again.text == expected, request
+        assert again.meta == first.meta and again.warnings == first.warnings
+    # The markdown and the JSON of one request share a pool: each still renders its own text.
+    assert len(warm._pools) == len({(r.topics, r.lens, r.depth, r.max_tokens) for r in REQUESTS})
+
+
+def test_the_second_build_takes_the_kept_pool(tmp_path, warm_process, monkeypatch):
+    from ctx.assemble import pipeline
+
+    _, _, graph = vault_graph(tmp_path)
+    request = BuildRequest(("Project Apollo",), depth=3, max_tokens=1200)
+    first = graph.build(request).text
+
+    def walked_again(*args, **kwargs):
+        raise AssertionError("the kept pool was not used")
+
+    monkeypatch.setattr(pipeline, "collect", walked_again)
+    assert graph.build(request).text == first
+    with pytest.raises(AssertionError, match="not used"):
+        graph.build(BuildRequest(("Project Apollo",), depth=2, max_tokens=1200))
+
+
+def test_an_edit_imported_on_this_handle_is_seen_at_once(tmp_path, warm_process):
+    vault, _, graph = vault_graph(tmp_path)
+    request = BuildRequest(("Project Apollo",), max_tokens=1500)
+    before = graph.build(request).text
+    assert graph.build(request).text == before
+    note = vault / "Projects" / "Project Apollo.md"
+    note.write_text(note.read_text() + "\nThe launch moved to the harbour crane test.\n")
+    graph.import_path(vault)
+    after = graph.build(request).text
+    assert "harbour crane" in after and after == cold(graph, request)
+
+
+def test_another_connection_importing_is_seen_at_once(tmp_path, warm_process):
+    vault, db, graph = vault_graph(tmp_path)
+    request = BuildRequest(("Project Apollo",), max_tokens=1500)
+    graph.build(request)
+    graph.build(request)
+    (vault / "Apollo harbour.md").write_text("# Apollo harbour\n\nLinked to [[Project Apollo]]: cranes.\n")
+    with Graph.open(db) as other:
+        other.import_path(vault)
+    after = graph.build(request).text
+    assert "Apollo harbour" in after and after == cold(graph, request)
+
+
+def test_vectors_written_on_this_handle_are_seen_at_once(tmp_path, warm_process):
+    _, _, graph = vault_graph(tmp_path)
+    request = BuildRequest(("how are meetings planned?",), max_tokens=900, format="json")
+    without = graph.build(request)
+    assert graph.build(request).text == without.text
+    embed_graph(graph.store, FAKE_MODEL, encoder_factory=HashEncoder)
+    embedded = graph.build(request)
+    assert embedded.meta["scoring"]["similarity"] != without.meta["scoring"]["similarity"]
+    assert embedded.text == cold(graph, request)
+
+
+def test_another_graph_never_gets_this_ones_pool(tmp_path, warm_process):
+    _, _, graph = vault_graph(tmp_path / "a")
+    _, _, other = vault_graph(tmp_path / "b", extra="\nOnly in the second graph.\n")
+    request = BuildRequest(("Project Apollo",), max_tokens=1500)
+    first = graph.build(request).text
+    second = other.build(request).text
+    assert "Only in the second graph." in second and "Only in the second graph." not in first
+
+
+def test_a_cold_process_keeps_nothing(tmp_path):
+    _, _, graph = vault_graph(tmp_path)
+    graph.build(BuildRequest(("Project Apollo",), max_tokens=1200))
+    assert not warm.enabled() and not warm._pools
