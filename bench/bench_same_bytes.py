@@ -18,6 +18,9 @@ leave out what names the run rather than the graph: the graph's path, import tim
 
 The corpora are the fixtures and ../shared/corpora (absent ones are skipped, and said so);
 ``--embed`` also embeds the demo vault with the default model and builds its topics with vectors.
+``--warm`` builds as the MCP server does (``ctx.assemble.warm``: candidate pools kept between builds
+under the graph's state): each request is built cold, then twice warm (the second takes the pool the
+first kept), and every warm build whose bytes differ from the cold one's is listed (WARM DIFFERS).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ import shutil
 import sqlite3
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -54,6 +58,7 @@ SOURCES = {
     "notion-export": CORPORA / "notion-export",
 }
 TITLES = 12  # title topics per corpus, spread over the graph's ids
+WARM = False  # --warm: build as a warm process does (ctx.assemble.warm), each request twice
 # Times of the import itself are not the graph's content.
 SKIPPED_META = {"last_import", "sources_checked_at"}
 TABLES = {  # table -> columns left out of the digest
@@ -121,23 +126,31 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
 
     def outcome(graph: Graph, topics: tuple[str, ...], **options: object) -> str:
         try:
+            if WARM:
+                return warm_outcome(graph, topics, options, name_of_next[0])
             result = graph.build(list(topics), **options)
         except CtxError as exc:
             return digest(["error", exc.__class__.__name__, str(exc)])
         return digest([result.text, result.found, result.warnings, result.candidates])
 
+    name_of_next = [""]
+
+    def named(name: str, value_of: Callable[[], str]) -> tuple[str, str]:
+        name_of_next[0] = name
+        return name, value_of()
+
     titles = title_topics(db, TITLES)
     with Graph.open(db) as graph:
         for title in titles:
             for lens in lenses:
-                yield f"build/{corpus}/{lens}/{title}", outcome(graph, (title,), lens=lens, max_tokens=2000)
-            yield f"build-json/{corpus}/{title}", outcome(graph, (title,), format="json", max_tokens=2000)
-            yield f"build-small/{corpus}/{title}", outcome(graph, (title,), max_tokens=600, depth=3)
-        yield f"build-many/{corpus}", outcome(graph, tuple(titles[:4]), max_tokens=4000, explain=True)
+                yield named(f"build/{corpus}/{lens}/{title}", lambda: outcome(graph, (title,), lens=lens, max_tokens=2000))
+            yield named(f"build-json/{corpus}/{title}", lambda: outcome(graph, (title,), format="json", max_tokens=2000))
+            yield named(f"build-small/{corpus}/{title}", lambda: outcome(graph, (title,), max_tokens=600, depth=3))
+        yield named(f"build-many/{corpus}", lambda: outcome(graph, tuple(titles[:4]), max_tokens=4000, explain=True))
         for i, question in enumerate(questions):
             for lens in ("auto", "question"):
-                yield f"question/{corpus}/{lens}/{i}", outcome(graph, (question,), lens=lens, max_tokens=2000)
-            yield f"question-json/{corpus}/{i}", outcome(graph, (question,), format="json", max_tokens=2000, explain=True)
+                yield named(f"question/{corpus}/{lens}/{i}", lambda: outcome(graph, (question,), lens=lens, max_tokens=2000))
+            yield named(f"question-json/{corpus}/{i}", lambda: outcome(graph, (question,), format="json", max_tokens=2000, explain=True))
         for topic in [*titles[:4], *questions[:4]]:
             yield f"search/{corpus}/{topic[:40]}", digest(search_report(graph, topic, limit=20, fmt="json").text)
         for title in titles[:6]:
@@ -149,8 +162,26 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
         yield f"stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
     with Graph.open(db, include_private=True) as graph:
         for title in titles[:4]:
-            yield f"private/{corpus}/{title}", outcome(graph, (title,), max_tokens=2000)
+            yield named(f"private/{corpus}/{title}", lambda: outcome(graph, (title,), max_tokens=2000))
         yield f"private-stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
+
+
+WARM_DIFFERS: list[str] = []
+
+
+def warm_outcome(graph: Any, topics: tuple[str, ...], options: dict[str, Any], name: str) -> str:
+    """The cold build's digest; a warm build of the same request (twice: the second takes the pool
+    the first kept) that gives other bytes is listed in WARM_DIFFERS."""
+    from ctx.assemble import warm
+
+    with warm.paused():
+        cold = graph.build(list(topics), **options)
+    cold_digest = digest([cold.text, cold.found, cold.warnings, cold.candidates])
+    for attempt in ("first", "kept"):
+        again = graph.build(list(topics), **options)
+        if digest([again.text, again.found, again.warnings, again.candidates]) != cold_digest:
+            WARM_DIFFERS.append(f"{name} ({attempt} warm build)")
+    return cold_digest
 
 
 def run(work: Path, embed: bool, only: list[str] | None) -> tuple[dict[str, str], list[str]]:
@@ -196,7 +227,16 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=HERE / "out" / "same-bytes", help="where the graphs go")
     parser.add_argument("--embed", action="store_true", help="also embed the demo vault (needs the embed extra)")
     parser.add_argument("--only", help="comma-separated corpus names")
+    parser.add_argument("--warm", action="store_true",
+                        help="build as the MCP server does: pools kept between builds, each request built twice"
+                        " (compare with a record made without it)")
     args = parser.parse_args()
+    if args.warm:
+        global WARM
+        from ctx.assemble import warm
+
+        warm.enable()
+        WARM = True
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("CTX_HOME", str(args.work / "ctx-home"))  # no user configuration changes defaults
     args.work.mkdir(parents=True, exist_ok=True)
@@ -207,6 +247,10 @@ def main() -> int:
     for note in notes:
         print(note, file=sys.stderr)
     builds_count = sum(1 for k in results if not k.startswith(("rows/", "import/")))
+    if WARM:
+        for name in WARM_DIFFERS:
+            print(f"WARM DIFFERS  {name}")
+        print(f"warm builds: {len(WARM_DIFFERS)} differ from the cold build of the same request")
     if args.record:
         args.record.parent.mkdir(parents=True, exist_ok=True)
         args.record.write_text(json.dumps(results, indent=0, sort_keys=True) + "\n", encoding="utf-8")
