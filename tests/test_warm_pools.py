@@ -128,3 +128,54 @@ def test_a_cold_process_keeps_nothing(tmp_path):
     _, _, graph = vault_graph(tmp_path)
     graph.build(BuildRequest(("Project Apollo",), max_tokens=1200))
     assert not warm.enabled() and not warm._pools
+
+
+SECRET = "Quentin's salary review"
+
+
+def test_a_private_readers_pool_never_serves_a_public_one(tmp_path, warm_process):
+    from ctx.assemble import build_context
+
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    (vault / "Apollo payroll.md").write_text(
+        f"---\nprivate: true\n---\n# Apollo payroll\n\n[[Project Apollo]]: {SECRET}.\n"
+    )
+    db = tmp_path / "g.db"
+    graph = Graph.open(db, create=True)
+    graph.import_path(vault)
+    store = graph.store  # one connection, read both ways: only the key's visibility tells them apart
+    request = BuildRequest(("Project Apollo",), max_tokens=2000)
+    for _ in range(2):
+        assert SECRET in build_context(store, request, include_private=True).text
+    public = build_context(store, request).text
+    assert SECRET not in public
+    with warm.paused():
+        assert public == build_context(store, request).text
+    assert build_context(store, request).text == public
+
+
+def test_a_graph_file_replaced_under_the_server_is_built_afresh(tmp_path, warm_process):
+    import os
+
+    from ctx.mcp_server import CtxTools
+
+    vault, db, graph = vault_graph(tmp_path)
+    graph.close()
+    tools = CtxTools(db)
+    try:
+        before = tools.context("Project Apollo", max_tokens=1500, depth=3).text
+        assert tools.context("Project Apollo", max_tokens=1500, depth=3).text == before
+        # A graph made elsewhere and moved over the served file (a restore, a fresh import).
+        note = vault / "Projects" / "Project Apollo.md"
+        note.write_text(note.read_text() + "\nThe launch waits for the harbour crane test.\n")
+        replacement = tmp_path / "new.db"
+        with Graph.open(replacement, create=True) as fresh:
+            fresh.import_path(vault)
+        os.replace(replacement, db)
+        after = tools.context("Project Apollo", max_tokens=1500, depth=3).text
+        assert "harbour crane" in after
+        with warm.paused():
+            assert after == tools.context("Project Apollo", max_tokens=1500, depth=3).text
+    finally:
+        tools.close()

@@ -106,9 +106,10 @@ def pool_key(graph: GraphReader, build: Build) -> Hashable | None:
     request = build.request
     # The lens as parsed (a dataclass of its every setting): a lens file edited between two calls
     # is another lens.
+    # The encoding is part of it: meta names it, and token counts depend on it.
     return (
         state, graph.include_private, request.topics, build.topics, repr(build.lens), build.depth,
-        request.max_tokens, request.include_fields,
+        request.max_tokens, request.include_fields, request.encoding,
     )
 
 
