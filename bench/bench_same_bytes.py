@@ -33,7 +33,7 @@ import shutil
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,33 +124,27 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
     from ctx.errors import CtxError
     from ctx.inspection import search_report, show_report, stats_report
 
-    def outcome(graph: Graph, topics: tuple[str, ...], **options: object) -> str:
+    def built(name: str, graph: Graph, topics: tuple[str, ...], **options: object) -> tuple[str, str]:
         try:
             if WARM:
-                return warm_outcome(graph, topics, options, name_of_next[0])
+                return name, warm_outcome(graph, topics, options, name)
             result = graph.build(list(topics), **options)
         except CtxError as exc:
-            return digest(["error", exc.__class__.__name__, str(exc)])
-        return digest([result.text, result.found, result.warnings, result.candidates])
-
-    name_of_next = [""]
-
-    def named(name: str, value_of: Callable[[], str]) -> tuple[str, str]:
-        name_of_next[0] = name
-        return name, value_of()
+            return name, digest(["error", exc.__class__.__name__, str(exc)])
+        return name, digest([result.text, result.found, result.warnings, result.candidates])
 
     titles = title_topics(db, TITLES)
     with Graph.open(db) as graph:
         for title in titles:
             for lens in lenses:
-                yield named(f"build/{corpus}/{lens}/{title}", lambda: outcome(graph, (title,), lens=lens, max_tokens=2000))
-            yield named(f"build-json/{corpus}/{title}", lambda: outcome(graph, (title,), format="json", max_tokens=2000))
-            yield named(f"build-small/{corpus}/{title}", lambda: outcome(graph, (title,), max_tokens=600, depth=3))
-        yield named(f"build-many/{corpus}", lambda: outcome(graph, tuple(titles[:4]), max_tokens=4000, explain=True))
+                yield built(f"build/{corpus}/{lens}/{title}", graph, (title,), lens=lens, max_tokens=2000)
+            yield built(f"build-json/{corpus}/{title}", graph, (title,), format="json", max_tokens=2000)
+            yield built(f"build-small/{corpus}/{title}", graph, (title,), max_tokens=600, depth=3)
+        yield built(f"build-many/{corpus}", graph, tuple(titles[:4]), max_tokens=4000, explain=True)
         for i, question in enumerate(questions):
             for lens in ("auto", "question"):
-                yield named(f"question/{corpus}/{lens}/{i}", lambda: outcome(graph, (question,), lens=lens, max_tokens=2000))
-            yield named(f"question-json/{corpus}/{i}", lambda: outcome(graph, (question,), format="json", max_tokens=2000, explain=True))
+                yield built(f"question/{corpus}/{lens}/{i}", graph, (question,), lens=lens, max_tokens=2000)
+            yield built(f"question-json/{corpus}/{i}", graph, (question,), format="json", max_tokens=2000, explain=True)
         for topic in [*titles[:4], *questions[:4]]:
             yield f"search/{corpus}/{topic[:40]}", digest(search_report(graph, topic, limit=20, fmt="json").text)
         for title in titles[:6]:
@@ -162,7 +156,7 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
         yield f"stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
     with Graph.open(db, include_private=True) as graph:
         for title in titles[:4]:
-            yield named(f"private/{corpus}/{title}", lambda: outcome(graph, (title,), max_tokens=2000))
+            yield built(f"private/{corpus}/{title}", graph, (title,), max_tokens=2000)
         yield f"private-stats/{corpus}", digest(stats_report(graph, fmt="json").data | {"sources": None, "last_import": None, "graph": None})
 
 
