@@ -17,7 +17,8 @@ its CPU time (user + system: what it cost, whatever else the machine ran) and it
 * cold ``ctx build`` at depth 1, 2, 3, 5 (``--max-tokens 4000``) for a typical node (median
   degree), the biggest hub and a free-text topic, median of ``--runs`` after one warm-up run
   (the OS file cache is warm, the process is new);
-* the same builds through one `ctx mcp` session (warm: median of ``--mcp-runs`` repeated calls).
+* the same builds through one `ctx mcp` session: the first call of each request in the warm server,
+  then the median and p95 of ``--mcp-runs`` repeats (``--mcp-only``: these figures alone).
 
 Results go to stdout as tables and to ``bench/out/scale-<time>.json``. The load average is printed
 with every size: on a shared machine it says how far to trust the figures. Never a timed test.
@@ -195,21 +196,29 @@ async def _mcp_session(db: Path, calls: list[tuple[str, str, int]], runs: int) -
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=CTX, args=["mcp", "--db", str(db)])
+    # The server gets this environment whole (the SDK passes only a safe few variables by default):
+    # PYTHONPATH then picks the ctx under test, e.g. another checkout's for a before/after figure.
+    params = StdioServerParameters(command=CTX, args=["mcp", "--db", str(db)], env=dict(os.environ))
     out: dict[str, Any] = {}
     async with Client(params, read_timeout_seconds=600) as client:
+        await client.call_tool("context", {"topic": calls[0][1], "depth": 1, "max_tokens": 4000})  # loads the assembler
         for label, topic, depth in calls:
             arguments = {"topic": topic, "depth": depth, "max_tokens": 4000}
-            await client.call_tool("context", arguments)  # the first call of a topic warms caches
             seconds = []
-            for _ in range(runs):
+            for _ in range(runs + 1):  # the first call of a topic in a warm server, then repeats
                 began = time.perf_counter()
                 result = await client.call_tool("context", arguments)
                 seconds.append(time.perf_counter() - began)
                 if result.is_error and "not found" not in result.content[-1].text:
                     raise SystemExit(f"mcp context {topic!r} failed: {result.content[-1].text}")
-            out[label] = round(statistics.median(seconds) * 1000, 1)
-            print(f"    mcp {label}: {out[label]} ms (load {load()})", flush=True)
+            first, repeats = seconds[0], sorted(seconds[1:])
+            out[label] = {
+                "first_ms": round(first * 1000, 1),
+                "p50_ms": round(statistics.median(repeats) * 1000, 1),
+                "p95_ms": round(repeats[min(len(repeats) - 1, round(0.95 * (len(repeats) - 1)))] * 1000, 1),
+            }
+            print(f"    mcp {label}: first {out[label]['first_ms']} ms, then p50 {out[label]['p50_ms']} ms"
+                  f" p95 {out[label]['p95_ms']} ms (load {load()})", flush=True)
     return out
 
 
@@ -232,23 +241,28 @@ def print_tables(results: list[dict[str, Any]]) -> None:
             print(f"| {r['label']} | {i['format']} | {i['seconds']} ({i['cpu']}) | {i['nodes_per_s']:,} | {i['rss_mb']} |"
                   f" {i['graph_mb']} / {i['raw_mb']} ({i['ratio']}x) | {i['noop_seconds']} ({i['noop_cpu']}) |")
     queried = [r for r in results if r.get("queries")]
-    if not queried:
-        return
-    print("\n| figure | " + " | ".join(r["label"] for r in queried) + " |")
-    print("|---|" + "---|" * len(queried))
-    for key in ("stats", "search_common", "search_rare"):
-        cells = [f"{r['queries'][key]['seconds']} s ({r['queries'][key]['cpu']} cpu)" for r in queried]
-        print(f"| `ctx {key.replace('_', ' ')}` | " + " | ".join(cells) + " |")
-    for key in queried[0]["queries"]["builds"]:
-        cells = []
-        for r in queried:
-            b = r["queries"]["builds"].get(key)
-            cells.append(f"{b['seconds']} s ({b['cpu']} cpu), {b['rss_mb']} MB" if b else "")
-        print(f"| build {key} | " + " | ".join(cells) + " |")
-    if any(r.get("mcp") for r in queried):
-        for key in queried[0].get("mcp", {}):
-            cells = [f"{r['mcp'][key]} ms" if r.get("mcp") else "" for r in queried]
-            print(f"| mcp warm {key} | " + " | ".join(cells) + " |")
+    if queried:
+        print("\n| figure | " + " | ".join(r["label"] for r in queried) + " |")
+        print("|---|" + "---|" * len(queried))
+        for key in ("stats", "search_common", "search_rare"):
+            cells = [f"{r['queries'][key]['seconds']} s ({r['queries'][key]['cpu']} cpu)" for r in queried]
+            print(f"| `ctx {key.replace('_', ' ')}` | " + " | ".join(cells) + " |")
+        for key in queried[0]["queries"]["builds"]:
+            cells = []
+            for r in queried:
+                b = r["queries"]["builds"].get(key)
+                cells.append(f"{b['seconds']} s ({b['cpu']} cpu), {b['rss_mb']} MB" if b else "")
+            print(f"| build {key} | " + " | ".join(cells) + " |")
+    served = [r for r in results if r.get("mcp")]
+    if served:
+        print("\n| mcp warm (repeats p50, p95; first call of the topic) | " + " | ".join(r["label"] for r in served) + " |")
+        print("|---|" + "---|" * len(served))
+        for key in served[0]["mcp"]:
+            cells = [
+                f"{r['mcp'][key]['p50_ms']} ms (p95 {r['mcp'][key]['p95_ms']}, first {r['mcp'][key]['first_ms']})"
+                for r in served
+            ]
+            print(f"| {key} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -259,6 +273,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (median)")
     parser.add_argument("--mcp-runs", type=int, default=3)
     parser.add_argument("--no-mcp", action="store_true")
+    parser.add_argument("--mcp-only", action="store_true",
+                        help="only the MCP session's figures (with --no-import: on the graphs already imported)")
     parser.add_argument("--no-builds", action="store_true",
                         help="imports, stats and search only (no ctx build, no MCP session)")
     parser.add_argument("--no-import", action="store_true",
@@ -294,7 +310,8 @@ def main() -> None:
             query_db = query_db or (db, fmt)
         db, fmt = query_db
         entry["queried_format"] = fmt
-        entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
+        if not args.mcp_only:
+            entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
         if not args.no_mcp and not args.no_builds:
             entry["mcp"] = bench_mcp(db, manifest, fmt, args.mcp_runs, depths)
         entry["load_end"] = load()
