@@ -179,3 +179,22 @@ def test_a_graph_file_replaced_under_the_server_is_built_afresh(tmp_path, warm_p
             assert after == tools.context("Project Apollo", max_tokens=1500, depth=3).text
     finally:
         tools.close()
+
+
+def test_hubs_ranked_from_kept_lists_walk_as_the_store_ranks_them(tmp_path, warm_process, monkeypatch):
+    import ctx.assemble.traverse as traverse
+    from build_graphs import import_into, write_jsonl
+    from test_bounded_walk import CASES, generated_graph
+
+    from ctx.assemble import build_context
+
+    graph = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", generated_graph(400, 11, same_dates=False)))
+    monkeypatch.setattr(traverse, "HUB_FAN_OUTS", 0)  # every node a hub: every neighbour list ranked
+    for topic, lens, depth in CASES:
+        request = BuildRequest((topic,), lens=lens, depth=depth, format="json", explain=True, max_tokens=3000)
+        with warm.paused():
+            expected = build_context(graph, request)
+        # A new request each time (no kept pool): its walk takes the hub lists earlier walks kept.
+        walked = build_context(graph, request)
+        assert (walked.text, walked.candidates) == (expected.text, expected.candidates), (topic, lens, depth)
+    assert len(warm._hubs) > 50 and warm._hub_rows > 0

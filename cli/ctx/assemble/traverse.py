@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import heapq
 from dataclasses import dataclass, field
 
+from ctx.assemble import warm
 from ctx.assemble.bound import MARGIN, NodeInfo, ScoreBound
 from ctx.assemble.score import NeighbourRanker
 from ctx.lenses import Lens
@@ -167,6 +168,8 @@ def walk(
     # Reached nodes (and cheaper costs) the store's table of them has not seen yet: hubs need it.
     pending: dict[str, float] = {s: 0.0 for s in seeds}
     remembered = False
+    # A warm process ranks hubs' neighbours from lists it keeps (``warm.py``), not in the store.
+    kept_hubs = warm.hub_neighbours(graph)
     frontier = sorted(seeds)
     for hop in range(1, depth + 1):
         if not frontier:
@@ -229,9 +232,10 @@ def walk(
         for u in frontier:
             base = reached[u].cost
             if u in hubs:
-                graph.remember_reached(pending.items(), reset=not remembered)
-                remembered, pending = True, {}
-                fresh = _hub_fresh(graph, lens, ranker, hop, u, result, degree[u])
+                if kept_hubs is None:
+                    graph.remember_reached(pending.items(), reset=not remembered)
+                    remembered, pending = True, {}
+                fresh = _hub_fresh(graph, lens, ranker, hop, u, result, degree[u], kept_hubs)
             else:
                 # Neighbours the walk already holds at least as cheaply do not count toward the fan-out.
                 fresh = {
@@ -274,7 +278,14 @@ def _offer(prior: Offer | None, etype: str, direction: str, weight: float) -> Of
 
 
 def _hub_fresh(
-    graph: GraphReader, lens: Lens, ranker: NeighbourRanker, hop: int, u: str, result: Walk, degree: int
+    graph: GraphReader,
+    lens: Lens,
+    ranker: NeighbourRanker,
+    hop: int,
+    u: str,
+    result: Walk,
+    degree: int,
+    kept_hubs: warm.HubNeighbours | None = None,
 ) -> dict[str, Offer]:
     """A hub's fresh neighbours, cut to the fan-out, as the ordinary path would choose them, with
     only the best of them by the pre-score read (ranked in SQL; the walk's reached nodes are in
@@ -291,7 +302,10 @@ def _hub_fresh(
         weights[(etype, direction)] = rule.weight
     if not weights:
         return {}
-    total, chosen = graph.best_neighbours(u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK)
+    if kept_hubs is not None:
+        total, chosen = kept_hubs.best(u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK, reached)
+    else:
+        total, chosen = graph.best_neighbours(u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK)
     for node_id, ntype, tags, updated, title in chosen:
         if node_id not in info:
             info[node_id] = NodeInfo(ntype, tags, updated, title)

@@ -25,9 +25,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ctx.assemble.candidate import Candidate
+
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
-    from ctx.store.protocols import GraphReader
+    from ctx.assemble.traverse import Reached
+    from ctx.store.protocols import GraphReader, NeighbourOrder
+    from ctx.store.types import Neighbour
 
 # Pools kept (the most recently used). One holds a few hundred candidates and the walk's reached
 # nodes (a few MB at depth 5 on a 100k-node graph).
@@ -35,8 +39,13 @@ MAX_POOLS = 32
 # Token counts kept per encoding before they are forgotten all at once (texts of ~1 kB: ~50 MB).
 MAX_COUNTS = 50_000
 
+# Rows of hubs' ranked neighbour lists kept (a row: a neighbour's id, type, tags, date, title).
+MAX_HUB_ROWS = 200_000
+
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
+_hubs: OrderedDict[Hashable, list[tuple[Neighbour, float]]] = OrderedDict()
+_hub_rows = 0
 _counts: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
@@ -63,11 +72,13 @@ def enable(pools: int = MAX_POOLS) -> None:
 
 
 def disable() -> None:
-    global _enabled
+    global _enabled, _hub_rows
     _enabled = False
     with _lock:
         _pools.clear()
         _counts.clear()
+        _hubs.clear()
+        _hub_rows = 0
 
 
 def enabled() -> bool:
@@ -123,7 +134,7 @@ def restore(key: Hashable, build: Build) -> bool:
     for name, value in kept.fields.items():
         setattr(build, name, value)
     # Later stages set each candidate's text, decision and tokens: every build gets its own.
-    build.candidates = [copy.copy(c) for c in kept.candidates]
+    build.candidates = [_copy(c) for c in kept.candidates]
     build.warnings += kept.warnings
     build.meta.update(copy.deepcopy(kept.meta))
     build.doc.found = kept.found
@@ -136,7 +147,7 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
         return  # something wrote while the build read: what it saw has no one state to be kept under
     kept = Kept(
         {name: getattr(build, name) for name in _KEPT_FIELDS},
-        [copy.copy(c) for c in build.candidates],
+        [_copy(c) for c in build.candidates],
         build.warnings[warnings_before:],
         copy.deepcopy({k: v for k, v in build.meta.items() if k not in meta_before}),
         build.doc.found,
@@ -145,3 +156,81 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
         _pools[key] = kept
         while len(_pools) > MAX_POOLS:
             _pools.popitem(last=False)
+
+
+def _copy(candidate: Candidate) -> Candidate:
+    """A shallow copy (later stages assign a candidate's fields, they never change its lists or
+    dicts in place), a few times cheaper than ``copy.copy``: a pool holds hundreds of them."""
+    twin = object.__new__(Candidate)
+    twin.__dict__.update(candidate.__dict__)
+    return twin
+
+
+class HubNeighbours:
+    """A walk's view of the hubs' ranked neighbour lists a warm process keeps.
+
+    A hub's neighbours ranked by the walk's pre-score depend on the graph, the edge weights and
+    the ranker only, not on the topic: every walk that reaches a hub of thousands of links ranks
+    the same list (tens of ms each in SQL at 100k nodes, a dozen hubs by depth 3). Kept whole under
+    the graph's state, the list is filtered here by the walk's own costs, as the store's
+    ``best_neighbours`` filters by the ones ``remember_reached`` holds: the same neighbours, in
+    the same order."""
+
+    def __init__(self, graph: GraphReader, state: Hashable) -> None:
+        self.graph = graph
+        self.state = state
+
+    def best(
+        self,
+        node_id: str,
+        base: float,
+        weights: dict[tuple[str, str], float],
+        ranker: NeighbourOrder,
+        limit: int,
+        reached: dict[str, Reached],
+    ) -> tuple[int, list[Neighbour]]:
+        ranked = self._ranked(node_id, weights, ranker)
+        fresh: list[Neighbour] = []
+        total = 0
+        for row, weight in ranked:
+            held = reached.get(row[0])
+            if held is None or base + 1.0 / weight < held.cost - 1e-12:
+                total += 1
+                if len(fresh) < limit:
+                    fresh.append(row)
+        return total, fresh
+
+    def _ranked(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> list[tuple[Neighbour, float]]:
+        global _hub_rows
+        key = (
+            self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
+            ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
+            tuple(sorted(ranker.tag_boosts.items())),
+        )
+        with _lock:
+            ranked = _hubs.get(key)
+            if ranked is not None:
+                _hubs.move_to_end(key)
+                return ranked
+        ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
+        if self.graph.warm_state() != self.state:
+            return ranked  # the graph moved while this was read: not kept under the old state
+        with _lock:
+            if key not in _hubs:
+                _hubs[key] = ranked
+                _hub_rows += len(ranked)
+            while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
+                _, dropped = _hubs.popitem(last=False)
+                _hub_rows -= len(dropped)
+        return ranked
+
+
+def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
+    """The kept hub lists for a walk on ``graph``, or None (not warm, or the engine cannot say when
+    its graph changed)."""
+    if not _enabled:
+        return None
+    state = graph.warm_state()
+    return None if state is None else HubNeighbours(graph, state)

@@ -286,6 +286,14 @@ class GraphReader(Protocol):
         ``recency_share`` is 0), in double precision. Best: value descending, then id."""
         ...
 
+    def ranked_neighbours(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> list[tuple[Neighbour, float]]:
+        """Every visible neighbour of ``best_neighbours``, fresh or not, best first as it ranks
+        them, each with w, the largest weight of an edge to it: what a warm process keeps for a
+        hub and filters by the walk's costs itself (``ctx.assemble.warm``)."""
+        ...
+
     def edges_around(
         self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0
     ) -> list[tuple[str, str, str]]:

@@ -27,6 +27,7 @@ from ctx.store.types import (
     EdgeView,
     EmbeddingStatus,
     FileState,
+    Neighbour,
     Node,
     NodeFacts,
     NodeText,
@@ -276,10 +277,39 @@ class GraphView:
         (``remember_reached``), or reached at more than ``base`` plus the cheapest step to it.
         The pre-score is computed in SQL, so a hub of 10,000s of links costs one sorted scan
         rather than a Python loop over every edge."""
+        fresh, params = self._prescored(node_id, weights, ranker)
+        # The fresh neighbours are grouped once (SQLite keeps a CTE read twice) and counted from
+        # there: a window COUNT(*) OVER () would sort them all instead of keeping only the best.
+        sql = (
+            f"WITH fresh AS ({fresh} LEFT JOIN temp.walk_reached r ON r.id = e.other"
+            f"{'' if self.include_private else ' WHERE n.private = 0'}"
+            f" GROUP BY e.other HAVING r.cost IS NULL OR ? + 1.0 / MAX(e.weight) < r.cost - 1e-12)"
+            f" SELECT other, type, tags, updated, title, (SELECT COUNT(*) FROM fresh)"
+            f" FROM fresh ORDER BY value DESC, other LIMIT ?"
+        )
+        rows = self.conn.execute(sql, [*params, base, limit]).fetchall()
+        total = rows[0][5] if rows else 0
+        return total, [r[:5] for r in rows]
+
+    def ranked_neighbours(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> list[tuple[Neighbour, float]]:
+        prescored, params = self._prescored(node_id, weights, ranker)
+        sql = (
+            f"{prescored}{'' if self.include_private else ' WHERE n.private = 0'}"
+            " GROUP BY e.other ORDER BY value DESC, e.other"
+        )
+        return [((r[0], r[1], r[2], r[3], r[4]), r[6]) for r in self.conn.execute(sql, params)]
+
+    def _prescored(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> tuple[str, list[object]]:
+        """The start of a query over the node's visible neighbours by ``weights``' edges, grouped by
+        the caller: (other, type, tags, updated, title, value, heaviest weight), ``e`` and ``n``
+        open for a join and a WHERE."""
         around, params = self._around(node_id, weights)
         cases = " ".join("WHEN e.type = ? AND e.dir = ? THEN ?" for _ in weights)
         case_params: list[object] = [x for (t, d), w in weights.items() for x in (t, d, w)]
-        visible = "" if self.include_private else " WHERE n.private = 0"
         if ranker.reference is not None and ranker.recency_share:
             recency = "COALESCE(pow(0.5, (max(0.0, ? - n.updated) / 86400.0) / ?), 0.0)"
             recency_params: list[object] = [ranker.reference, ranker.half_life]
@@ -297,22 +327,13 @@ class GraphView:
                 + " WHEN ? THEN ?" * len(ranker.type_boosts) + " ELSE 1.0 END END"
             )
             boost_params = [x for item in sorted(ranker.type_boosts.items()) for x in item]
-        # The fresh neighbours are grouped once (SQLite keeps a CTE read twice) and counted from
-        # there: a window COUNT(*) OVER () would sort them all instead of keeping only the best.
         sql = (
-            f"WITH fresh AS (SELECT e.other, n.type, n.tags, n.updated, n.title,"
-            f" MAX({boost} * (e.weight + ? * {recency})) AS value"
+            f"SELECT e.other, n.type, n.tags, n.updated, n.title,"
+            f" MAX({boost} * (e.weight + ? * {recency})) AS value, MAX(e.weight) AS heaviest"
             f" FROM (SELECT other, CASE {cases} END AS weight FROM ({around}) e) e"
-            f" JOIN nodes n ON n.id = e.other LEFT JOIN temp.walk_reached r ON r.id = e.other{visible}"
-            f" GROUP BY e.other HAVING r.cost IS NULL OR ? + 1.0 / MAX(e.weight) < r.cost - 1e-12)"
-            f" SELECT other, type, tags, updated, title, (SELECT COUNT(*) FROM fresh)"
-            f" FROM fresh ORDER BY value DESC, other LIMIT ?"
+            f" JOIN nodes n ON n.id = e.other"
         )
-        rows = self.conn.execute(
-            sql, [*boost_params, ranker.recency_share, *recency_params, *case_params, *params, base, limit]
-        ).fetchall()
-        total = rows[0][5] if rows else 0
-        return total, [r[:5] for r in rows]
+        return sql, [*boost_params, ranker.recency_share, *recency_params, *case_params, *params]
 
     def edges_around(
         self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0

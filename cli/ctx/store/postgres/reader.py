@@ -344,6 +344,16 @@ class PostgresReader:
     def best_neighbours(
         self, node_id: str, base: float, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
     ) -> tuple[int, list[Neighbour]]:
+        reached = self._reached
+        fresh = [
+            row for row, weight in self.ranked_neighbours(node_id, weights, ranker)
+            if (cost := reached.get(row[0])) is None or base + 1.0 / weight < cost - 1e-12
+        ]
+        return len(fresh), fresh[:limit]
+
+    def ranked_neighbours(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> list[tuple[Neighbour, float]]:
         out_types = sorted({t for t, d in weights if d == "out"})
         in_types = sorted({t for t, d in weights if d == "in"})
         keys = sorted(weights)
@@ -361,22 +371,18 @@ class PostgresReader:
                 [t for t, _ in keys], [d for _, d in keys], [weights[k] for k in keys],
             ),
         )
-        reached = self._reached
         recency_on = ranker.reference is not None and bool(ranker.recency_share)
-        fresh: list[tuple[float, str, Neighbour]] = []
+        ranked: list[tuple[float, str, Neighbour, float]] = []
         for other, ntype, tags, updated, title, weight in rows:
-            cost = reached.get(other)
-            if cost is not None and not base + 1.0 / weight < cost - 1e-12:
-                continue
             recency = 0.0
             if recency_on and updated is not None:
                 assert ranker.reference is not None
                 recency = 0.5 ** ((max(0.0, ranker.reference - updated) / 86400.0) / ranker.half_life)
             boost = ranker.boost(ntype, tags) if (ranker.type_boosts or ranker.tag_boosts) else 1.0
             value = boost * (weight + ranker.recency_share * recency)
-            fresh.append((value, other, (other, ntype, tags, updated, title)))
-        fresh.sort(key=lambda item: (-item[0], item[1]))
-        return len(fresh), [item[2] for item in fresh[:limit]]
+            ranked.append((value, other, (other, ntype, tags, updated, title), weight))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return [(item[2], item[3]) for item in ranked]
 
     def edges_around(
         self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0
