@@ -153,3 +153,35 @@ def test_orders_and_tie_breaks_are_the_contracts(face_store: protocols.GraphStor
     facts = reader.node_facts(["c2", "B/Twin", "P"], with_fields=False)
     assert [f.id for f in facts] == ["B/Twin", "P", "c2"]
     assert newest - facts[1].updated == day  # type: ignore[operator]
+
+
+def test_a_hubs_ranked_neighbours_are_what_best_neighbours_filters(face_store: protocols.GraphStore, tmp_path: Path) -> None:
+    from ctx.assemble.score import NeighbourRanker
+    from ctx.lenses import load_lens
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    names = [f"Leaf {i}" for i in range(8)]
+    (vault / "Hub.md").write_text("# Hub\n\n" + " ".join(f"[[{n}]]" for n in names) + "\n")
+    for i, name in enumerate(names):
+        back = " Back to [[Hub]]." if i % 3 == 0 else ""
+        private = "\n#private\n" if i == 5 else ""
+        (vault / f"{name}.md").write_text(f"---\nupdated: 2024-0{1 + i % 9}-1{i}\n---\nLeaf {i}.{back}{private}\n")
+    import_path(face_store, vault)
+    public = face_store.reader()
+    hub = public.resolve_one("Hub")
+    assert hub is not None
+    weights = {("link", "out"): 1.0, ("link", "in"): 0.5}
+    ranker = NeighbourRanker(load_lens("general"), public.newest_update())
+    ranked = public.ranked_neighbours(hub, weights, ranker)
+    titles = [row[4] for row, _ in ranked]
+    # Every visible leaf once (the private one left out), each with its heaviest link's weight.
+    assert sorted(titles) == sorted(n for i, n in enumerate(names) if i != 5)
+    assert all(weight == 1.0 for _, weight in ranked)
+    leaf0, leaf1 = public.resolve_one("Leaf 0"), public.resolve_one("Leaf 1")
+    assert leaf0 is not None and leaf1 is not None
+    # Held cheaper than a step from the hub (cost 0 + 1/1): not fresh; held dearer: fresh again.
+    public.remember_reached([(hub, 0.0), (leaf0, 0.5), (leaf1, 3.0)], reset=True)
+    total, best = public.best_neighbours(hub, 0.0, weights, ranker, 3)
+    fresh = [row for row, _ in ranked if row[0] != leaf0]
+    assert total == len(fresh) == 6 and best == fresh[:3]
