@@ -84,7 +84,12 @@ def stale_sources(store: GraphStore) -> list[Source]:
     from ctx.store import as_store
     from ctx.sync import syncable
 
+    from ctx.trust import check_trusted
+
     store = as_store(store)
+    # Before the sources are listed (their node counts scan the graph: 6 ms at 100k nodes, on
+    # every call for a graph whose sources are never looked at).
+    check_trusted(store)
     allowed, _ = syncable(store, store.reader().sources())
     return [source for source in allowed if source_changed(store, source)]
 

@@ -44,7 +44,7 @@ MAX_HUB_ROWS = 200_000
 
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
-_hubs: OrderedDict[Hashable, list[tuple[Neighbour, float]]] = OrderedDict()
+_hubs: OrderedDict[Hashable, tuple[list[tuple[Neighbour, float]], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
 _counts: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()  # the MCP server builds in several threads at once
@@ -189,20 +189,30 @@ class HubNeighbours:
         limit: int,
         reached: dict[str, Reached],
     ) -> tuple[int, list[Neighbour]]:
-        ranked = self._ranked(node_id, weights, ranker)
+        ranked, weight_of = self._ranked(node_id, weights, ranker)
+        # Held no dearer than a step from here: not fresh. The walk holds fewer nodes than a big
+        # hub has neighbours (or the hub is small): look from whichever side is smaller.
+        if len(reached) < len(weight_of):
+            stale = {
+                v for v, held in reached.items()
+                if (w := weight_of.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
+            }
+        else:
+            stale = {
+                v for v, w in weight_of.items()
+                if (held := reached.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
+            }
         fresh: list[Neighbour] = []
-        total = 0
-        for row, weight in ranked:
-            held = reached.get(row[0])
-            if held is None or base + 1.0 / weight < held.cost - 1e-12:
-                total += 1
-                if len(fresh) < limit:
-                    fresh.append(row)
-        return total, fresh
+        for row, _ in ranked:
+            if len(fresh) == limit:
+                break
+            if row[0] not in stale:
+                fresh.append(row)
+        return len(ranked) - len(stale), fresh
 
     def _ranked(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> list[tuple[Neighbour, float]]:
+    ) -> tuple[list[tuple[Neighbour, float]], dict[str, float]]:
         global _hub_rows
         key = (
             self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
@@ -210,21 +220,22 @@ class HubNeighbours:
             tuple(sorted(ranker.tag_boosts.items())),
         )
         with _lock:
-            ranked = _hubs.get(key)
-            if ranked is not None:
+            kept = _hubs.get(key)
+            if kept is not None:
                 _hubs.move_to_end(key)
-                return ranked
+                return kept
         ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
+        kept = (ranked, {row[0]: weight for row, weight in ranked})
         if self.graph.warm_state() != self.state:
-            return ranked  # the graph moved while this was read: not kept under the old state
+            return kept  # the graph moved while this was read: not kept under the old state
         with _lock:
             if key not in _hubs:
-                _hubs[key] = ranked
+                _hubs[key] = kept
                 _hub_rows += len(ranked)
             while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
-                _, dropped = _hubs.popitem(last=False)
+                _, (dropped, _) = _hubs.popitem(last=False)
                 _hub_rows -= len(dropped)
-        return ranked
+        return kept
 
 
 def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
