@@ -198,3 +198,33 @@ def test_hubs_ranked_from_kept_lists_walk_as_the_store_ranks_them(tmp_path, warm
         walked = build_context(graph, request)
         assert (walked.text, walked.candidates) == (expected.text, expected.candidates), (topic, lens, depth)
     assert len(warm._hubs) > 50 and warm._hub_rows > 0
+
+
+def test_the_same_request_gets_the_kept_answer_and_a_new_freshness_its_own(tmp_path, warm_process, monkeypatch):
+    from dataclasses import replace
+
+    from ctx.assemble import pipeline
+    from ctx.freshness_report import Freshness
+
+    _, _, graph = vault_graph(tmp_path)
+    version = graph.store.reader().graph_version()
+    request = BuildRequest(("Project Apollo",), max_tokens=1200, freshness=Freshness(version, None))
+    # Sources edited on disk but not imported yet: the graph did not move, the answer says so.
+    pending = replace(request, freshness=Freshness(version, None, pending=("/notes",)))
+    expected, expected_pending = cold(graph, request), cold(graph, pending)
+    assert expected != expected_pending
+    first = graph.build(request)
+    first.warnings.append("added by a caller")  # the MCP server prepends its own notices
+    first.meta["tokens"]["used"] = -1
+
+    def packed_again(*args, **kwargs):
+        raise AssertionError("packed again")
+
+    monkeypatch.setattr(pipeline, "pack_and_report", packed_again)
+    again = graph.build(request)
+    assert again.text == first.text == expected
+    assert "added by a caller" not in again.warnings and again.meta["tokens"]["used"] > 0
+    with pytest.raises(AssertionError, match="packed again"):
+        graph.build(pending)
+    monkeypatch.undo()
+    assert graph.build(pending).text == expected_pending

@@ -7,8 +7,11 @@ again and again; re-walking a hub-heavy neighbourhood at depth 3 took 0.3-0.9 s 
 So a warm process keeps that half, under ``GraphReader.warm_state()`` (any commit of another
 connection, an import, vectors written on this one all move it; never a clock), and the next
 build with the same inputs copies it and goes on from there: the header, the text of the
-candidates, the exact-budget packing and the audit are computed again every time, so a different
-format or freshness line still makes its own text, byte for byte what a cold build gives.
+candidates, the exact-budget packing and the audit are computed again, so a different format or
+freshness line still makes its own text, byte for byte what a cold build gives. The very same
+request (format, audit and measured freshness included) under the same state gets the answer
+kept whole. Hubs' neighbour lists ranked by the walk's pre-score are kept too: they do not depend
+on the topic, so walks of different topics through one hub share them (``HubNeighbours``).
 
 Off unless a long-lived process turns it on (``enable``): a one-shot ``ctx build`` would only
 pay for the copies. Tokens are counted the same way: a warm process keeps the counts of the
@@ -29,6 +32,7 @@ from ctx.assemble.candidate import Candidate
 
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
+    from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
     from ctx.store.types import Neighbour
@@ -44,6 +48,7 @@ MAX_HUB_ROWS = 200_000
 
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
+_results: OrderedDict[Hashable, BuildResult] = OrderedDict()
 _hubs: OrderedDict[Hashable, tuple[list[tuple[Neighbour, float]], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
 _counts: dict[str, dict[str, int]] = {}
@@ -76,6 +81,7 @@ def disable() -> None:
     _enabled = False
     with _lock:
         _pools.clear()
+        _results.clear()
         _counts.clear()
         _hubs.clear()
         _hub_rows = 0
@@ -156,6 +162,44 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
         _pools[key] = kept
         while len(_pools) > MAX_POOLS:
             _pools.popitem(last=False)
+
+
+def _answer_key(key: Hashable, build: Build) -> Hashable:
+    """What the whole answer depends on beyond the pool: the format, the audit, the freshness the
+    caller measured (a source edited on disk moves it before the graph moves), and why the lens
+    was chosen (``meta.lens_choice``)."""
+    request = build.request
+    return (key, request.format, request.explain, request.freshness, repr(build.meta.get("lens_choice")))
+
+
+def answer(key: Hashable, build: Build) -> BuildResult | None:
+    """The result a build of the same request made under the same graph state, as a copy."""
+    from ctx.assemble.result import BuildResult
+
+    with _lock:
+        kept = _results.get(_answer_key(key, build))
+        if kept is None:
+            return None
+        _results.move_to_end(_answer_key(key, build))
+    return BuildResult(
+        kept.text, kept.found, list(kept.warnings), [dict(row) for row in kept.candidates], copy.deepcopy(kept.meta)
+    )
+
+
+def remember_answer(graph: GraphReader, key: Hashable, build: Build, result: BuildResult) -> None:
+    """Keep ``result`` (a copy: the caller may add to its warnings) if the graph did not move."""
+    from ctx.assemble.result import BuildResult
+
+    if graph.warm_state() != key[0]:  # type: ignore[index]
+        return
+    kept = BuildResult(
+        result.text, result.found, list(result.warnings), [dict(row) for row in result.candidates],
+        copy.deepcopy(result.meta),
+    )
+    with _lock:
+        _results[_answer_key(key, build)] = kept
+        while len(_results) > MAX_POOLS:
+            _results.popitem(last=False)
 
 
 def _copy(candidate: Candidate) -> Candidate:
