@@ -228,3 +228,16 @@ def test_the_same_request_gets_the_kept_answer_and_a_new_freshness_its_own(tmp_p
         graph.build(pending)
     monkeypatch.undo()
     assert graph.build(pending).text == expected_pending
+
+
+def test_a_depth_the_lens_caps_keeps_its_own_warning(tmp_path, warm_process):
+    _, _, graph = vault_graph(tmp_path)
+    capped = BuildRequest(("what is blocking the launch?",), lens="answer", depth=2, max_tokens=900)
+    over = BuildRequest(("what is blocking the launch?",), lens="answer", depth=3, max_tokens=900)
+    with warm.paused():
+        expected = graph.build(over)
+    assert any("capped" in w for w in expected.warnings)
+    graph.build(capped)  # the same pool (the lens caps 3 to 2), not the same answer
+    for _ in range(2):
+        again = graph.build(over)
+        assert (again.text, again.warnings, again.meta) == (expected.text, expected.warnings, expected.meta)

@@ -165,11 +165,10 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
 
 
 def _answer_key(key: Hashable, build: Build) -> Hashable:
-    """What the whole answer depends on beyond the pool: the format, the audit, the freshness the
-    caller measured (a source edited on disk moves it before the graph moves), and why the lens
-    was chosen (``meta.lens_choice``)."""
-    request = build.request
-    return (key, request.format, request.explain, request.freshness, repr(build.meta.get("lens_choice")))
+    """What the whole answer depends on beyond the pool: every field of the request as asked (the
+    depth before the lens capped it and the warning that says so, the format, the audit, the
+    freshness the caller measured: a source edited on disk moves it before the graph moves)."""
+    return (key, repr(build.request))
 
 
 def answer(key: Hashable, build: Build) -> BuildResult | None:
