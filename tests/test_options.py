@@ -5,7 +5,6 @@ declarations say, so a face that drifts — or an option added to one face only 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 import pytest
@@ -30,10 +29,10 @@ def _typer_command(name: str):
 
 
 def _mcp_tools(tmp_path) -> dict[str, dict]:
-    from ctx.mcp_server import CtxTools, build_server
+    from ctx.mcp_server import CtxApplication, CtxTools
 
-    server = build_server(CtxTools(tmp_path / "absent.db"))
-    return {tool.name: tool.input_schema for tool in asyncio.run(server.list_tools())}
+    app = CtxApplication(CtxTools(tmp_path / "absent.db"))
+    return {tool["name"]: tool["inputSchema"] for tool in app.tool_list()}
 
 
 def _bounds(param) -> tuple[int | None, int | None]:
@@ -115,7 +114,7 @@ def test_every_request_field_is_a_declared_option():
 def test_an_option_added_to_a_request_reaches_every_face():
     """The two edits of a new option: its declaration (here) and the code that reads it."""
     from ctx.commands.declared import typer_parameter
-    from ctx.mcp_server import mcp_parameters
+    from ctx.mcp_server import request_params
 
     @dataclasses.dataclass(frozen=True)
     class Extended(SearchRequest):
@@ -127,5 +126,5 @@ def test_an_option_added_to_a_request_reaches_every_face():
     spelled = spellings(Extended)
     assert spelled.values["--since"] == "since" and spelled.values["-r"] == "rounds"
     assert spelled.bounds["rounds"] == (1, 9)
-    assert {p.name for p in mcp_parameters(Extended)} >= {"since", "rounds"}
+    assert {p.name for p in request_params(Extended)} >= {"since", "rounds"}
     assert typer_parameter(added["rounds"]).default == 3

@@ -114,6 +114,14 @@ def main() -> None:
         from ctx.commands.search_argv import run_parsed as run_search
 
         _run_fast(run_search, found)
+    from ctx.commands.mcp_argv import parse_mcp
+
+    serving = parse_mcp(sys.argv[1:])
+    if serving is not None:
+        _restore()  # the server answers an interrupt itself (it ends with the client)
+        from ctx.commands.mcp_argv import serve
+
+        _run_fast(serve, serving)
     try:
         from ctx.app import main as run
     finally:

@@ -5,29 +5,33 @@ The tools are thin clients of the same core calls the CLI makes, so `context` re
 agent's session: it keeps the DB connection and the tokenizer loaded between calls, and checks the
 database on every call so that an import made meanwhile (even one that replaced the file) is seen.
 
-Importing this module is cheap on purpose: the MCP SDK and the assembler load only when the server
-starts or a tool first needs them, so `ctx --help` never pays for them.
+The protocol is spoken by ``ctx.mcp_wire`` with the standard library, not by the MCP SDK, whose
+import alone cost more than the whole first answer now does; importing this module is cheap too
+(the assembler loads when a tool first needs it), so `ctx --help` never pays for it.
 """
 
-# No `from __future__ import annotations` here: the SDK reads the tool functions' annotations at
-# registration, and those functions are closures whose names (Field, ...) only exist locally.
-import inspect
-import logging
+from __future__ import annotations
+
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from ctx.errors import CtxError, NoGraphError
 from ctx.options import SearchRequest
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
-
     from ctx.graph import Graph
 
-log = logging.getLogger("ctx.mcp")
+
+def _log() -> Any:
+    """The server's log (stderr), loaded only when there is something to say."""
+    import logging
+
+    return logging.getLogger("ctx.mcp")
+
 
 SERVER_NAME = "ctx"
 
@@ -128,7 +132,7 @@ def error_reply(exc: BaseException) -> ToolReply:
     if stored is not None:  # the database refused (a lock held too long, a read-only graph)
         return ToolReply(cli_error_text(str(stored)), is_error=True)
     # The CLI's last line of defence says the same; the traceback goes to the server's log.
-    log.exception("tool call failed")
+    _log().exception("tool call failed")
     return ToolReply(
         cli_error_text(
             f"internal error: {exc.__class__.__name__}: {exc} (set CTX_DEBUG=1 for details)"
@@ -258,7 +262,7 @@ class CtxTools:
             if isinstance(handle.path, str) or handle.path.exists():
                 handle.graph()
         except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
-            log.info("warm-up skipped: %s", exc)
+            _log().info("warm-up skipped: %s", exc)
         finally:
             self._checkin(handle)
 
@@ -391,175 +395,55 @@ def not_found_message(topics: tuple[str, ...]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The MCP layer
+# The MCP layer: the tools' declarations, their arguments checked like the CLI's flags, and the
+# results as MCP carries them. The protocol itself is ctx.mcp_wire (no SDK, no pydantic: start-up).
+
+_REQUIRED: Any = object()
 
 
-def build_server(tools: "CtxTools") -> "MCPServer":
-    """An MCP server exposing `context`, `search`, `show` and `lenses` as ``tools`` answers them."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp_types import CallToolResult, TextContent, ToolAnnotations
-    from pydantic import Field
+@dataclass(frozen=True)
+class Param:
+    """One tool argument: what its input schema publishes and what a call is checked against."""
 
-    from ctx import __version__
-    from ctx.assemble import BuildRequest
-    from ctx.lenses import builtin_lens_names
+    name: str
+    kind: type  # str, int or bool
+    description: str
+    default: Any = _REQUIRED
+    many: bool = False  # a list of ``kind`` is taken as well as one value
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
 
-    server = strict_server_class(MCPServer)(
-        name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-
-    def as_result(reply: ToolReply) -> CallToolResult:
-        # The first block is the CLI's stdout alone, byte for byte (and within the budget). What
-        # the CLI writes to stderr follows in blocks of its own: warnings (a capped depth, a
-        # summary-only budget), then the --explain table. Warnings also travel in _meta.
-        blocks: list[Any] = [TextContent(type="text", text=reply.text)]
-        if reply.warnings and not reply.is_error:
-            notices = "".join(f"ctx: warning: {line}\n" for line in reply.warnings)
-            blocks.append(TextContent(type="text", text=notices))
-        blocks += [TextContent(type="text", text=text) for text in reply.extra]
-        # ``meta`` is the field's name (``_meta`` its JSON alias); passed by name, as pydantic allows.
-        extras: dict[str, Any] = {"meta": {"ctx/warnings": reply.warnings} if reply.warnings else None}
-        return CallToolResult(content=blocks, is_error=reply.is_error, **extras)
-
-    # `context` and `search` take their requests' declared options (ctx.options): an option added
-    # to BuildRequest or SearchRequest is a tool argument too, with no edit here.
-    def context(**arguments: Any) -> CallToolResult:
-        values = request_values(BuildRequest, arguments)
-        topic = values.pop("topics")
-        return as_result(tools.context(topic, **values))
-
-    def search(**arguments: Any) -> CallToolResult:
-        values = request_values(SearchRequest, arguments)
-        return as_result(tools.search(values["query"], values["limit"], values["format"]))
-
-    declare_tool(context, BuildRequest)
-    declare_tool(search, SearchRequest)
-
-    def show(
-        node: Annotated[str, Field(description="Node id, or its exact title or alias.")],
-        format: Annotated[str, Field(description='"text" (default) or "json".')] = "text",
-    ) -> CallToolResult:
-        return as_result(tools.show(node, format))
-
-    def lenses(
-        name: Annotated[
-            str | None, Field(description="A lens to show in full; omit to list all lenses.")
-        ] = None,
-    ) -> CallToolResult:
-        return as_result(tools.lenses(name))
-
-    for fn, description, title in (
-        (context, CONTEXT_DESCRIPTION, "Build context from the knowledge graph"),
-        (search, SEARCH_DESCRIPTION, "Search the knowledge graph"),
-        (show, SHOW_DESCRIPTION, "Show one node"),
-        (lenses, LENSES_DESCRIPTION.format(builtins=", ".join(builtin_lens_names())), "List or show lenses"),
-    ):
-        server.add_tool(
-            fn,
-            title=title,
-            description=description,
-            annotations=read_only,
-            structured_output=False,
-        )
-    return server
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
 
 
-def strict_server_class(base: type) -> type:
-    """``base`` (the SDK's MCPServer) checking tool arguments the way the CLI checks flags: an
-    unknown argument is refused, and one of the wrong type or a missing one is a one-line
-    ``ctx: error:`` naming the argument, instead of the SDK ignoring it or answering pydantic's
-    text (with its URL)."""
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import CallToolResult, TextContent
-    from pydantic import ValidationError
-
-    def refuse(message: str) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=cli_error_text(message))], is_error=True)
-
-    class StrictServer(base):  # type: ignore[misc]
-        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            schema = self._tool_input_schema(name)
-            if schema is not None:
-                known = list(schema.get("properties", {}))
-                unknown = sorted(str(key) for key in arguments if key not in known)
-                if unknown:
-                    listed = ", ".join(repr(_clip_text(key)) for key in unknown[:3])
-                    more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-                    return refuse(f"{name}: unknown argument {listed}{more} (it takes: {', '.join(known) or 'none'})")
-            try:
-                return await super().call_tool(name, arguments, context)
-            except ToolError as exc:
-                if isinstance(exc.__cause__, ValidationError):
-                    return refuse(argument_error(name, exc.__cause__.errors()))
-                raise
-
-    return StrictServer
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    params: tuple[Param, ...]
+    run: Any  # (CtxTools, {param name: checked value}) -> ToolReply
 
 
-_KINDS = {"int": "an integer", "string": "a string", "bool": "true or false", "list": "a list", "float": "a number"}
-
-
-def argument_error(tool: str, errors: list[Any]) -> str:
-    """pydantic's validation errors as one line in the CLI's words: which argument, what was wrong,
-    never the rejected value itself (the caller's data) beyond its type."""
-    by_argument: dict[str, list[Any]] = {}
-    for err in errors:
-        loc = err.get("loc") or ("?",)
-        by_argument.setdefault(str(loc[0]), []).append(err)
-    parts = []
-    for argument, errs in by_argument.items():
-        kinds = [err.get("type", "") for err in errs]
-        if "missing" in kinds or "missing_argument" in kinds:
-            parts.append(f"{tool} needs {argument!r}")
-            continue
-        wanted = []
-        for kind in kinds:
-            for prefix, words in _KINDS.items():
-                if kind.startswith(prefix) and words not in wanted:
-                    wanted.append(words)
-        got = type(errs[0].get("input")).__name__
-        got = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean", "list": "a list",
-               "dict": "an object", "NoneType": "null"}.get(got, got)
-        if wanted:
-            parts.append(f"{argument} must be {' or '.join(wanted)}, not {got}")
-        else:
-            parts.append(f"{argument}: {str(errs[0].get('msg', 'invalid value')).splitlines()[0]}")
-    return "; ".join(parts)
-
-
-def _clip_text(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def mcp_parameters(request_type: type) -> list[inspect.Parameter]:
-    """A tool's parameters from a request type's declared options: names, types, descriptions
-    and defaults; bounds and choices are published in the schema but checked by the core, so a
-    bad value fails with the CLI's own message."""
-    from pydantic import Field
-
+def request_params(request_type: type) -> tuple[Param, ...]:
+    """A tool's arguments from a request type's declared options (``ctx.options``): names, types,
+    descriptions and defaults; bounds and choices are published in the schema but checked by the
+    core, so a bad value fails with the CLI's own message."""
     from ctx.options import options_of
 
-    parameters = []
+    params = []
     for opt in options_of(request_type):
-        name = opt.mcp_name
-        if name is None:
+        if opt.mcp_name is None:
             continue
         spec = opt.spec
-        kind: Any = spec.kind | list[spec.kind] if spec.many else spec.kind  # type: ignore[name-defined]
-        default = inspect.Parameter.empty if opt.required else opt.face_default
-        if default is None:
-            kind = kind | None
-        extra: dict[str, Any] = {}
-        if spec.minimum is not None:
-            extra["minimum"] = spec.minimum
-        if spec.maximum is not None:
-            extra["maximum"] = spec.maximum
-        if spec.choices:
-            extra["enum"] = list(spec.choices)
-        info = Field(description=opt.mcp_help, json_schema_extra=extra or None)
-        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind, info], default=default))
-    return parameters
+        params.append(Param(
+            opt.mcp_name, spec.kind, opt.mcp_help, default=_REQUIRED if opt.required else opt.face_default,
+            many=spec.many, minimum=spec.minimum, maximum=spec.maximum, choices=spec.choices,
+        ))
+    return tuple(params)
 
 
 def request_values(request_type: type, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -569,24 +453,227 @@ def request_values(request_type: type, arguments: dict[str, Any]) -> dict[str, A
     return {opt.name: arguments[opt.mcp_name] for opt in options_of(request_type) if opt.mcp_name in arguments}
 
 
-def declare_tool(function: Any, request_type: type) -> None:
-    from mcp_types import CallToolResult
+def _run_context(tools: CtxTools, arguments: dict[str, Any]) -> ToolReply:
+    from ctx.assemble import BuildRequest
 
-    parameters = mcp_parameters(request_type)
-    function.__signature__ = inspect.Signature(parameters, return_annotation=CallToolResult)
-    function.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": CallToolResult}
+    values = request_values(BuildRequest, arguments)
+    topic = values.pop("topics")
+    return tools.context(topic, **values)
+
+
+def _run_search(tools: CtxTools, arguments: dict[str, Any]) -> ToolReply:
+    values = request_values(SearchRequest, arguments)
+    return tools.search(values["query"], values.get("limit", SearchRequest.limit), values.get("format", SearchRequest.format))
+
+
+def tool_specs() -> tuple[ToolSpec, ...]:
+    """`context`, `search`, `show` and `lenses`. `context` and `search` take their requests'
+    declared options: an option added to BuildRequest or SearchRequest is a tool argument too."""
+    from ctx.assemble import BuildRequest
+    from ctx.lenses import builtin_lens_names
+
+    return (
+        ToolSpec("context", "Build context from the knowledge graph", CONTEXT_DESCRIPTION,
+                 request_params(BuildRequest), _run_context),
+        ToolSpec("search", "Search the knowledge graph", SEARCH_DESCRIPTION, request_params(SearchRequest), _run_search),
+        ToolSpec("show", "Show one node", SHOW_DESCRIPTION, (
+            Param("node", str, "Node id, or its exact title or alias."),
+            Param("format", str, '"text" (default) or "json".', default="text"),
+        ), lambda tools, args: tools.show(args["node"], args.get("format", "text"))),
+        ToolSpec("lenses", "List or show lenses", LENSES_DESCRIPTION.format(builtins=", ".join(builtin_lens_names())), (
+            Param("name", str, "A lens to show in full; omit to list all lenses.", default=None),
+        ), lambda tools, args: tools.lenses(args.get("name"))),
+    )
+
+
+_JSON_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments, in the form pydantic gives the same signature (what
+    the MCP SDK published before; tests/test_mcp_schema.py holds the two equal)."""
+    properties: dict[str, Any] = {}
+    for param in spec.params:
+        kind: dict[str, Any] = {"type": _JSON_TYPES[param.kind]}
+        if param.many:
+            shape: dict[str, Any] = {"anyOf": [kind, {"items": kind, "type": "array"}]}
+        elif param.default is None:
+            shape = {"anyOf": [kind, {"type": "null"}]}
+        else:
+            shape = dict(kind)
+        if not param.required:
+            shape["default"] = param.default
+        shape["description"] = param.description
+        if param.minimum is not None:
+            shape["minimum"] = param.minimum
+        if param.maximum is not None:
+            shape["maximum"] = param.maximum
+        if param.choices:
+            shape["enum"] = list(param.choices)
+        shape["title"] = param.name.replace("_", " ").title()
+        properties[param.name] = shape
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [param.name for param in spec.params if param.required]
+    if required:
+        schema["required"] = required
+    schema["title"] = f"{spec.name}Arguments"
+    return schema
+
+
+class ArgumentError(Exception):
+    """A tool call's arguments refused, in the CLI's words."""
+
+
+_KIND_WORDS = {str: "a string", int: "an integer", bool: "true or false", float: "a number"}
+_BOOL_WORDS = {"0": False, "off": False, "f": False, "false": False, "n": False, "no": False,
+               "1": True, "on": True, "t": True, "true": True, "y": True, "yes": True}
+_INTEGER = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*(?:\.0*)?")
+
+
+def _coerce(kind: type, value: Any) -> Any:
+    """``value`` as ``kind`` the way the SDK's argument models took it (pydantic's lax mode: an
+    integer may come as 5, 5.0 or "5", a flag as true or "yes"); raises ValueError otherwise."""
+    if kind is str:
+        if isinstance(value, str):
+            return value
+    elif kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[value.lower()]
+    elif kind is int:
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+            return int(value.strip().partition(".")[0].replace("_", ""))
+    raise ValueError(kind)
+
+
+def _shown_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind, words in ((bool, "a boolean"), (str, "a string"), (int, "an integer"), (float, "a number"),
+                        (list, "a list"), (dict, "an object")):
+        if isinstance(value, kind):
+            return words
+    return type(value).__name__
+
+
+def check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments checked and converted, or ArgumentError naming every one that is
+    unknown, missing or of the wrong type -- never echoing a value beyond its type."""
+    known = [param.name for param in spec.params]
+    unknown = sorted(str(key) for key in arguments if key not in known)
+    if unknown:
+        listed = ", ".join(repr(_clip_text(key)) for key in unknown[:3])
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        raise ArgumentError(f"{spec.name}: unknown argument {listed}{more} (it takes: {', '.join(known) or 'none'})")
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for param in spec.params:
+        if param.name not in arguments:
+            if param.required:
+                problems.append(f"{spec.name} needs {param.name!r}")
+            continue
+        value = arguments[param.name]
+        if value is None and param.default is None:
+            values[param.name] = None
+            continue
+        try:
+            if param.many and isinstance(value, list):
+                values[param.name] = [_coerce(param.kind, item) for item in value]
+            else:
+                values[param.name] = _coerce(param.kind, value)
+        except ValueError:
+            wanted = _KIND_WORDS[param.kind] + (" or a list" if param.many and not isinstance(value, list) else "")
+            if param.many and isinstance(value, list):
+                wanted = f"a list of {_KIND_WORDS[param.kind].split(' ', 1)[1]}s"
+            problems.append(f"{param.name} must be {wanted}, not {_shown_kind(value)}")
+    if problems:
+        raise ArgumentError("; ".join(problems))
+    return values
+
+
+def as_result(reply: ToolReply) -> dict[str, Any]:
+    """A ``tools/call`` result. The first block is the CLI's stdout alone, byte for byte (and
+    within the budget). What the CLI writes to stderr follows in blocks of its own: warnings (a
+    capped depth, a summary-only budget), then the --explain table. Warnings also travel in
+    ``_meta``."""
+    blocks = [{"type": "text", "text": reply.text}]
+    if reply.warnings and not reply.is_error:
+        blocks.append({"type": "text", "text": "".join(f"ctx: warning: {line}\n" for line in reply.warnings)})
+    blocks += [{"type": "text", "text": text} for text in reply.extra]
+    result: dict[str, Any] = {"content": blocks, "isError": reply.is_error}
+    if reply.warnings:
+        result["_meta"] = {"ctx/warnings": list(reply.warnings)}
+    return result
+
+
+class CtxApplication:
+    """What `ctx mcp` serves over ``ctx.mcp_wire``: the tools of ``tool_specs`` over one graph."""
+
+    name = SERVER_NAME
+    instructions = INSTRUCTIONS
+
+    def __init__(self, tools: CtxTools) -> None:
+        from ctx import __version__
+
+        self.version = __version__
+        self.tools = tools
+        self._specs: dict[str, ToolSpec] | None = None
+        self._listing: list[dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def specs(self) -> dict[str, ToolSpec]:
+        with self._lock:
+            if self._specs is None:
+                self._specs = {spec.name: spec for spec in tool_specs()}
+            return self._specs
+
+    def tool_list(self) -> list[dict[str, Any]]:
+        if self._listing is None:
+            read_only = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+            self._listing = [
+                {"name": spec.name, "title": spec.title, "description": spec.description,
+                 "inputSchema": input_schema(spec), "annotations": read_only}
+                for spec in self.specs().values()
+            ]
+        return self._listing
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        spec = self.specs().get(name)
+        if spec is None:
+            return as_result(ToolReply(
+                cli_error_text(f"unknown tool {_clip_text(name)!r} (tools: {', '.join(self.specs())})"), is_error=True
+            ))
+        try:
+            values = check_arguments(spec, arguments)
+        except ArgumentError as exc:
+            return as_result(ToolReply(cli_error_text(str(exc)), is_error=True))
+        return as_result(spec.run(self.tools, values))
+
+
+def _clip_text(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
     from ctx.assemble import warm
+    from ctx.mcp_wire import serve_stdio
 
     tools = CtxTools(db_path, include_private=include_private)
-    server = build_server(tools)
     # A session answers many calls: keep candidate pools and token counts between them, under
     # the graph's state (ctx.assemble.warm).
     warm.enable()
     # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
     # and the assembler loaded instead of paying for them itself.
     threading.Thread(target=tools.warm_up, name="ctx-warm-up", daemon=True).start()
-    server.run("stdio")
+    try:
+        serve_stdio(CtxApplication(tools))
+    finally:
+        tools.close()

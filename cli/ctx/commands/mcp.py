@@ -14,7 +14,6 @@ from ctx.commands.common import (
     warn,
     write_stdout,
 )
-from ctx.errors import CtxError
 from ctx.config import resolve_db_path
 
 
@@ -66,14 +65,6 @@ def mcp_command(
         else:
             write_stdout(setup_text(db_path, include_private=include_private))
         return
-    try:
-        import mcp.server.mcpserver  # noqa: F401 - the SDK is an optional extra: fail before serving
-    except ImportError as exc:
-        missing = (exc.name or "mcp").split(".")[0]
-        raise CtxError(
-            f"ctx mcp needs the MCP SDK ({missing} is not installed); install it with:"
-            " pip install 'ctx-graph[mcp]'"
-        ) from None
     from ctx.mcp_server import run_stdio
 
     # A graph that does not exist yet is not fatal: tools say so until an import creates it.
