@@ -44,18 +44,23 @@ def test_print_config_text_has_the_json_and_the_command_line(demo_db):
     assert json.loads(body)["mcpServers"]["ctx"]["args"][-1] == "--include-private"
 
 
-def test_mcp_without_its_extra_is_a_one_line_install_hint(tmp_path):
-    # The SDK made unimportable in this one process, as on a machine without the extra.
+def test_mcp_serves_without_the_sdk_installed(demo_db):
+    # The SDK (and pydantic) made unimportable in this one process, as on a machine without the
+    # mcp extra: the server speaks the protocol itself (ctx.mcp_wire).
     code = (
-        "import sys; sys.modules['mcp'] = None; sys.argv = ['ctx', 'mcp', '--db', sys.argv[1]];"
-        " from ctx.app import main; main()"
+        "import sys; sys.modules['mcp'] = sys.modules['pydantic'] = None;"
+        " sys.argv = ['ctx', 'mcp', '--db', sys.argv[1]]; from ctx.app import main; main()"
     )
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "g.db")], capture_output=True, text=True)
-    assert result.returncode == 1
-    assert result.stderr == (
-        "ctx: error: ctx mcp needs the MCP SDK (mcp is not installed); install it with:"
-        " pip install 'ctx-graph[mcp]'\n"
-    )
+    session = "".join(json.dumps(message) + "\n" for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "apollo"}}},
+    ))
+    result = subprocess.run([sys.executable, "-c", code, str(demo_db)], input=session, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert not answers[1]["result"]["isError"] and "Apollo" in answers[1]["result"]["content"][0]["text"]
 
 
 # -- the llm fragment loader ---------------------------------------------------------------------

@@ -63,3 +63,25 @@ def test_a_cold_search_loads_neither_typer_nor_the_tokenizer(extra, demo_db, tmp
     result = _probe(["search", "launch", "--db", str(demo_db), *extra], env)
     assert result["code"] == 0
     assert result["loaded"] == []  # a search counts no tokens: not even a first run loads tiktoken
+
+
+def test_the_mcp_server_answers_without_the_sdk_pydantic_or_typer(demo_db, tmp_path):
+    """What an agent waits for at start-up: the handshake, the listing and a first `context`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env.update({"CTX_HOME": str(tmp_path / "home"), "CTX_CACHE_DIR": str(tmp_path / "cache")})
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    session = "".join(json.dumps(message) + "\n" for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": envelope}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": envelope}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "context", "arguments": {"topic": "Project Apollo"}, "_meta": envelope}},
+    ))
+    for _ in range(2):  # the first run fills the caches
+        proc = subprocess.run([sys.executable, "-c", PROBE, "mcp", "--db", str(demo_db)], input=session,
+                              capture_output=True, text=True, env=env, timeout=120)
+        result = json.loads(proc.stderr.strip().splitlines()[-1])
+        answers = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert result["code"] == 0
+        assert sorted(answer["id"] for answer in answers) == [1, 2, 3]
+        assert not any(answer["result"].get("isError") for answer in answers)
+    assert result["loaded"] == []

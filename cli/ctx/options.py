@@ -7,7 +7,7 @@ face is derived from those declarations:
 
 - the Typer command's parameters (``ctx.commands.declared.typer_signature``),
 - the fast-path argv reader (``ctx.commands.build_argv.spellings``),
-- the MCP tool's input schema (``ctx.mcp_server``, via ``mcp_signature``),
+- the MCP tool's input schema (``ctx.mcp_server.request_params``),
 - the request itself, which is the declaration.
 
 Adding an option is two edits: an ``option(...)`` field on the request, and the code that uses
