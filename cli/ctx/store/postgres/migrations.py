@@ -247,9 +247,41 @@ _M010_PRIVATE_FTS = "-- 10: nothing to do on PostgreSQL: ts_rank reads no corpus
 # PostgreSQL graph was written with it.
 _M011_RECOMPUTE_PRIVACY = "-- 11: nothing to do on PostgreSQL: its graphs were always written with the rule\n"
 
+# SQLite's BM25 on PostgreSQL (ctx.store.postgres.fulltext): the tsvectors hold FTS5's own
+# tokens, each row keeps its tokens' weighted frequencies and its length in tokens, and the
+# index totals are stored per write (public rows' for everyone, private rows' hidden like the
+# counts). Rows written before are cut again by the next write session: passages by splitting
+# every node again, nodes' own index where its frequencies are missing.
+_M012_BM25 = r"""
+ALTER TABLE nodes ADD COLUMN fts_tf jsonb, ADD COLUMN fts_length integer NOT NULL DEFAULT 0;
+ALTER TABLE passages ADD COLUMN stemmed_tf jsonb, ADD COLUMN exact_tf jsonb,
+    ADD COLUMN fts_length integer NOT NULL DEFAULT 0;
+UPDATE nodes SET split = 0 WHERE split <> 0;
+
+-- A phrase's weighted frequency in a row: at each position of its first word where the others
+-- follow, the weight of that position's column (weights in the order A, B, C, D).
+CREATE FUNCTION ctx_phrase_frequency(v tsvector, words text[], last_prefix boolean, weights float8[])
+    RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH pos AS (SELECT u.lexeme, p.pos, p.w FROM unnest(v) u, unnest(u.positions, u.weights) AS p(pos, w))
+    SELECT COALESCE(sum(weights[ascii(first.w) - 64]), 0) FROM pos first
+    WHERE first.lexeme = words[1]
+      AND NOT EXISTS (
+          SELECT 1 FROM generate_subscripts(words, 1) AS i
+          WHERE i > 1 AND NOT EXISTS (
+              SELECT 1 FROM pos nxt WHERE nxt.pos = first.pos + i - 1
+                AND (nxt.lexeme = words[i]
+                     OR (last_prefix AND i = cardinality(words) AND starts_with(nxt.lexeme, words[i])))))
+$$;
+
+DROP POLICY meta_visible ON meta;
+CREATE POLICY meta_visible ON meta FOR SELECT
+    USING (key NOT IN ('counts', 'fulltext_private') OR ctx_sees_private());
+"""
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
     _M010_PRIVATE_FTS,
     _M011_RECOMPUTE_PRIVACY,
+    _M012_BM25,
 ]

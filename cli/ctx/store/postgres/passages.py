@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.store.passage_reads import _VERSION_KEY, HEADING_SEP, embed_text, passage_hash
 from ctx.store.passages import BATCH, CONTEXT_DEPTH, _context, _with_outline
-from ctx.store.postgres.fulltext import PASSAGE_VECTOR
+from ctx.store.postgres import tokens
 from ctx.store.vectors import _query_key as query_key
 
 if TYPE_CHECKING:
@@ -34,10 +34,11 @@ def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None
             "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (_VERSION_KEY, str(SPLITTER_VERSION)),
         )
+    _index_nodes(conn)
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS ctx_stage_passages (id bigint, node_id text, ord integer, start integer,"
-        ' "end" integer, context text, heading text, own_text text, tokens integer, hash text, title text, body text)'
-        " ON COMMIT DROP"
+        ' "end" integer, context text, heading text, own_text text, tokens integer, hash text, stemmed text,'
+        " stemmed_tf text, exact text, exact_tf text, fts_length integer) ON COMMIT DROP"
     )
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
@@ -76,26 +77,53 @@ def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None
                             p.text))
                 next_id += 1
         if out:
+            # Both full-text indexes of each passage, cut by FTS5's tokenizers (as SQLite's
+            # passages_fts and passages_exact read title, ancestors, heading path and text).
+            texts = [(r[10], r[5], r[6], r[11]) for r in out]
+            stemmed = tokens.index_rows(tokens.STEMMED, texts)
+            exact = tokens.index_rows(tokens.EXACT, texts)
             conn.execute("TRUNCATE ctx_stage_passages")
             with conn.cursor().copy(
                 'COPY ctx_stage_passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
-                " title, body) FROM STDIN"
+                " stemmed, stemmed_tf, exact, exact_tf, fts_length) FROM STDIN"
             ) as copy:
-                for item in out:
-                    copy.write_row(item)
-            vector = PASSAGE_VECTOR.format(config="{config}", title="title", heading="heading", context="context",
-                                           text="body")
+                for item, s, e in zip(out, stemmed, exact, strict=True):
+                    copy.write_row((*item[:10], s.vector, s.tf, e.vector, e.tf, s.length))
             conn.execute(
                 'INSERT INTO passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
-                " stemmed, exact)"
-                ' SELECT id, node_id, ord, start, "end", context, heading, own_text, tokens, hash, '
-                + vector.format(config="english") + ", " + vector.format(config="simple")
-                + " FROM ctx_stage_passages ORDER BY id"
+                " stemmed, stemmed_tf, exact, exact_tf, fts_length)"
+                ' SELECT id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+                " stemmed::tsvector, stemmed_tf::jsonb, exact::tsvector, exact_tf::jsonb, fts_length"
+                " FROM ctx_stage_passages ORDER BY id"
             )
         conn.execute("UPDATE nodes SET split = %s WHERE seq = ANY(%s)", (SPLITTER_VERSION, [r[0] for r in rows]))
         done += len(rows)
         if progress is not None:
             progress(done, total)
+
+
+def _index_nodes(conn: "psycopg.Connection[Any]") -> None:
+    """Nodes' own full-text index rows where they are missing: nodes written before the index
+    held FTS5's tokens (PostgreSQL migration 12). New nodes are indexed as they are written."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS ctx_stage_node_index (seq bigint, fts text, fts_tf text, fts_length integer)"
+        " ON COMMIT DROP"
+    )
+    while True:
+        rows = conn.execute(
+            "SELECT seq, title, aliases, body FROM nodes WHERE fts_tf IS NULL ORDER BY seq LIMIT %s", (BATCH,)
+        ).fetchall()
+        if not rows:
+            return
+        indexed = tokens.index_rows(tokens.NODES, [r[1:] for r in rows])
+        conn.execute("TRUNCATE ctx_stage_node_index")
+        with conn.cursor().copy("COPY ctx_stage_node_index (seq, fts, fts_tf, fts_length) FROM STDIN") as copy:
+            for row, x in zip(rows, indexed, strict=True):
+                copy.write_row((row[0], x.vector, x.tf, x.length))
+        conn.execute(
+            "UPDATE nodes SET fts = s.fts::tsvector, fts_tf = s.fts_tf::jsonb, fts_length = s.fts_length"
+            " FROM ctx_stage_node_index s WHERE nodes.seq = s.seq"
+        )
 
 
 def _load_ancestors(conn: "psycopg.Connection[Any]", parents: list[str], titles: dict[str, tuple[str, str | None]]) -> None:

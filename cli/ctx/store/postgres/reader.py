@@ -286,15 +286,7 @@ class PostgresReader:
         return fulltext.search_nodes(self, text, limit=limit, mode=mode)
 
     def notes_matching(self, word: str, *, at_most: int) -> int:
-        query = fulltext.node_query(word, "or")
-        if query is None:
-            return 0
-        sql, params = query
-        row = self._one(
-            f"SELECT count(*) FROM (SELECT 1 FROM nodes WHERE fts @@ ({sql}){self._hide()} LIMIT %s) m",
-            [*params, at_most],
-        )
-        return int(row[0]) if row else 0
+        return fulltext.count_nodes(self, word, at_most=at_most)
 
     def name_keys_near(self, key: str, *, cutoff: float, max_keys: int) -> dict[str, str]:
         counts: dict[str, int] = {}

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.store.postgres.fulltext import NODE_VECTOR
+from ctx.store.postgres import tokens as fts_tokens
 from ctx.store.records import content_hash, tag_node_id
 from ctx.store.types import EdgeRecord, FileRecord, NodeRecord, Removed, Settled, Written
 
@@ -37,8 +37,8 @@ TRUE_VALUES = ("true", "yes", "1", "on")
 _NODE_STAGE = (
     "CREATE TEMP TABLE IF NOT EXISTS ctx_stage_nodes (ord integer, id text, title text, body text, type text,"
     " tags text, fields text, aliases text, source_id integer, source_path text, file text, parent_id text,"
-    " position bigint, created double precision, updated double precision, content_hash text, tokens integer)"
-    " ON COMMIT DROP"
+    " position bigint, created double precision, updated double precision, content_hash text, tokens integer,"
+    " fts text, fts_tf text, fts_length integer) ON COMMIT DROP"
 )
 _NODE_COLUMNS = (
     "id, title, body, type, tags, fields, aliases, source_id, source_path, file, parent_id, position, created,"
@@ -198,10 +198,16 @@ class PostgresSession:
     def _stage_nodes(self, node_rows: list[tuple[Any, ...]]) -> None:
         self.conn.execute(_NODE_STAGE)
         self.conn.execute("TRUNCATE ctx_stage_nodes")
-        self._copy(f"COPY ctx_stage_nodes (ord, {_NODE_COLUMNS}) FROM STDIN", node_rows)
-        vector = NODE_VECTOR.format(title="title", aliases="aliases", body="body")
+        # Each node's full-text index row, cut by FTS5's tokenizer (ctx.store.postgres.tokens):
+        # title, aliases (their JSON text, as SQLite's index reads the column) and body.
+        indexed = fts_tokens.index_rows(fts_tokens.NODES, [(r[2], r[7], r[3]) for r in node_rows])
+        self._copy(
+            f"COPY ctx_stage_nodes (ord, {_NODE_COLUMNS}, fts, fts_tf, fts_length) FROM STDIN",
+            ((*row, x.vector, x.tf, x.length) for row, x in zip(node_rows, indexed, strict=True)),
+        )
         self.conn.execute(
-            f"INSERT INTO nodes ({_NODE_COLUMNS}, fts) SELECT {_NODE_COLUMNS}, {vector} FROM ctx_stage_nodes ORDER BY ord"
+            f"INSERT INTO nodes ({_NODE_COLUMNS}, fts, fts_tf, fts_length)"
+            f" SELECT {_NODE_COLUMNS}, fts::tsvector, fts_tf::jsonb, fts_length FROM ctx_stage_nodes ORDER BY ord"
         )
 
     def _insert_edges(self, source_id: int, edges: list[tuple[str, EdgeRecord]], renamed: dict[str, str]) -> None:
@@ -304,9 +310,10 @@ class PostgresSession:
         self.conn.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'graph_version'")
 
     def recount(self) -> None:
-        from ctx.store.postgres import counts
+        from ctx.store.postgres import counts, fulltext
 
         counts.recount(self.conn)
+        fulltext.store_totals(self.conn)
 
     def remove_source(self, source_id: int, config: PrivacyConfig | PrivacyRules) -> Removed:
         conn = self.conn
