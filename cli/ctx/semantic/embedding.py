@@ -157,6 +157,10 @@ def embed_graph(
             embedded += len(part)
 
         embed_sorted([node_text(title, body) for _, title, body, _ in rows], write_nodes)
+    if embedded:
+        # The engine's approximate index, built once the vectors are in (PostgreSQL's HNSW).
+        with store.import_session() as session:
+            session.index_vectors(model.name)
     if not dim:
         dim = reader.model_dim(model.name)
     return EmbedReport(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 if TYPE_CHECKING:
-    from ctx.store.protocols import GraphReader
+    from ctx.store.protocols import GraphReader, NearestNodes
 
 
 
@@ -47,7 +47,11 @@ class VectorIndex:
         return [(node_id, -neg) for neg, node_id in ranked]
 
 
-def load_index(graph: GraphReader, model: str) -> VectorIndex:
-    """All fresh vectors of ``model``."""
+def load_index(graph: GraphReader, model: str) -> VectorIndex | NearestNodes:
+    """All fresh vectors of ``model``, or the engine's own approximate index when it has one for
+    them (PostgreSQL's HNSW on a large graph: ``GraphReader.node_vector_search``)."""
+    indexed = graph.node_vector_search(model)
+    if indexed is not None:
+        return indexed
     ids, matrix = graph.vector_matrix(model)
     return VectorIndex(ids, matrix)

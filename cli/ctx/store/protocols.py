@@ -120,6 +120,12 @@ class StreamedWrites(Protocol):
         ...
 
 
+class NearestNodes(Protocol):
+    """Nodes nearest a query vector: (id, cosine similarity) best first, ties by id."""
+
+    def nearest(self, query: np.ndarray, k: int) -> list[tuple[str, float]]: ...
+
+
 class GraphReader(Protocol):
     """Every read of the graph, as one reader may see it (``include_private``)."""
 
@@ -430,6 +436,13 @@ class GraphReader(Protocol):
         nodes' too (callers filter). An engine may cache the matrix between calls."""
         ...
 
+    def node_vector_search(self, model: str) -> NearestNodes | None:
+        """A k-nearest-neighbour search the engine answers itself from an approximate index
+        (PostgreSQL's HNSW, made by ``ImportSession.index_vectors`` once a model has enough
+        vectors), or None: the caller ranks ``vector_matrix`` exactly (SQLite always; PostgreSQL
+        below the threshold or with ``CTX_EXACT_VECTORS=1``)."""
+        ...
+
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         """(passage ids ascending, their node ids, float32 matrix) of every passage with a vector
         of ``model``; empty lists and a (0, 0) matrix when none."""
@@ -651,6 +664,12 @@ class ImportSession(Protocol):
 
     def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         """Store (passage text hash, vector) rows for ``model``, replacing any with the same key."""
+        ...
+
+    def index_vectors(self, model: str) -> bool:
+        """After ``ctx embed`` wrote ``model``'s vectors: build the engine's approximate index
+        for them when it has one and the model has enough vectors (PostgreSQL: HNSW, built after
+        the vectors are loaded, never row by row). Whether an index now serves the model."""
         ...
 
     def prune_orphan_vectors(self, model: str | None = None) -> int:

@@ -173,6 +173,10 @@ class SqliteSession:
 
         return vectors.prune_orphans(self.conn, model)
 
+    def index_vectors(self, model: str) -> bool:
+        """Nothing: SQLite ranks every vector exactly (a matrix cached beside the graph)."""
+        return False
+
 
 class SqliteStore:
     """A graph file opened by ``ctx.store.db.connect`` (WAL, migrated, checked to be ctx's)."""

@@ -677,6 +677,9 @@ class GraphView:
 
         return fresh_vector_matrix(self.conn, model)
 
+    def node_vector_search(self, model: str) -> None:
+        return None  # exact: the matrix (vector_matrix)
+
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         from ctx.store import vectors
 

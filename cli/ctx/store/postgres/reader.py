@@ -719,6 +719,11 @@ class PostgresReader:
             return [], np.zeros((0, 0), dtype=np.float32)
         return [r[0] for r in rows], np.vstack([_vector(r[1]) for r in rows])
 
+    def node_vector_search(self, model: str) -> Any:
+        from ctx.store.postgres import hnsw
+
+        return hnsw.search_for(self.conn, model)
+
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         rows = self._rows(
             "SELECT p.id, p.node_id, v.vector FROM passages p"

@@ -389,6 +389,11 @@ class PostgresSession:
                 [(model, h, int(v.shape[0]), vector_text(v)) for h, v in rows],
             )
 
+    def index_vectors(self, model: str) -> bool:
+        from ctx.store.postgres import hnsw
+
+        return hnsw.build(self.conn, model)
+
     def prune_orphan_vectors(self, model: str | None = None) -> int:
         dropped = self.conn.execute(
             "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.node_id)"
