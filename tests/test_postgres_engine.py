@@ -366,3 +366,69 @@ def _unsynced(text: str) -> str:
     import re
 
     return re.sub(r'"last_sync":"[^"]*"', '"last_sync":"<time>"', text)
+
+
+def test_hnsw_answers_nearest_nodes_once_a_model_has_enough_vectors(both, monkeypatch):
+    """ctx embed's last step builds pgvector's HNSW index when the model has enough vectors;
+    readers then ask the index (the plan says so) and get what exact search gives on a graph
+    this small, without the vector of a node edited since; CTX_EXACT_VECTORS=1 goes back to
+    exact search, and SQLite never has an index."""
+    import hashlib
+
+    import numpy as np
+
+    from ctx.semantic.search import VectorIndex, load_index
+    from ctx.store.postgres import hnsw
+
+    lite, pg = both
+    ids = _all_ids(pg)
+    hashes = {r.id: r.content_hash for r in (lite.store.reader(include_private=True).node(i) for i in ids) if r}
+    rows = []
+    for node_id in ids:
+        seed = int.from_bytes(hashlib.blake2b(node_id.encode(), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).standard_normal(16).astype(np.float32)
+        rows.append((node_id, hashes[node_id], vector / np.linalg.norm(vector)))
+    monkeypatch.setattr(hnsw, "MIN_VECTORS", len(ids) + 1)
+    for graph in both:
+        with graph.store.import_session() as session:
+            session.set_active_model("fake-16")
+            session.write_vectors("fake-16", rows)
+            assert session.index_vectors("fake-16") is False  # one vector short of the threshold
+    assert pg.store.reader().node_vector_search("fake-16") is None
+    monkeypatch.setattr(hnsw, "MIN_VECTORS", len(ids))
+    with pg.store.import_session() as session:
+        assert session.index_vectors("fake-16") is True
+    with lite.store.import_session() as session:
+        assert session.index_vectors("fake-16") is False
+    assert lite.store.reader().node_vector_search("fake-16") is None
+
+    reader = pg.store.reader(include_private=True)
+    indexed = reader.node_vector_search("fake-16")
+    assert indexed is not None and load_index(reader, "fake-16") is not None
+    assert not isinstance(load_index(reader, "fake-16"), VectorIndex)
+    exact = VectorIndex(*reader.vector_matrix("fake-16"))
+    # A graph this small is cheaper to scan than to search by index: make the planner use it,
+    # as it does by itself at the sizes the index is made for.
+    conn = pg.store.connection
+    conn.execute("SET enable_seqscan = off")
+    conn.execute("SET enable_sort = off")
+    queries = np.random.default_rng(3).standard_normal((12, 16)).astype(np.float32)
+    for query in queries / np.linalg.norm(queries, axis=1, keepdims=True):
+        got, want = indexed.nearest(query, 5), exact.nearest(query, 5)
+        assert [i for i, _ in got] == [i for i, _ in want]
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    name = hnsw.index_name("fake-16", 16)
+    plan = "\n".join(r[0] for r in conn.execute(
+        "EXPLAIN SELECT node_id FROM embeddings WHERE model = 'fake-16'"
+        " ORDER BY vector::vector(16) <=> %s::vector(16) LIMIT 5", ("[" + ",".join(["0.25"] * 16) + "]",)))
+    assert name in plan, plan
+    # A node edited since its vector was made: its own vector no longer finds it.
+    edited, _, vector = rows[0]
+    assert indexed.nearest(vector, 3)[0][0] == edited
+    conn.execute("UPDATE nodes SET content_hash = 'edited since' WHERE id = %s", (edited,))
+    assert edited not in [i for i, _ in indexed.nearest(vector, 3)]
+    assert len(indexed.nearest(vector, 3)) == 3
+    conn.execute("RESET enable_seqscan")
+    conn.execute("RESET enable_sort")
+    monkeypatch.setenv("CTX_EXACT_VECTORS", "1")
+    assert reader.node_vector_search("fake-16") is None
