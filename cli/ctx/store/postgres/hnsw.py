@@ -74,8 +74,20 @@ class IndexedNodes:
     def __init__(self, conn: "psycopg.Connection[Any]", model: str, dim: int) -> None:
         self.conn, self.model, self.dim = conn, model, dim
 
+    def _rows(self, query: np.ndarray, wanted: int) -> list[tuple[Any, ...]]:
+        from ctx.store.postgres.vector_text import vector_text
+
+        return self.conn.execute(
+            f"SELECT x.node_id, x.vector, s.stale FROM (SELECT e.node_id, e.vector, e.content_hash FROM embeddings e"
+            f"  WHERE e.model = {_literal(self.model)}"
+            f"  ORDER BY e.vector::vector({self.dim}) <=> %s::vector({self.dim}) LIMIT %s) x"
+            " CROSS JOIN LATERAL (SELECT NOT EXISTS (SELECT 1 FROM nodes n"
+            "  WHERE n.id = x.node_id AND n.content_hash = x.content_hash) AS stale) s",
+            (vector_text(query), wanted),
+        ).fetchall()
+
     def nearest(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
-        from ctx.store.postgres.reader import _vector, vector_text
+        from ctx.store.postgres.vector_text import _vector
 
         if k <= 0:
             return []
@@ -85,15 +97,11 @@ class IndexedNodes:
             # The index answers the inner query alone (joined, the planner misjudges the join's
             # size and sorts every vector); vectors of edited nodes are dropped after it, and the
             # index asked again for more when that left fewer than wanted.
-            self.conn.execute(f"SET hnsw.ef_search = {min(1000, max(EF_SEARCH, wanted))}")
-            rows = self.conn.execute(
-                f"SELECT x.node_id, x.vector, s.stale FROM (SELECT e.node_id, e.vector, e.content_hash FROM embeddings e"
-                f"  WHERE e.model = {_literal(self.model)}"
-                f"  ORDER BY e.vector::vector({self.dim}) <=> %s::vector({self.dim}) LIMIT %s) x"
-                " CROSS JOIN LATERAL (SELECT NOT EXISTS (SELECT 1 FROM nodes n"
-                "  WHERE n.id = x.node_id AND n.content_hash = x.content_hash) AS stale) s",
-                (vector_text(query), wanted),
-            ).fetchall()
+            # SET LOCAL, in a transaction of its own: a pooled connection (PgBouncer) keeps no
+            # setting of ours for the next client.
+            with self.conn.transaction():
+                self.conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(EF_SEARCH, wanted))}")
+                rows = self._rows(query, wanted)
             fresh = [r for r in rows if not r[2]]
             if len(fresh) >= k + EXTRA or len(rows) < wanted or wanted >= 1000:
                 break

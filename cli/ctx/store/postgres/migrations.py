@@ -14,11 +14,12 @@ What differs from SQLite, and why:
   BINARY), so ids, titles and tie-breaks order the same whatever the server's locale;
 * ``tags``, ``fields`` and ``aliases`` stay JSON *text* (not jsonb, which reorders object keys):
   a node's fields come back in the order the importer gave them;
-* full text is PostgreSQL's own: ``tsvector`` columns with weights (title A, aliases / heading
-  path B, ancestors' titles C, text D), a stemmed one (``english``) and an exact one (``simple``)
-  per passage, like SQLite's two FTS5 indexes; accents are folded when ``unaccent`` is there;
-* vectors are pgvector ``vector`` columns; the HNSW index is built after the first embedding,
-  never during an import (adding rows to an indexed table costs ~10x);
+* full text: ``tsvector`` columns with weights (title A, aliases / heading path B, ancestors'
+  titles C, text D), a stemmed one and an exact one per passage like SQLite's two FTS5 indexes;
+  since migration 12 they hold FTS5's own tokens, beside each row's word frequencies and
+  length, so that BM25 is computed as FTS5 does (``ctx.store.postgres.fulltext``);
+* vectors are pgvector ``vector`` columns; an HNSW index is built by ``ctx embed`` after a
+  model's vectors are loaded, never during (``ctx.store.postgres.hnsw``);
 * privacy is enforced by the database too: row-level security on every table that holds a
   node's words (see ``ROW_SECURITY``); the table owner, and any member of the owning role,
   is not subject to it (it writes the graph), everyone else sees private rows only through

@@ -23,6 +23,7 @@ import numpy as np
 
 from ctx.edges import canonical_and_direction, walked_name
 from ctx.store.postgres import fulltext
+from ctx.store.postgres.vector_text import _vector, vector_text
 from ctx.store.types import (
     Crumb,
     EdgeView,
@@ -62,28 +63,6 @@ def _node(row: tuple[Any, ...]) -> Node:
         aliases=json.loads(row[6]), source_id=row[7], source_path=row[8], parent_id=row[9], position=row[10],
         created=row[11], updated=row[12], content_hash=row[13], tokens=row[14],
     )
-
-
-def vector_from_text(text: str) -> np.ndarray:
-    """pgvector's text form ``[0.1,0.2,...]`` as float32 (exact: pgvector prints shortest
-    round-trip float4 text, which parses back to the same float32)."""
-    return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0, dtype=np.float32)
-
-
-def _vector(value: Any) -> np.ndarray:
-    """A stored vector as float32: pgvector's adapter gives a numpy array (binary, exact), the
-    text form is parsed when the adapter is absent."""
-    if isinstance(value, np.ndarray):
-        return value.astype(np.float32, copy=False)
-    if hasattr(value, "to_numpy"):  # pgvector.Vector (pgvector >= 0.4)
-        return np.asarray(value.to_numpy(), dtype=np.float32)
-    return vector_from_text(str(value))
-
-
-def vector_text(vector: np.ndarray) -> str:
-    """A float32 vector as pgvector text, exactly: repr of each float32 as a Python float
-    round-trips through float4 parsing."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
 # (connection, model, visibility) -> (state, ids, matrix) of the last vector_matrix read.

@@ -367,7 +367,7 @@ class PostgresSession:
         self.set_setting("embedding_model", model)
 
     def write_vectors(self, model: str, rows: Iterable[tuple[str, str, np.ndarray]]) -> int:
-        from ctx.store.postgres.reader import vector_text
+        from ctx.store.postgres.vector_text import vector_text
 
         data = [(node_id, model, int(v.shape[0]), h, vector_text(v)) for node_id, h, v in rows]
         if not data:
@@ -378,7 +378,7 @@ class PostgresSession:
         return len(data)
 
     def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
-        from ctx.store.postgres.reader import vector_text
+        from ctx.store.postgres.vector_text import vector_text
 
         if not rows:
             return
