@@ -6,10 +6,12 @@
 A refactor that must not change answers (the store's face, a faster query) is checked here rather
 than by eye: every corpus is imported into a fresh graph (its rows are digested: nodes, edges, name
 keys, passages, files, settings other than times), then built for every built-in lens and "auto"
-over title topics picked from the graph, the corpus's fact questions (bench/facts) as free text in
-markdown and JSON, a few budgets, --explain and --include-private, and answered by search, show and
-stats. Each output's SHA-256 is recorded under a stable name; --compare re-runs them all and lists
-every name whose digest differs or that appeared or disappeared.
+over title topics picked from the graph (and at tiny budgets, where packing does most), the
+corpus's fact questions (bench/facts) as free text in markdown and JSON, a few budgets, --explain
+and --include-private, and answered by search, show and stats. Each output's SHA-256 is recorded
+under a stable name (the time of the last sync a JSON answer states is masked: it is when the
+import ran, not what the graph holds); --compare re-runs them all and lists every name whose digest
+differs or that appeared or disappeared.
 
 To record the starting commit without checking it out: ``git archive <commit> cli lenses | tar -x -C DIR``,
 then ``PYTHONPATH=DIR/cli python bench/bench_same_bytes.py --record FILE`` (the same venv; without
@@ -29,6 +31,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import sys
@@ -59,8 +62,12 @@ SOURCES = {
 }
 TITLES = 12  # title topics per corpus, spread over the graph's ids
 WARM = False  # --warm: build as a warm process does (ctx.assemble.warm), each request twice
-# Times of the import itself are not the graph's content.
-SKIPPED_META = {"last_import", "sources_checked_at"}
+# Times of the import itself are not the graph's content, nor is the file's inode ("birth").
+SKIPPED_META = {"last_import", "sources_checked_at", "birth"}
+TIMED_META = {"sources_pending": "at"}  # meta values whose JSON carries when they were written
+# A fresh answer's JSON says when the graph was last synced (the import just made): a time, not
+# content. It is masked in the digest; its length stays the same, so does the token count.
+LAST_SYNC = re.compile(r'"last_sync": ?"[0-9T:Z-]*"')
 TABLES = {  # table -> columns left out of the digest
     "nodes": set(),
     "edges": set(),
@@ -74,6 +81,19 @@ TABLES = {  # table -> columns left out of the digest
 def digest(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def untimed(key: str, value: str) -> str:
+    field = TIMED_META.get(key)
+    if field is None:
+        return value
+    data = json.loads(value)
+    data.pop(field, None)
+    return json.dumps(data, sort_keys=True)
+
+
+def timeless(text: str) -> str:
+    return LAST_SYNC.sub('"last_sync":"-"', text)
 
 
 def lens_names() -> list[str]:
@@ -96,7 +116,7 @@ def graph_rows(corpus: str, db: Path) -> Iterator[tuple[str, str]]:
             listed = ", ".join(f'"{c}"' for c in columns)
             rows = conn.execute(f"SELECT {listed} FROM {table} ORDER BY {listed}").fetchall()
             yield f"rows/{corpus}/{table}", digest([list(r) for r in rows])
-        meta = sorted((k, v) for k, v in conn.execute("SELECT key, value FROM meta") if k not in SKIPPED_META)
+        meta = sorted((k, untimed(k, v)) for k, v in conn.execute("SELECT key, value FROM meta") if k not in SKIPPED_META)
         yield f"rows/{corpus}/meta", digest(meta)
     finally:
         conn.close()
@@ -131,7 +151,7 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
             result = graph.build(list(topics), **options)
         except CtxError as exc:
             return name, digest(["error", exc.__class__.__name__, str(exc)])
-        return name, digest([result.text, result.found, result.warnings, result.candidates])
+        return name, digest([timeless(result.text), result.found, result.warnings, result.candidates])
 
     titles = title_topics(db, TITLES)
     with Graph.open(db) as graph:
@@ -140,13 +160,17 @@ def builds(corpus: str, db: Path, questions: list[str], lenses: list[str]) -> It
                 yield built(f"build/{corpus}/{lens}/{title}", graph, (title,), lens=lens, max_tokens=2000)
             yield built(f"build-json/{corpus}/{title}", graph, (title,), format="json", max_tokens=2000)
             yield built(f"build-small/{corpus}/{title}", graph, (title,), max_tokens=600, depth=3)
+            # Where packing does most: summary-only, compact seeds, the smaller headers.
+            for tiny in (120, 300):
+                yield built(f"build-tiny/{corpus}/{tiny}/{title}", graph, (title,), max_tokens=tiny)
+            yield built(f"build-json-tiny/{corpus}/{title}", graph, (title,), format="json", max_tokens=450)
         yield built(f"build-many/{corpus}", graph, tuple(titles[:4]), max_tokens=4000, explain=True)
         for i, question in enumerate(questions):
             for lens in ("auto", "question"):
                 yield built(f"question/{corpus}/{lens}/{i}", graph, (question,), lens=lens, max_tokens=2000)
             yield built(f"question-json/{corpus}/{i}", graph, (question,), format="json", max_tokens=2000, explain=True)
         for topic in [*titles[:4], *questions[:4]]:
-            yield f"search/{corpus}/{topic[:40]}", digest(search_report(graph, topic, limit=20, fmt="json").text)
+            yield f"search/{corpus}/{topic[:40]}", digest(timeless(search_report(graph, topic, limit=20, fmt="json").text))
         for title in titles[:6]:
             try:
                 shown = show_report(graph, title, fmt="json").text
@@ -170,10 +194,10 @@ def warm_outcome(graph: Any, topics: tuple[str, ...], options: dict[str, Any], n
 
     with warm.paused():
         cold = graph.build(list(topics), **options)
-    cold_digest = digest([cold.text, cold.found, cold.warnings, cold.candidates])
+    cold_digest = digest([timeless(cold.text), cold.found, cold.warnings, cold.candidates])
     for attempt in ("first", "kept"):
         again = graph.build(list(topics), **options)
-        if digest([again.text, again.found, again.warnings, again.candidates]) != cold_digest:
+        if digest([timeless(again.text), again.found, again.warnings, again.candidates]) != cold_digest:
             WARM_DIFFERS.append(f"{name} ({attempt} warm build)")
     return cold_digest
 

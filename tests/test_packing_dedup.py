@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from conftest import FIXTURES
-from ctx.assemble.budget import Packer, TokenCounter, packing_order
+from ctx.assemble.budget import Packer, packing_order
+from ctx.assemble.counter import TokenCounter
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import find_duplicates, overlap
 from ctx.assemble.render import FULL, Document, Item, SectionOut

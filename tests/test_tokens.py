@@ -124,7 +124,7 @@ def test_an_unknown_encoding_is_a_usage_error(tmp_path, monkeypatch):
 def test_a_builds_counter_remembers_without_mixing_texts_up():
     """The build's TokenCounter keeps counts and the last text's tokens: texts that alternate,
     repeat, grow past any length limit or differ in one character still get their own tokens."""
-    from ctx.assemble.budget import TokenCounter
+    from ctx.assemble.counter import TokenCounter
 
     reference = _tiktoken_reference()
     counter = TokenCounter("cl100k_base")

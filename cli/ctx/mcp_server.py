@@ -315,7 +315,7 @@ class CtxTools:
             )
         extra: list[str] = []
         if options.get("explain") and result.candidates:
-            from ctx.assemble.render import explain_caption, explain_text
+            from ctx.assemble.explain import explain_caption, explain_text
 
             extra.append(explain_text(result.candidates) + explain_caption(result.meta))
         return ToolReply(result.text, warnings=list(result.warnings), extra=extra)

@@ -21,10 +21,11 @@ output is summary-only: one line per related node, the seed's text cut to what i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.counter import TokenCounter
+from ctx.assemble.explain import record_decisions
 from ctx.assemble.render import (
     FULL,
     SHORTENED,
@@ -63,43 +64,6 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
             units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
     units.sort(key=lambda u: u[:3])
     return units
-
-
-class TokenCounter:
-    """tiktoken, in the chosen encoding; the one way tokens are counted and cut."""
-
-    def __init__(self, encoding: str) -> None:
-        from ctx.tokens import get_encoding
-
-        from ctx.assemble.warm import shared_counts
-
-        self._enc = get_encoding(encoding)
-        # A warm process keeps the counts between builds (the same text costs the same tokens).
-        shared = shared_counts(encoding)
-        self._cache: dict[str, int] = {} if shared is None else shared
-        self._last: tuple[str, list[int]] = ("", [])
-
-    def encode(self, text: str) -> list[int]:
-        """The tokens of ``text``; callers only read the list (shortening cuts the same body at
-        one allowance after another, and encoding it again each time was most of a build's
-        tokenizer work)."""
-        last_text, tokens = self._last
-        if text != last_text:
-            tokens = self._enc.encode_ordinary(text)
-            self._last = (text, tokens)
-            self._cache[text] = len(tokens)
-        return tokens
-
-    def decode(self, tokens: list[int]) -> str:
-        return self._enc.decode(tokens)
-
-    def count(self, text: str) -> int:
-        # Long texts too: a block is costed again for every allowance tried, and each text is
-        # kept only for the one build this counter serves.
-        hit = self._cache.get(text)
-        if hit is None:
-            hit = self._cache[text] = len(self._enc.encode_ordinary(text))
-        return hit
 
 
 # ---------------------------------------------------------------------------------------------
@@ -703,50 +667,5 @@ def pack(
     if doc.found:
         packer.plan(header_cost)
     text, used = packer.fit()
-    record_decisions(doc, ranked, packer, counter)
-    outline_view.record(ranked, packer.placed, FULL)
+    record_decisions(doc, ranked, packer.placed, packer.cost)
     return text, used
-
-
-def record_decisions(doc: Document, ranked: list[Candidate], packer: Packer, counter: TokenCounter) -> None:
-    also = {i.cand.id: i for i in doc.also}
-    for c in ranked:
-        item = packer.placed.get(c.id)
-        if item is not None:
-            c.decision = item.variant
-            c.tokens = packer.cost(item)
-            c.reason = (
-                "the topic" if c.seed and item.variant == FULL
-                else "fits whole" if item.variant == FULL
-                else "the topic, shortened to fit" if c.seed
-                else "shortened to fill the remaining budget"
-            )
-        elif c.id in also:
-            c.decision, c.tokens = SUMMARY, packer.cost(also[c.id])
-            c.reason = "summary-only mode" if doc.summary_only else "no room for its text; one-line summary"
-        else:
-            c.decision, c.tokens = "dropped", 0
-            if not c.reason:
-                c.reason = "no room left, even for a one-line summary"
-
-
-def explain_rows(ranked: list[Candidate]) -> list[dict[str, Any]]:
-    return [
-        {
-            "rank": c.rank,
-            "id": c.id,
-            "title": c.title,
-            "section": c.section,
-            "distance": c.hops,
-            "path": " > ".join(c.path_names) or "-",
-            "distance_term": c.parts.get("distance"),
-            "similarity": c.parts.get("similarity"),
-            "recency": c.parts.get("recency"),
-            "boost": c.parts.get("boost"),
-            "score": c.score,
-            "decision": c.decision,
-            "tokens": c.tokens,
-            "reason": c.reason,
-        }
-        for c in ranked
-    ]

@@ -18,7 +18,7 @@ from ctx.assemble.suggest import looks_like_a_name
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
-    from ctx.assemble.budget import TokenCounter
+    from ctx.assemble.counter import TokenCounter
     from ctx.semantic.topic import TopicVector
 
 EXACT = ("id", "title")

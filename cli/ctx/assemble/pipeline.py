@@ -25,12 +25,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.result import BuildResult
-from ctx.assemble.budget import TokenCounter, choose_header, content_room, explain_rows, pack
+from ctx.assemble.budget import choose_header, content_room, pack
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.counter import TokenCounter
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, sibling_window
 from ctx.assemble.cycles import find_cycles
 from ctx.assemble.bound import ScoreBound
 from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
+from ctx.assemble.explain import explain_caption, explain_rows, explain_text
 from ctx.assemble.outline_view import prepare as outline_prepare
 from ctx.assemble.passage_rank import PassageRanking
 from ctx.assemble.build_memo import build_scope
@@ -38,7 +40,7 @@ from ctx.assemble.passage_view import passage_ranking, passage_searcher
 from ctx.assemble.pool import Pool, drop_hopeless, keep_best, walk_limit
 from ctx.assemble.prepare import prepare_text
 from ctx.assemble.relevance import fused_relevance
-from ctx.assemble.render import Document, SectionOut, explain_caption, explain_text
+from ctx.assemble.render import Document, SectionOut
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,

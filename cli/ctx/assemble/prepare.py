@@ -26,7 +26,7 @@ from ctx.passages import collapse_attachments, nest_headings
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
-    from ctx.assemble.budget import TokenCounter
+    from ctx.assemble.counter import TokenCounter
     from ctx.assemble.passage_rank import PassageRanking
 
 

@@ -255,7 +255,7 @@ def markdown_summary_line(c: Candidate, show_scores: bool = True, date: str | No
     return f"- {c.title} ({c.type}; id: {c.id}{day}; {where}{score})"
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -264,9 +264,9 @@ def markdown_header(doc: Document, used: int) -> str:
         return f"({used}/{doc.budget} tokens)"  # last resort before the seed itself would go
     day = f"all {doc.common_date}; " if doc.common_date and doc.show_dates else ""
     if doc.header_level == 2:
-        line = f"# {_clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
+        line = f"# {clip(doc.label, 40)} ({day}{used}/{doc.budget} tokens)"
         return f"{line}\n{doc.freshness_short}" if doc.freshness_short else line
-    lines = [f"# Context: {_clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
+    lines = [f"# Context: {clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if day:
         lines.append(f"every note dated {doc.common_date}")
     if doc.header_level == 1:
@@ -294,10 +294,10 @@ def render_markdown(doc: Document, used: int) -> str:
             parts.append("No matching nodes found.")
         else:
             limit = (120, 60, 40)[doc.header_level]
-            line = f"No matching nodes found for {' + '.join(repr(_clip(t, limit)) for t in doc.topics)}."
+            line = f"No matching nodes found for {' + '.join(repr(clip(t, limit)) for t in doc.topics)}."
             meant = [t for titles in doc.meta.get("suggestions", {}).values() for t in titles]
             if meant:
-                line += " Did you mean " + " or ".join(repr(_clip(t, limit)) for t in meant) + "?"
+                line += " Did you mean " + " or ".join(repr(clip(t, limit)) for t in meant) + "?"
             parts.append(line)
         return "\n\n".join(parts) + "\n"
     cites = extras.citations_for(i.cand for i in doc.ordered_shown()) if doc.citations else {}
@@ -484,53 +484,3 @@ def block_text(doc: Document, item: Item) -> str:
 
 def omitted_text(c: Candidate) -> str:
     return dumps(json_omitted(c)) + ","
-
-
-# ---------------------------------------------------------------------------------------------
-# --explain: every candidate, its score parts and what the budget did with it (plain text; the
-# CLI draws a rich table on a terminal from the same rows).
-
-EXPLAIN_COLUMNS = (
-    ("rank", "#"), ("id", "id"), ("section", "section"), ("distance", "hops"), ("path", "path"),
-    ("distance_term", "1/dist"), ("similarity", "sim"), ("recency", "recency"), ("boost", "boost"),
-    ("score", "score"), ("decision", "decision"), ("tokens", "tokens"), ("reason", "reason"),
-)
-
-
-def explain_cells(row: dict[str, Any]) -> list[str]:
-    cells = []
-    for key, _ in EXPLAIN_COLUMNS:
-        value = row.get(key)
-        if isinstance(value, float):
-            cells.append(f"{value:.3f}")
-        else:
-            cells.append("-" if value is None else str(value))
-    return cells
-
-
-def pool_note(pool: dict[str, Any], depth: int) -> str:
-    """What the candidate pool and the walk left out (``meta.pool``), in one line."""
-    walk = pool["walk"]
-    parts = [f"candidates: the best {pool['kept']} of {pool['reached']} reached (pool of {pool['size']} for this budget)"]
-    if walk["stopped"] == "bound":
-        parts.append(f"walk stopped after hop {walk['hops']} of {depth}: nothing further away could rank among them")
-    elif walk["stopped"] == "cap":
-        parts.append(f"walk stopped after hop {walk['hops']} of {depth} with {pool['reached']} nodes reached")
-    if walk["unexpanded"]:
-        parts.append(f"{walk['unexpanded']} frontier node(s) left unexpanded, the nearest taken first")
-    return "; ".join(parts)
-
-
-def explain_caption(meta: dict[str, Any]) -> str:
-    """The line under the --explain table that says what the pool left out ("" when nothing)."""
-    pool = meta.get("pool")
-    return pool_note(pool, int(meta.get("depth", 0))) + "\n" if pool else ""
-
-
-def explain_text(rows: list[dict[str, Any]]) -> str:
-    table = [[title for _, title in EXPLAIN_COLUMNS]] + [explain_cells(r) for r in rows]
-    widths = [min(max(len(r[i]) for r in table), 40) for i in range(len(EXPLAIN_COLUMNS))]
-    lines = []
-    for r in table:
-        lines.append("  ".join(_clip(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
-    return "\n".join(lines) + "\n"

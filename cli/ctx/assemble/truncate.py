@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctx.assemble.budget import TokenCounter
+    from ctx.assemble.counter import TokenCounter
 
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"[.!?][)\]\"'”’]*\s|\n")

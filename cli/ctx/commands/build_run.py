@@ -79,7 +79,7 @@ def _print(text: str, fmt: str) -> None:
 def _print_explain(rows: list[dict[str, Any]], meta: dict[str, Any], graph_path: Path | str) -> None:
     from ctx.paths import shown
 
-    from ctx.assemble.render import EXPLAIN_COLUMNS, explain_caption, explain_cells, explain_text
+    from ctx.assemble.explain import EXPLAIN_COLUMNS, explain_caption, explain_cells, explain_text
 
     # Which graph answered: the user's and the project's config can each name one.
     caption = explain_caption(meta) + f"graph: {shown(graph_path)}\n"

@@ -1,0 +1,46 @@
+"""The build's token counter: tiktoken in the chosen encoding, remembering what it counted.
+
+One counter serves one build (``pipeline.Build.counter``): every block the packer prices, every
+cut the shortening makes and every rendering the fitting loop checks goes through it, so a text
+priced again (a block costed for each allowance tried, the document re-rendered with a new "used"
+figure) is counted once.
+"""
+
+from __future__ import annotations
+
+
+class TokenCounter:
+    """tiktoken, in the chosen encoding; the one way tokens are counted and cut."""
+
+    def __init__(self, encoding: str) -> None:
+        from ctx.tokens import get_encoding
+
+        from ctx.assemble.warm import shared_counts
+
+        self._enc = get_encoding(encoding)
+        # A warm process keeps the counts between builds (the same text costs the same tokens).
+        shared = shared_counts(encoding)
+        self._cache: dict[str, int] = {} if shared is None else shared
+        self._last: tuple[str, list[int]] = ("", [])
+
+    def encode(self, text: str) -> list[int]:
+        """The tokens of ``text``; callers only read the list (shortening cuts the same body at
+        one allowance after another, and encoding it again each time was most of a build's
+        tokenizer work)."""
+        last_text, tokens = self._last
+        if text != last_text:
+            tokens = self._enc.encode_ordinary(text)
+            self._last = (text, tokens)
+            self._cache[text] = len(tokens)
+        return tokens
+
+    def decode(self, tokens: list[int]) -> str:
+        return self._enc.decode(tokens)
+
+    def count(self, text: str) -> int:
+        # Long texts too: a block is costed again for every allowance tried, and each text is
+        # kept only for the one build this counter serves.
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = len(self._enc.encode_ordinary(text))
+        return hit
