@@ -16,9 +16,9 @@ beside the load average, and CPU time (user+sys, this process and its children) 
   in-process, on both engines: the default lens and ``--lens question``, no embeddings.
 * ``scale``: a generated vault of ``--notes`` markdown notes and a ``--nodes`` JSONL graph
   (bench/scale_graph.py): import time (CPU and wall) and peak RSS of the importing process on
-  each engine, then build p50 at depth 2 and 5 for the typical node (cold: a new process per
+  each engine, then build p50 at each ``--depths`` (1,2,3,5) for the typical node (cold: a new process per
   build; warm: one open graph, as the MCP server holds it), free-text build p50, and builds per
-  second with 8 and 32 concurrent clients (threads, each with its own connection / handle, as
+  second with 1, 8 and 32 concurrent clients (threads, each with its own connection / handle, as
   many MCP sessions would be).
 * ``hnsw``: ``--vectors`` synthetic unit vectors (clustered) on as many nodes, pgvector's HNSW
   index built by ``ctx embed``'s step (ctx.store.postgres.hnsw): build time, recall@10 against
@@ -239,7 +239,13 @@ def scale(args: argparse.Namespace, server: Server) -> None:
         source = _source_of(folder, kind)
         manifest = json.loads((folder / "manifest.json").read_text())
         topics = manifest.get("topics", manifest)
-        typical, hub, free = topics.get("typical"), topics.get("hub"), topics.get("free_text")
+        key = "json" if kind == "jsonl" else kind
+
+        def pick(value: object, key: str = key) -> str | None:  # one per format, or one for all
+            return value.get(key) if isinstance(value, dict) else value  # type: ignore[return-value]
+
+        typical, hub, free = pick(topics.get("typical")), pick(topics.get("hub")), pick(topics.get("free_text"))
+        assert typical, f"no typical node in {folder / 'manifest.json'}"
         for engine in ("sqlite", "postgres"):
             target = str(fresh_sqlite(f"scale_{kind}_{size}")) if engine == "sqlite" else server.database(
                 f"scale_{kind}_{size}")
@@ -253,7 +259,7 @@ def scale(args: argparse.Namespace, server: Server) -> None:
             rows.append(f"import {kind} {size:>7} {engine:8}: {imported['nodes']} nodes, wall {imported['wall']:.1f} s,"
                         f" CPU (ctx process) {imported['cpu']:.1f} s, peak RSS {imported['rss_mb']:.0f} MB; {before}")
             print(rows[-1], flush=True)
-            for depth in (2, 5):
+            for depth in [int(d) for d in args.depths.split(",") if d]:
                 cold = []
                 for _ in range(args.cold_runs):
                     started = time.perf_counter()
@@ -474,7 +480,8 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=100000, help="scale: JSONL nodes (0: skip)")
     parser.add_argument("--runs", type=int, default=15, help="scale: warm builds per figure")
     parser.add_argument("--cold-runs", type=int, default=5, help="scale: cold builds per figure")
-    parser.add_argument("--clients", default="8,32")
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--depths", default="1,2,3,5", help="scale: depths of the typical node's builds")
     parser.add_argument("--seconds", type=float, default=20.0, help="scale: length of each concurrent run")
     parser.add_argument("--vectors", type=int, default=100000, help="hnsw: vectors (and nodes)")
     parser.add_argument("--dim", type=int, default=384, help="hnsw: dimensions")

@@ -130,7 +130,7 @@ def test_every_reader_answer_is_the_same_on_both_engines(both):
 
 
 def test_full_text_ranks_as_sqlite_fts5_does(both):
-    """BM25 on PostgreSQL is SQLite's: the same hits, in the same order, with the same scores, for
+    """BM25 on PostgreSQL is SQLite's: the same hits, in the same order, with the same scores and snippets, for
     words, phrases (a word with an apostrophe or a hyphen inside), prefixes, words in no note,
     and with and without private notes (whose statistics a public search must not count)."""
     lite, pg = both
@@ -142,8 +142,8 @@ def test_full_text_ranks_as_sqlite_fts5_does(both):
         r1, r2 = lite.store.reader(include_private=include_private), pg.store.reader(include_private=include_private)
         for text in queries:
             for mode in ("auto", "and", "or"):
-                a = [(h.id, h.title, h.type, h.source_path) for h in r1.search(text, limit=10, mode=mode)]
-                b = [(h.id, h.title, h.type, h.source_path) for h in r2.search(text, limit=10, mode=mode)]
+                a = [(h.id, h.title, h.type, h.source_path, h.snippet) for h in r1.search(text, limit=10, mode=mode)]
+                b = [(h.id, h.title, h.type, h.source_path, h.snippet) for h in r2.search(text, limit=10, mode=mode)]
                 assert a == b, (text, mode, include_private)
                 scores_a = [h.score for h in r1.search(text, limit=10, mode=mode)]
                 scores_b = [h.score for h in r2.search(text, limit=10, mode=mode)]

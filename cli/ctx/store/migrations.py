@@ -486,11 +486,13 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _m011_recompute_privacy,
     # 12 gives the PostgreSQL engine SQLite's BM25 (FTS5 computes it already): nothing here.
     "-- 12: nothing to do on SQLite\n",
+    # 13 speeds up the PostgreSQL engine's phrase frequencies: nothing here either.
+    "-- 13: nothing to do on SQLite\n",
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes, passages that store their own text): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

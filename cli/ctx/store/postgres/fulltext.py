@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctx.store.postgres import tokens
-from ctx.store.reads import _WORD
+from ctx.store.reads import _WORD, fts_query
 from ctx.store.types import MAX_QUERY_TERMS, PassageHit, SearchHit
 
 if TYPE_CHECKING:
@@ -70,18 +70,24 @@ class Term:
         return parts[0] if len(parts) == 1 else "(" + " <-> ".join(parts) + ")"
 
     def frequency(self, table: Table) -> tuple[str, list[Any]]:
-        """SQL for the phrase's weighted frequency in row ``m``, and its parameters."""
+        """SQL for the phrase's weighted frequency in row ``x`` of ``table``, and its parameters
+        (0 when the row does not have it: so a frequency above 0 is a match, as in FTS5)."""
+        tf, v = "d.tf", "d.v"
         if len(self.tokens) == 1 and not self.prefix:
-            return "COALESCE((m.tf ->> %s::text)::float8, 0)", [self.tokens[0]]
+            return f"COALESCE(({tf} ->> %s::text)::float8, 0)", [self.tokens[0]]
         if len(self.tokens) == 1:
             return (
-                "(SELECT COALESCE(sum(f.value::float8), 0) FROM jsonb_each_text(m.tf) f"
-                " WHERE starts_with(f.key, %s::text))",
-                [self.tokens[0]],
+                f"CASE WHEN {v} @@ %s::tsquery THEN (SELECT COALESCE(sum(f.value::float8), 0)"
+                f" FROM jsonb_each_text({tf}) f WHERE starts_with(f.key, %s::text)) ELSE 0 END",
+                [self.tsquery(), self.tokens[0]],
             )
         letters = table.index.weight_of()
         weights = [float(letters.get(x, 0)) for x in "ABCD"]
-        return "ctx_phrase_frequency(m.v, %s::text[], %s::boolean, %s::float8[])", [list(self.tokens), self.prefix, weights]
+        return (
+            f"CASE WHEN {v} @@ %s::tsquery"
+            f" THEN ctx_phrase_frequency({v}, %s::text[], %s::boolean, %s::float8[]) ELSE 0 END",
+            [self.tsquery(), list(self.tokens), self.prefix, weights],
+        )
 
 
 def terms_of(index: tokens.Index, words: list[tuple[str, bool]]) -> list[Term]:
@@ -190,29 +196,33 @@ def _bm25(
     join = "" if table.table == "nodes" else " JOIN nodes n ON n.id = x.node_id"
     private = "x.private" if table.table == "nodes" else "n.private"
     hide = "" if reader.include_private else f" AND NOT {private}"
-    params: list[Any] = []
-    counts = ", ".join(f"count(*) FILTER (WHERE m.v @@ %s::tsquery) AS d{i}" for i in range(len(usable)))
-    count_params = [t.tsquery() for t in usable]
-    parts = []
-    part_params: list[Any] = []
+    # Each term's frequency in each matching row, computed once (a phrase's from positions).
+    frequencies, frequency_params = [], []
     for i, term in enumerate(usable):
         tf, tf_params = term.frequency(table)
+        frequencies.append(f"{tf} AS f{i}")
+        frequency_params += tf_params
+    counts = ", ".join(f"count(*) FILTER (WHERE m.f{i} > 0) AS d{i}" for i in range(len(usable)))
+    parts = []
+    for i in range(len(usable)):
         ratio = f"((t.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
         parts.append(
-            f"CASE WHEN m.v @@ %s::tsquery THEN (CASE WHEN {ratio} > 1 THEN ln({ratio}) ELSE 1e-6 END)"
-            f" * (({tf}) * 2.2 / (({tf}) + 1.2 * (0.25 + 0.75 * m.len / t.avgdl))) ELSE 0 END"
+            f"CASE WHEN m.f{i} > 0 THEN (CASE WHEN {ratio} > 1 THEN ln({ratio}) ELSE 1e-6 END)"
+            f" * (m.f{i} * 2.2 / (m.f{i} + 1.2 * (0.25 + 0.75 * m.len / t.avgdl))) ELSE 0 END"
         )
-        part_params += [term.tsquery(), *tf_params, *tf_params]
     stats = ", ".join("(%s::boolean, %s::float8, %s::float8)" for _ in totals)
     stats_params = [x for private, (rows, avgdl) in sorted(totals.items()) for x in (private, rows, avgdl)]
     # Document frequencies are counted over the rows matching any term; with ``every``, only
     # the rows with all of them are ranked.
-    every_sql = " WHERE m.v @@ %s::tsquery" if every else ""
-    every_params = [" & ".join(t.tsquery() for t in usable)] if every else []
-    params = [any_of(usable), *count_params, *stats_params, *part_params, *every_params, limit]
+    every_sql = (" WHERE " + " AND ".join(f"m.f{i} > 0" for i in range(len(usable)))) if every else ""
+    params = [*frequency_params, any_of(usable), *stats_params, limit]
     sql = (
-        f"WITH m AS MATERIALIZED (SELECT x.id, {node_id} AS node_id, {private} AS private, x.{table.vector} AS v,"
-        f"  x.{table.tf} AS tf, x.{table.length} AS len FROM {table.table} x{join}"
+        # A long note's frequencies and vector are read from TOAST once per row (``d``: kept by
+        # OFFSET 0 from being folded into each use), not once per term.
+        f"WITH m AS MATERIALIZED (SELECT x.id, {node_id} AS node_id, {private} AS private, x.{table.length} AS len,"
+        f"  {', '.join(frequencies)} FROM {table.table} x{join}"
+        f"  CROSS JOIN LATERAL (SELECT x.{table.tf} || '{{}}'::jsonb AS tf, x.{table.vector} || ''::tsvector AS v"
+        "  OFFSET 0) d"
         f"  WHERE x.{table.vector} @@ %s::tsquery{hide}),"
         f" df AS (SELECT m.private, {counts} FROM m GROUP BY m.private),"
         f" t(private, n, avgdl) AS (VALUES {stats})"
@@ -234,20 +244,14 @@ def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) ->
         if not hits:
             continue
         ids = [node_id for _, node_id, _ in hits]
-        # The snippet is PostgreSQL's ts_headline (SQLite's snippet() differs in where it cuts).
-        headline = " || ".join("plainto_tsquery('simple', %s)" for _ in words)
-        rows = {
-            r[0]: r[1:]
-            for r in reader._rows(
-                "SELECT id, title, type, source_path, ts_headline('simple', body, (" + headline + "),"
-                " 'StartSel=[, StopSel=], MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…')"
-                " FROM nodes WHERE id = ANY(%s)",
-                [*[w for w, _ in words], ids],
-            )
-        }
+        rows = {r[0]: r[1:] for r in reader._rows(
+            "SELECT id, title, type, source_path, aliases, body FROM nodes WHERE id = ANY(%s)", [ids])}
+        # The snippet is FTS5's own, made from the row and the query alone (ctx.store.reads.search).
+        snippets = tokens.snippets(
+            tokens.NODES, [(rows[i][0], rows[i][3], rows[i][4]) for i in ids], fts_query(text, m), column=2)
         return [
-            SearchHit(node_id, rows[node_id][0], rows[node_id][1], rows[node_id][2], score, rows[node_id][3])
-            for _, node_id, score in hits
+            SearchHit(node_id, rows[node_id][0], rows[node_id][1], rows[node_id][2], score, snippet)
+            for (_, node_id, score), snippet in zip(hits, snippets, strict=True)
         ]
     return []
 

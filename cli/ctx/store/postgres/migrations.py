@@ -279,10 +279,30 @@ CREATE POLICY meta_visible ON meta FOR SELECT
     USING (key NOT IN ('counts', 'fulltext_private') OR ctx_sees_private());
 """
 
+# The phrase frequency of 12 read every position of a row (a long note's thousands, for each
+# occurrence of the phrase's first word): now only the positions of the phrase's own words.
+_M013_PHRASE_FREQUENCY = r"""
+CREATE OR REPLACE FUNCTION ctx_phrase_frequency(v tsvector, words text[], last_prefix boolean, weights float8[])
+    RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    WITH pos AS MATERIALIZED (
+        SELECT u.lexeme, p.pos, p.w FROM unnest(v) u, unnest(u.positions, u.weights) AS p(pos, w)
+        WHERE u.lexeme = ANY(words) OR (last_prefix AND starts_with(u.lexeme, words[cardinality(words)])))
+    SELECT COALESCE(sum(weights[ascii(first.w) - 64]), 0) FROM pos first
+    WHERE first.lexeme = words[1]
+      AND NOT EXISTS (
+          SELECT 1 FROM generate_subscripts(words, 1) AS i
+          WHERE i > 1 AND NOT EXISTS (
+              SELECT 1 FROM pos nxt WHERE nxt.pos = first.pos + i - 1
+                AND (nxt.lexeme = words[i]
+                     OR (last_prefix AND i = cardinality(words) AND starts_with(nxt.lexeme, words[i])))))
+$$;
+"""
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
     _M010_PRIVATE_FTS,
     _M011_RECOMPUTE_PRIVACY,
     _M012_BM25,
+    _M013_PHRASE_FREQUENCY,
 ]

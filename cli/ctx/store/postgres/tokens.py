@@ -142,6 +142,27 @@ class _Tokenizer:
             out[doc] = Indexed(vector, tf, int(lengths[doc]))
         return out
 
+    def snippets(self, index: Index, rows: Sequence[Sequence[str | None]], match: str, column: int) -> list[str]:
+        with self.lock:
+            table = self._table(index, len(index.letters))
+            conn = self.conn
+            conn.execute(f"DELETE FROM {table}")
+            columns = len(index.letters)
+            conn.executemany(
+                f"INSERT INTO {table} (rowid, {', '.join(f'c{i}' for i in range(columns))})"
+                f" VALUES (?, {', '.join('?' * columns)})",
+                ((n, *row) for n, row in enumerate(rows)),
+            )
+            try:
+                found = dict(conn.execute(
+                    f"SELECT rowid, snippet({table}, {column}, '[', ']', '…', 12) FROM {table} WHERE {table} MATCH ?",
+                    (match,),
+                ).fetchall())
+            except sqlite3.OperationalError:
+                found = {}
+            conn.execute(f"DELETE FROM {table}")
+        return [found.get(n, "") for n in range(len(rows))]
+
     def query(self, index: Index, word: str) -> list[str]:
         with self.lock:
             table = self._table(index, 1)
@@ -172,6 +193,13 @@ def _tokenizer() -> _Tokenizer:
 def index_rows(index: Index, rows: Sequence[Sequence[str | None]]) -> list[Indexed]:
     """What PostgreSQL stores for each row (its columns in the index's order)."""
     return _tokenizer().index(index, rows)
+
+
+def snippets(index: Index, rows: Sequence[Sequence[str | None]], match: str, column: int) -> list[str]:
+    """FTS5's ``snippet()`` of ``column`` of each row for the FTS5 query ``match`` (as SQLite's
+    search gives it: '[' and ']' around hits, '…', 12 tokens): it reads only the row and the
+    query, so it is the same on both engines."""
+    return _tokenizer().snippets(index, rows, match, column)
 
 
 def query_tokens(index: Index, word: str) -> list[str]:
