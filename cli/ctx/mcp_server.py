@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.errors import CtxError, NoGraphError
+from ctx.errors import CtxError
 from ctx.options import SearchRequest
 
 if TYPE_CHECKING:
@@ -146,48 +146,77 @@ def error_reply(exc: BaseException) -> ToolReply:
 
 
 class GraphHandle:
-    """One long-lived connection to the graph, reopened when the file underneath is replaced.
-
-    SQLite in WAL mode shows a reader every commit made by other processes, so an incremental
-    `ctx import` is visible on the next query without reopening (the assembler keeps no state
-    between calls that could go stale). A file that was deleted and created again (an import into
-    a fresh file, a restore from backup) is a different inode: the old connection would go on
-    reading the unlinked file, so every call compares the inode and reopens when it changed.
-    """
+    """One long-lived connection to the graph (``CtxTools`` keeps a few, and reopens them all when
+    the file underneath is replaced: ``FileMark``)."""
 
     def __init__(self, path: Path | str, *, include_private: bool = False) -> None:
         self.path = path
         self.include_private = include_private
         self._graph: "Graph | None" = None
-        self._identity: tuple[int, int] | None = None
-
-    def _file_identity(self) -> tuple[int, int] | None:
-        if isinstance(self.path, str):
-            return (0, 0)  # a database URL: the server shows every commit; nothing to reopen
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return None
-        return (st.st_dev, st.st_ino)
 
     def graph(self) -> "Graph":
         from ctx.graph import Graph
 
-        identity = self._file_identity()
-        if identity is None:
-            self.close()
-            raise NoGraphError(self.path)
-        if self._graph is None or identity != self._identity:
-            self.close()
+        if self._graph is None:
             self._graph = Graph.open(self.path, include_private=self.include_private)
-            self._identity = identity
         return self._graph
+
+    @property
+    def is_open(self) -> bool:
+        return self._graph is not None
+
+    def abandon(self) -> None:
+        """Close writing nothing more to the graph file (see ``CtxTools._follow_the_file``)."""
+        if self._graph is not None and not self._graph.store.abandon():
+            self._graph.close()  # this Python cannot skip the checkpoint: closed as before
+        self._graph = None
 
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()
         self._graph = None
-        self._identity = None
+
+
+@dataclass(frozen=True)
+class FileMark:
+    """The graph file on disk (stat only) and the graph it holds.
+
+    SQLite in WAL mode shows a reader every commit made by other processes, so an incremental
+    `ctx import` is seen on the next query without reopening. Two ways of replacing the file are
+    not, and connections left on the old state read a mix of two graphs (a search answering
+    "no matches", a build failing with "vtable constructor failed: nodes_fts"):
+
+    - a new file moved or created in its place (``os.replace``, delete and import again): another
+      inode, which the old connections would go on reading;
+    - ``cp`` over it: the same inode with other bytes, while ``graph.db-wal`` still holds pages
+      of the old graph, which SQLite reads in preference to the file's own. The file's bytes
+      change with every checkpoint too, so when they changed, the graph's ``birth`` mark is read
+      from the file alone (``file_birth``): another graph's mark, another graph.
+    """
+
+    inode: tuple[int, int]
+    content: tuple[int, int]  # the file's size and mtime
+    birth: str | None  # the graph's birth mark as the file alone holds it (None: it does not say)
+
+    @classmethod
+    def of(cls, path: Path, *, was: "FileMark | None" = None) -> "FileMark | None":
+        """How ``path`` looks now; the birth mark is read again only when its bytes changed."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        inode, content = (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns)
+        if was is not None and (inode, content) == (was.inode, was.content):
+            return was
+        from ctx.store import file_birth
+
+        return cls(inode, content, file_birth(path))
+
+    def replaced_by(self, now: "FileMark") -> bool:
+        """Whether ``now`` is another graph than this one (not the same graph, updated)."""
+        if now.inode != self.inode:
+            return True
+        return self.birth is not None and now.birth is not None and now.birth != self.birth
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,7 +232,13 @@ MAX_CONCURRENT_CALLS = 4
 
 class CtxTools:
     """The four tools over one graph. Up to MAX_CONCURRENT_CALLS calls run at once, each with a
-    connection of its own from a small pool (no connection is used by two calls at a time)."""
+    connection of its own from a small pool (no connection is used by two calls at a time).
+
+    Before a call takes a connection, the graph file is looked at (``FileMark``). When it was
+    replaced, every connection of the pool is closed -- once the calls still running on the old
+    graph have finished -- before any is opened on the new one: the last connection to close on
+    the old graph is the one that removes its ``-wal`` and ``-shm`` files, which must happen before
+    a connection to the new graph opens them, not after. Kept warm state goes with them."""
 
     def __init__(self, db_path: Path | str, *, include_private: bool = False) -> None:
         # Whether private nodes may be shown is the user's choice when registering the server,
@@ -212,22 +247,91 @@ class CtxTools:
         self.include_private = include_private
         self._free: list[GraphHandle] = [self.handle]
         self._all: list[GraphHandle] = [self.handle]
-        self._pool_lock = threading.Lock()
+        self._pool = threading.Condition()
+        self._in_use = 0
+        self._mark: FileMark | None = None  # the file the open connections were opened on
+        self._wal: tuple[int, int] | None = None  # the write-ahead log they use (its inode)
+        self._blocked: str | None = None  # why the replaced file cannot be opened yet
+        self._stale = False  # a call met pages that do not fit together: reopen everything
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_CALLS)
         self._current = threading.local()
 
     def _checkout(self) -> GraphHandle:
         self._slots.acquire()
-        with self._pool_lock:
+        with self._pool:
+            try:
+                self._follow_the_file()
+            except BaseException:
+                self._slots.release()
+                raise
+            self._in_use += 1
             if self._free:
                 return self._free.pop()
             handle = GraphHandle(self.handle.path, include_private=self.include_private)
             self._all.append(handle)
             return handle
 
+    def _follow_the_file(self) -> None:
+        """Close every connection if the graph file is gone or was replaced (under ``_pool``).
+
+        The connections are abandoned, not closed: the last close would copy the WAL -- which,
+        under a file copied over with ``cp``, holds the old graph's pages -- into the new file.
+        That WAL (and its shared memory) is then removed, unless another process still has the
+        graph open and reads through it: then calls fail in one line until it has let go."""
+        path = self.handle.path
+        if isinstance(path, str):
+            return  # a database URL: the server shows every commit; nothing to reopen
+        while True:
+            now = FileMark.of(path, was=self._mark)
+            if self._blocked is None and not any(handle.is_open for handle in self._all):
+                self._mark, self._wal, self._stale = now, None, False  # nothing open to mix up
+                return
+            replaced = self._blocked is not None or (
+                now is not None and self._mark is not None and self._mark.replaced_by(now)
+            )
+            if not replaced and not self._stale:
+                if now is not None and self._mark is not None:
+                    if now.birth is None and self._mark.birth is not None:
+                        now = FileMark(now.inode, now.content, self._mark.birth)  # unread: still the same
+                    self._mark = now  # the same graph, perhaps updated: how it looks now
+                    return
+            if self._in_use > 0:
+                self._pool.wait()  # calls still reading the old graph finish first
+                continue
+            if now is None:
+                for handle in self._all:  # the file is gone: nothing of it to keep apart
+                    handle.close()
+            elif not replaced:
+                # A call met pages that did not fit, and the file cannot say it was replaced (a
+                # graph without a birth mark): opened afresh, without copying anything into it.
+                for handle in self._all:
+                    handle.abandon()
+            else:
+                for handle in self._all:
+                    handle.abandon()
+                same_file = self._blocked is None and now is not None and self._mark is not None and now.inode == self._mark.inode
+                old_wal = self._wal is not None and _inode(f"{path}-wal") == self._wal
+                if self._blocked is not None or same_file or old_wal:
+                    from ctx.store import discard_stale_wal
+
+                    if not discard_stale_wal(path):
+                        self._blocked = (
+                            f"{path} was replaced while another process had the graph open: its write-ahead"
+                            f" log ({path}-wal) still holds the old graph's pages, which would mix into the new"
+                            " one. Call again once the other ctx processes (ctx watch, another ctx mcp) have ended"
+                        )
+                        raise CtxError(self._blocked)
+            _forget_warm_state()
+            self._mark, self._stale, self._wal, self._blocked = FileMark.of(path), False, None, None
+            return
+
     def _checkin(self, handle: GraphHandle) -> None:
-        with self._pool_lock:
+        with self._pool:
+            if self._wal is None and handle.is_open and not isinstance(handle.path, str):
+                self._wal = _inode(f"{handle.path}-wal")  # the log the open connections use
+            self._in_use -= 1
             self._free.append(handle)
+            self._pool.notify_all()
         self._slots.release()
 
     def _guarded(self, work: Any, *args: Any) -> ToolReply:
@@ -236,24 +340,40 @@ class CtxTools:
             # JSON may carry a lone surrogate ("\ud800"); no text of the graph can match one, and
             # SQLite cannot take it: a tool error, never an internal one.
             return error_reply(CtxError(f"{broken} is not valid Unicode text (a lone surrogate)"))
-        handle = self._checkout()
-        self._current.handle = handle
-        try:
-            return work(*args)
-        except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
-            return error_reply(exc)
-        finally:
-            self._current.handle = None
-            self._checkin(handle)
+        from ctx.store.errors import is_mixed_pages
+
+        for attempt in (1, 2):
+            try:
+                handle = self._checkout()
+            except CtxError as exc:  # the file was replaced and cannot be opened yet
+                return error_reply(exc)
+            self._current.handle = handle
+            try:
+                return work(*args)
+            except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
+                if attempt == 1 and is_mixed_pages(exc):
+                    # Pages of two graphs met: once more on connections opened afresh, which
+                    # read the file as it is now. A file that is really damaged fails again.
+                    with self._pool:
+                        self._stale = True
+                    continue
+                return error_reply(exc)
+            finally:
+                self._current.handle = None
+                self._checkin(handle)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
-        with self._pool_lock:
+        with self._pool:
             for handle in self._all:
                 handle.close()
 
     def warm_up(self) -> None:
         """Load what the first `context` call would otherwise wait for (tokenizer, assembler)."""
-        handle = self._checkout()
+        try:
+            handle = self._checkout()
+        except CtxError:
+            return  # calls will say why
         try:
             from ctx.tokens import DEFAULT_ENCODING, get_encoding
 
@@ -388,6 +508,23 @@ def _not_unicode(values: Any) -> str | None:
         if found:
             return found
     return None
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _forget_warm_state() -> None:
+    """Drop what a warm process kept (ctx.assemble.warm) about a graph file that was replaced."""
+    import sys
+
+    warm = sys.modules.get("ctx.assemble.warm")
+    if warm is not None:
+        warm.forget()
 
 
 def not_found_message(topics: tuple[str, ...]) -> str:

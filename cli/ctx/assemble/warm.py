@@ -77,8 +77,14 @@ def enable(pools: int = MAX_POOLS) -> None:
 
 
 def disable() -> None:
-    global _enabled, _hub_rows
+    global _enabled
     _enabled = False
+    forget()
+
+
+def forget() -> None:
+    """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
+    global _hub_rows
     with _lock:
         _pools.clear()
         _results.clear()

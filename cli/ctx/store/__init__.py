@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ctx.store.db import connect, discarded_on_failure, open_graph
+from ctx.store.db import connect, discard_stale_wal, discarded_on_failure, file_birth, open_graph
 
 if TYPE_CHECKING:
     import sqlite3
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from ctx.store.doctor import Checkup
     from ctx.store.protocols import GraphStore
 
-__all__ = ["as_store", "check_graph", "connect", "discarded_on_failure", "open_graph", "open_store"]
+__all__ = ["as_store", "check_graph", "connect", "discard_stale_wal", "discarded_on_failure", "file_birth", "open_graph",
+           "open_store"]
 
 
 def check_graph(location: str | Path) -> Checkup:

@@ -200,6 +200,101 @@ def storage_error(exc: sqlite3.DatabaseError, path: str | Path | None = None) ->
     return CtxError(f"{where}: {message}")
 
 
+def file_birth(path: str | Path) -> str | None:
+    """The ``birth`` mark (meta, written when the file was created) as the main file holds it,
+    read without the graph's WAL or shared memory (``immutable``): what tells a graph copied over
+    this path from the graph that was here, whose pages a WAL left beside it may still hold.
+    None when the file alone does not say (no mark yet, not a graph, a page being written)."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?immutable=1", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'birth'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
+# SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: the last connection to close does not copy the WAL into the file.
+_NO_CHECKPOINT_ON_CLOSE = 1006
+
+
+def close_without_checkpoint(conn: sqlite3.Connection) -> bool:
+    """Close ``conn`` without the checkpoint SQLite runs when the last connection to a graph
+    closes, which copies the write-ahead log into the file: when the file was replaced under the
+    connection (``cp`` over it), that log holds the old graph's pages, and copying them would mix
+    them into the new graph on disk. False (and the connection left open) where this Python
+    cannot ask SQLite for it."""
+    if hasattr(conn, "setconfig"):  # Python 3.12+
+        conn.setconfig(_NO_CHECKPOINT_ON_CLOSE, True)
+        conn.close()
+        return True
+    if not _no_checkpoint_by_ctypes(conn):
+        return False
+    conn.close()
+    return True
+
+
+def _no_checkpoint_by_ctypes(conn: sqlite3.Connection) -> bool:
+    """``sqlite3_db_config`` called on the connection's handle: the first field after the object
+    header in CPython 3.11's connection object, checked by asking SQLite the file's name first."""
+    import ctypes
+    import sys
+
+    if sys.implementation.name != "cpython":
+        return False
+    try:
+        import _sqlite3
+
+        library = ctypes.CDLL(_sqlite3.__file__)
+        handle = ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value
+        library.sqlite3_db_filename.restype = ctypes.c_char_p
+        library.sqlite3_db_filename.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        main = conn.execute("PRAGMA database_list").fetchone()[2]
+        if not handle or library.sqlite3_db_filename(handle, b"main") != os.fsencode(main):
+            return False
+        now = ctypes.c_int(-1)
+        result = library.sqlite3_db_config(
+            ctypes.c_void_p(handle), ctypes.c_int(_NO_CHECKPOINT_ON_CLOSE), ctypes.c_int(1), ctypes.byref(now)
+        )
+        return result == 0 and now.value == 1
+    except (OSError, AttributeError, ValueError, sqlite3.Error):
+        return False
+
+
+# SQLite's lock bytes (the file format's "lock-byte page"): every connection to a WAL graph holds
+# a read lock on this range for as long as it is open.
+_SHARED_FIRST = 0x40000000 + 2
+_SHARED_SIZE = 510
+
+
+def discard_stale_wal(path: str | Path) -> bool:
+    """Remove the write-ahead log and shared-memory files beside ``path`` -- the log of a graph
+    no longer in the file -- when no other process has the graph open (this process must have
+    closed its connections first). False, and nothing removed, when one does (it still reads or
+    writes through that log) or when it cannot be told."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    path = Path(path)
+    try:
+        with open(path, "r+b") as file:
+            try:
+                fcntl.lockf(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB, _SHARED_SIZE, _SHARED_FIRST)
+            except OSError:
+                return False  # another process holds it
+            try:
+                for suffix in ("-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+            finally:
+                fcntl.lockf(file.fileno(), fcntl.LOCK_UN, _SHARED_SIZE, _SHARED_FIRST)
+    except OSError:
+        return False
+    return True
+
+
 def open_graph(path: str | Path) -> sqlite3.Connection:
     """Open an existing graph for reading."""
     return connect(path, create=False)

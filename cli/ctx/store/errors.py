@@ -40,6 +40,20 @@ def is_lock_busy(exc: BaseException) -> bool:
     return (is_storage_error(exc) or isinstance(exc, CtxError)) and ("locked" in text or "busy" in text)
 
 
+# SQLite's words for pages that do not fit together: a file replaced under open connections, or
+# a damaged one.
+_MIXED_PAGES = ("malformed", "vtable constructor failed", "not a database")
+
+
+def is_mixed_pages(exc: BaseException) -> bool:
+    """Whether ``exc`` says the graph's pages do not fit together (SQLite: "database disk image is
+    malformed", "vtable constructor failed: nodes_fts", ...), as a file replaced under an open
+    connection reads; reopened, a replaced file reads right again and a damaged one does not."""
+    import sqlite3
+
+    return isinstance(exc, sqlite3.DatabaseError) and any(words in str(exc) for words in _MIXED_PAGES)
+
+
 def as_ctx_error(exc: BaseException, where: str | None = None) -> CtxError | None:
     """The one-line error for a database failure (``where``: the graph's location), or None
     when ``exc`` is not one the store knows how to word."""

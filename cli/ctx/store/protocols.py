@@ -706,3 +706,9 @@ class GraphStore(Protocol):
     def close(self) -> None:
         """Release the connection(s); the store is not used afterwards."""
         ...
+
+    def abandon(self) -> bool:
+        """Release the connection(s) writing nothing more to the graph (SQLite: no copy of the
+        write-ahead log into the file on the last close), for a file replaced under the store.
+        False, and the store left open, when that cannot be done here."""
+        ...

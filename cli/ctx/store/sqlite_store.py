@@ -234,6 +234,11 @@ class SqliteStore:
     def close(self) -> None:
         self._conn.close()
 
+    def abandon(self) -> bool:
+        from ctx.store.db import close_without_checkpoint
+
+        return close_without_checkpoint(self._conn)
+
 
 @contextmanager
 def _nothing() -> Iterator[None]:

@@ -99,3 +99,7 @@ class PostgresStore:
 
     def close(self) -> None:
         self._conn.close()
+
+    def abandon(self) -> bool:
+        self.close()  # the server keeps the graph: nothing of it is written on close
+        return True
