@@ -129,3 +129,22 @@ def test_a_graph_replaced_while_another_process_reads_it_is_a_one_line_error(tmp
     for text in texts:
         assert len(text.splitlines()) == 1 and text.startswith("ctx: error: ")
         assert "was replaced while another process had the graph open" in text
+
+
+def test_a_connection_closed_without_checkpoint_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """What the server's abandoned connections rely on: SQLite's close-time checkpoint skipped
+    (Python 3.12's setconfig, or sqlite3_db_config through ctypes on 3.11)."""
+    from ctx.store.db import close_without_checkpoint, connect
+
+    graph = tmp_path / "graph.db"
+    _ctx("import", str(_vault(tmp_path / "alpha", "alpha", 5)), "--db", str(graph), "--quiet")
+    before = graph.read_bytes()
+    conn = connect(graph)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', 'written')")
+    assert close_without_checkpoint(conn)
+    assert graph.read_bytes() == before  # nothing copied into the file
+    assert Path(f"{graph}-wal").stat().st_size > 0  # the commit is still in the log
+    conn = connect(graph)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'probe'").fetchone()[0] == "written"
+    conn.close()  # an ordinary last close: the log is copied in and removed
+    assert not Path(f"{graph}-wal").exists() and graph.read_bytes() != before

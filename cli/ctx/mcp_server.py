@@ -563,6 +563,9 @@ class ToolSpec:
     description: str
     params: tuple[Param, ...]
     run: Any  # (CtxTools, {param name: checked value}) -> ToolReply
+    annotations: tuple[tuple[str, bool], ...] = (
+        ("readOnlyHint", True), ("idempotentHint", True), ("openWorldHint", False),
+    )
 
 
 def request_params(request_type: type) -> tuple[Param, ...]:
@@ -773,10 +776,9 @@ class CtxApplication:
 
     def tool_list(self) -> list[dict[str, Any]]:
         if self._listing is None:
-            read_only = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
             self._listing = [
                 {"name": spec.name, "title": spec.title, "description": spec.description,
-                 "inputSchema": input_schema(spec), "annotations": read_only}
+                 "inputSchema": input_schema(spec), "annotations": dict(spec.annotations)}
                 for spec in self.specs().values()
             ]
         return self._listing
