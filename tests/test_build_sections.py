@@ -8,7 +8,7 @@ from pathlib import Path
 
 from build_graphs import chain_graph, import_into, write_jsonl
 from ctx.assemble import BuildRequest, build_context
-from ctx.assemble.budget import packing_order
+from ctx.assemble.packing_order import packing_order
 from ctx.assemble.candidate import Candidate
 from ctx.tokens import count_tokens
 

@@ -1,7 +1,8 @@
 """Seed 004 (CFS-021): packing strategies, document grouping, determinism and duplicate removal.
 
-The packing vectors run through the real packer (``budget.Packer``) with blocks whose rendered cost
-is made exactly the seed's numbers; dedup is tested as a function and end to end through the CLI.
+The packing vectors run through the real packer (``plan.plan_sections`` on a ``Packer``) with blocks
+whose rendered cost is made exactly the seed's numbers; dedup is tested as a function and end to end
+through the CLI.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import sys
 from pathlib import Path
 
 from conftest import FIXTURES
-from ctx.assemble.budget import Packer, packing_order
+from ctx.assemble.packer import Packer
+from ctx.assemble.packing_order import packing_order
+from ctx.assemble.plan import plan_sections
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import find_duplicates, overlap
@@ -45,7 +48,7 @@ def lens_for(strategy: str):
 def packer_for(cands: list[Candidate], strategy: str) -> Packer:
     doc = Document(label="q", topics=("q",), lens="seed004", budget=100000, fmt="markdown", found=True,
                    sections=[SectionOut("Chunks", "rank", "none")])
-    packer = Packer(doc, cands, lens_for(strategy), TokenCounter("cl100k_base"), lambda cs: None)
+    packer = Packer(doc, cands, lens_for(strategy), TokenCounter("cl100k_base"), set())
     packer.has_body = {c.id for c in cands}
     return packer
 
@@ -73,7 +76,7 @@ def test_packing_vector_skips_what_does_not_fit_and_keeps_going():
     packer = packer_for(cands, "score")
     for c, content in zip(cands, (50, 100, 30, 80)):
         sized(packer, c, content + 10)  # the block's heading lines are its document marker
-    packer.plan_sections(cands, avail=150 + packer.heading_cost("Chunks"))
+    plan_sections(packer, cands, avail=150 + packer.heading_cost("Chunks"))
     assert list(packer.placed) == ["A", "C"]
     assert sum(packer.cost(i) for i in packer.placed.values()) - 2 * 10 == 80  # content tokens
     assert all(i.variant == FULL for i in packer.placed.values())  # nothing cut: not truncated
@@ -108,12 +111,12 @@ def test_packer_places_in_strategy_order_within_the_budget():
     packer = packer_for(cands, "greedy")
     for c in cands:
         sized(packer, c, 40)
-    packer.plan_sections(cands, avail=3 * 40 + packer.heading_cost("Chunks"))
+    plan_sections(packer, cands, avail=3 * 40 + packer.heading_cost("Chunks"))
     assert list(packer.placed) == ["a1", "a2", "b1"]  # greedy: all of a.md before b.md
     packer = packer_for(grouping_candidates(), "interleaved")
     for c in packer.ranked:
         sized(packer, c, 40)
-    packer.plan_sections(packer.ranked, avail=3 * 40 + packer.heading_cost("Chunks"))
+    plan_sections(packer, packer.ranked, avail=3 * 40 + packer.heading_cost("Chunks"))
     assert list(packer.placed) == ["a1", "b1", "a2"]
 
 

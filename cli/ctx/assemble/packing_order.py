@@ -1,0 +1,57 @@
+"""The order a section offers its members to the packer (lens ``packing.strategy``), and what each
+passage of a long node is worth when a section is packed passage by passage.
+"""
+
+from __future__ import annotations
+
+from ctx.assemble.candidate import Candidate
+
+# A node the topic matched in none of its passages (reached by the walk) is worth its score for
+# its first passage, and this much less for each further one.
+UNMATCHED_DECAY = 0.5
+
+
+def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
+    """``score``: best first. ``greedy``: whole documents at a time, best document first.
+    ``interleaved``: round-robin across documents, best document first. ``density``: value per
+    token (score over the square root of the store-time size), so many short, relevant nodes can
+    beat one long one; seeds stay first."""
+    if strategy == "score" or len(members) < 2:
+        return members
+    if strategy == "density":
+        def per_token(c: Candidate) -> tuple[bool, float, int]:
+            return (not c.seed, -c.score / max(c.store_tokens, 16) ** 0.5, c.rank)
+
+        return sorted(members, key=per_token)
+    groups: dict[str, list[Candidate]] = {}
+    for c in members:  # members arrive best first, so each group is best first too
+        groups.setdefault(c.document, []).append(c)
+    ordered = sorted(groups.values(), key=lambda g: g[0].rank)
+    if strategy == "greedy":
+        return [c for g in ordered for c in g]
+    out: list[Candidate] = []
+    for i in range(max(len(g) for g in ordered)):
+        out.extend(g[i] for g in ordered if i < len(g))
+    return out
+
+
+def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candidate]]:
+    """(-value, rank, ord, candidate) for every passage worth packing, most valuable first.
+
+    A passage is worth its node's score (a share of the best member's) times how it compares with
+    the node's best passage for the topic: the best passages of the best nodes come first, and a
+    long note's weaker passages compete with the next notes' best ones. A node the topic matched
+    nowhere (a bridge the walk found) competes with its opening passages.
+    """
+    top = max((c.score for c in members), default=0.0) or 1.0
+    units: list[tuple[float, int, int, Candidate]] = []
+    for c in members:
+        pieces = c.pieces or []
+        share = max(c.score, 0.0) / top
+        best = max((p.relevance for p in pieces), default=0.0)
+        if best > 0:
+            units.extend((-share * p.relevance / best, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
+        else:
+            units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
+    units.sort(key=lambda u: u[:3])
+    return units

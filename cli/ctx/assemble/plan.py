@@ -1,0 +1,276 @@
+"""The plan: fill each section of the document from its members, before the exact fit.
+
+Costs are the counts of each node's rendered block. A share of the room may be reserved for
+one-line summaries ("also related"); the rest is split by the lens's section shares, and what a
+section leaves unused flows to the next. Inside a section:
+
+1. take whole nodes in packing order, skipping (not stopping at) those that do not fit; a node
+   that does not fit whole may get a useful slice at once (``packing.min_slice``), and a
+   protected seed always gets something (it is shortened, never dropped);
+2. or, for a lens that packs passages and a topic that matched some, passage by passage
+   (``focused_fill``);
+3. then shorten the best node left out into what is left of the section.
+
+The rest are listed as one-line summaries while they fit. Below ``output.summary_below`` tokens
+the plan is summary-first: one line per related node, the seeds' text cut to what is left.
+"""
+
+from __future__ import annotations
+
+from ctx.assemble import focus
+from ctx.assemble.candidate import Candidate
+from ctx.assemble.packer import Packer
+from ctx.assemble.packing_order import packing_order, passage_units
+from ctx.assemble.render import FULL, SHORTENED, SUMMARY, Item
+from ctx.assemble.sizing import shortened_item, won_item
+from ctx.lenses import Lens
+from ctx.lenses.model import Section
+
+ALSO_RELATED_TITLE = "## Also related\n"
+
+
+def plan(p: Packer, avail: int) -> None:
+    """Fill the sections (or, at small budgets, the summary-first form) within ``avail`` tokens."""
+    pool = [c for c in p.ranked if c.section is not None]
+    p.doc.summary_only = p.budget < p.lens.output.summary_below
+    if p.doc.summary_only:
+        plan_summary_only(p, pool, avail)
+    else:
+        plan_sections(p, pool, avail)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+
+
+def plan_sections(p: Packer, pool: list[Candidate], avail: int) -> None:
+    lens = p.lens
+    reserve = also_related_reserve(lens, pool, avail)
+    content = avail - reserve
+    split = unshared_split(lens)
+    carry = 0
+    skipped: list[Candidate] = []
+    for section in lens.sections:
+        allot = allotment(section, content, split)
+        members = section_members(pool, section, lens.packing.strategy)
+        if not members:
+            carry += 0 if section.reserve else allot
+            continue
+        heading = p.heading_cost(section.name)
+        room = fill_section(p, members, allot + (0 if section.reserve else carry) - heading)
+        skipped.extend(c for c in members if c.id not in p.placed)
+        # A section that showed nothing does not print its heading either.
+        unused = room + (0 if any(c.id in p.placed for c in members) else heading)
+        if section.reserve:
+            content -= allot - unused
+        else:
+            carry = unused
+    # Membership by id: comparing Candidate dataclasses field by field was quadratic (10k claims).
+    skipped_ids = {c.id for c in skipped}
+    skipped += [c for c in pool if c.id not in p.placed and c.id not in skipped_ids and not c.reason]
+    fill_summaries(p, sorted(skipped, key=lambda c: c.rank), reserve + carry)
+
+
+def also_related_reserve(lens: Lens, pool: list[Candidate], avail: int) -> int:
+    """The room kept for one-line summaries: only when not everything could be shown whole."""
+    total_store = sum(c.store_tokens for c in pool)
+    if lens.output.also_related and total_store > avail:
+        return int(avail * lens.output.also_related_share)
+    return 0
+
+
+def unshared_split(lens: Lens) -> float:
+    """The share of each section that names none: what the named shares leave, split evenly.
+    ``reserve`` sections are filled first; the others' shares then apply to what they leave."""
+    given = sum(s.share for s in lens.sections if s.share is not None and not s.reserve)
+    unshared = [s for s in lens.sections if s.share is None and not s.reserve]
+    return max(0.0, 1.0 - given) / len(unshared) if unshared else 0.0
+
+
+def allotment(section: Section, content: int, split: float) -> int:
+    if section.reserve:
+        return int(content * section.share) if section.share is not None else content
+    return int(content * (section.share if section.share is not None else split))
+
+
+def section_members(pool: list[Candidate], section: Section, strategy: str) -> list[Candidate]:
+    """The section's candidates in packing order, cut to its ``max_nodes`` (seeds always kept)."""
+    members = packing_order([c for c in pool if c.section == section.name], strategy)
+    if section.max_nodes is None:
+        return members
+    seeds = [c for c in members if c.seed]
+    others = [c for c in members if not c.seed]
+    keep = max(0, section.max_nodes - len(seeds))
+    for c in others[keep:]:
+        c.reason = f"beyond the section's max_nodes ({section.max_nodes})"
+    return seeds + others[:keep]
+
+
+def fill_section(p: Packer, members: list[Candidate], room: int) -> int:
+    """Place what fits of ``members`` in ``room`` tokens; the room left."""
+    if p.lens.passages and any(c.pieces_matched() for c in members):
+        room, left_out = focused_fill(p, members, room)
+    else:
+        room, left_out = fill_whole(p, members, room)
+    return fill_tail(p, left_out, room)
+
+
+def fill_whole(p: Packer, members: list[Candidate], room: int) -> tuple[int, list[Candidate]]:
+    """Whole nodes in packing order, skipping those that do not fit; a seed that does not fit gets
+    its share of the room shortened, another node a first slice. The room left, and who got
+    nothing."""
+    left_out: list[Candidate] = []
+    seeds_left = sum(1 for c in members if c.seed)
+    for c in members:
+        if c.id not in p.has_body:
+            left_out.append(c)
+            continue
+        item = Item(c, FULL, c.body or "")
+        cost = p.cost(item)
+        if cost <= room:
+            p.place(item)
+            room -= cost
+        else:
+            short = seed_share(p, c, room, seeds_left) if c.seed else first_slice(p, c, room)
+            if short is not None:
+                p.place(short)
+                room -= p.cost(short)
+            else:
+                left_out.append(c)
+        if c.seed:
+            seeds_left -= 1
+    return room, left_out
+
+
+def seed_share(p: Packer, c: Candidate, room: int, seeds_left: int) -> Item:
+    """A seed shortened to its share of the room: something of it, however little room."""
+    short = shortened_item(p, c, max(room // max(seeds_left, 1), 0), force=True)
+    assert short is not None  # forced
+    return short
+
+
+def first_slice(p: Packer, c: Candidate, room: int) -> Item | None:
+    """Rank first: a node that does not fit whole gets a useful slice now (at least
+    packing.min_slice tokens, or half the room left), before nodes ranked below it take the room
+    whole; one that cannot get that much waits (None)."""
+    least = p.lens.packing.min_slice
+    if least and room >= least:
+        return shortened_item(p, c, max(least, room // 2), min_tokens=least // 2)
+    return None
+
+
+def fill_tail(p: Packer, left_out: list[Candidate], room: int) -> int:
+    """The best node that did not fit whole, cut to what is left of the section."""
+    for c in left_out:
+        if c.id not in p.has_body or room < p.min_short + 20:
+            continue
+        short = shortened_item(p, c, room)
+        if short is not None:
+            p.place(short)
+            room -= p.cost(short)
+            break
+    return room
+
+
+# ---------------------------------------------------------------------------------------------
+# Passage by passage
+
+
+def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, list[Candidate]]:
+    """Pack a section passage by passage, skipping what does not fit: a node shows the passages
+    it won (whole when it won them all); seeds always get something. Returns the room left and
+    the members shown nothing. See ``passage_units`` for what a passage is worth."""
+    won = win_passages(p, members, room)
+    room, left_out = place_won(p, members, won, room)
+    return fill_unmatched(p, left_out, room)
+
+
+def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, list[int]]:
+    """id -> the passages (ords) it wins, best passages first while their estimated cost fits."""
+    won: dict[str, list[int]] = {}
+    for _, _, ord_, c in passage_units([c for c in members if c.id in p.has_body]):
+        piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
+        cost = piece.tokens + focus.LINE_OVERHEAD
+        if c.id not in won:
+            cost += p.cost(Item(c, SHORTENED, ""))
+        if cost <= room:
+            won.setdefault(c.id, []).append(ord_)
+            room -= cost
+    return won
+
+
+def place_won(
+    p: Packer, members: list[Candidate], won: dict[str, list[int]], room: int,
+) -> tuple[int, list[Candidate]]:
+    """Each member as the passages it won; a seed that won none gets its share shortened."""
+    left_out: list[Candidate] = []
+    seeds_left = sum(1 for c in members if c.id in p.has_body and c.seed and c.id not in won)
+    for c in members:
+        ords = won.get(c.id)
+        if ords is not None:
+            item = won_item(p, c, sorted(ords), room)
+            if item is not None:
+                p.place(item)
+                room -= p.cost(item)
+                continue
+        if c.seed and c.id in p.has_body:
+            short = seed_share(p, c, room, seeds_left)
+            p.place(short)
+            room -= p.cost(short)
+            seeds_left -= 1
+            continue
+        left_out.append(c)
+    return room, left_out
+
+
+def fill_unmatched(p: Packer, left_out: list[Candidate], room: int) -> tuple[int, list[Candidate]]:
+    """Room the passages did not use goes to whole nodes the topic did not match, best first."""
+    rest = []
+    for c in left_out:
+        if c.id in p.has_body and not c.pieces_matched():
+            item = Item(c, FULL, c.body or "")
+            cost = p.cost(item)
+            if cost <= room:
+                p.place(item)
+                room -= cost
+                continue
+        rest.append(c)
+    return room, rest
+
+
+# ---------------------------------------------------------------------------------------------
+# Summaries
+
+
+def plan_summary_only(p: Packer, pool: list[Candidate], avail: int) -> None:
+    seeds = [c for c in pool if c.seed]
+    seed_overhead = sum(p.cost(Item(c, SHORTENED, "")) for c in seeds)
+    # At tiny budgets the seed's metadata lines would crowd out everything: title and id only.
+    p.compact_seeds = 1 if seed_overhead > avail * 0.4 else 0
+    if p.compact_seeds:
+        seed_overhead = sum(p.cost(Item(c, SHORTENED, "", compact=1)) for c in seeds)
+    headings = sum(p.heading_cost(n) for n in {c.section for c in seeds if c.section is not None})
+    room = avail - seed_overhead - headings
+    others = [c for c in pool if not c.seed]
+    used = fill_summaries(p, others, int(room * 0.6))
+    left = room - used
+    per_seed = seed_overhead // max(len(seeds), 1) + max(left, 0) // max(len(seeds), 1)
+    for c in seeds:
+        short = shortened_item(p, c, per_seed, force=True, compact=p.compact_seeds)
+        assert short is not None
+        p.place(short)
+
+
+def fill_summaries(p: Packer, skipped: list[Candidate], room: int) -> int:
+    """One line each for ``skipped`` while they fit ``room``; the tokens used."""
+    if not p.lens.output.also_related:
+        return 0
+    used = 0
+    title = p.counter.count(ALSO_RELATED_TITLE)
+    for c in skipped:
+        item = Item(c, SUMMARY)
+        cost = p.cost(item) + (title if not p.doc.also else 0)
+        if cost <= room - used:
+            p.doc.also.append(item)
+            used += cost
+    return used

@@ -1,0 +1,130 @@
+"""One node's size: the largest version of a candidate whose block fits an allowance.
+
+In turn: the whole node; a page's outline cut to the most blocks that fit (before its own text);
+the passages most relevant to the topic (``focus.py``); its text cut at a sentence end
+(``truncate.py``), the cut re-aimed until the rendered block fits, since rendering can cost more
+(JSON escapes) or less than the raw text.
+"""
+
+from __future__ import annotations
+
+from ctx.assemble import focus, outline_view
+from ctx.assemble.candidate import Candidate
+from ctx.assemble.packer import Packer
+from ctx.assemble.render import FULL, SHORTENED, Item
+from ctx.assemble.truncate import shorten
+
+CUT_TRIES = 8  # re-aimed cuts of one text before the best that fitted is taken
+
+
+def shortened_item(
+    p: Packer, c: Candidate, block_budget: int, *, force: bool = False, compact: int = 0,
+    min_tokens: int | None = None,
+) -> Item | None:
+    """The largest version of ``c`` whose block fits ``block_budget`` (FULL if all of it does).
+
+    ``force`` (seeds): return a version even if only the title and metadata fit.
+    ``compact``: the title-and-id form of the block, for tiny budgets.
+    ``min_tokens``: the least text worth showing (default: the lens's ``min_shortened_tokens``).
+    """
+    body = c.body or ""
+    full = Item(c, FULL, body, compact=compact)
+    if p.cost(full) <= block_budget:
+        return full
+    outlined = outline_cut(p, c, full, block_budget)
+    if outlined is not None:
+        return outlined
+    empty = Item(c, SHORTENED, "", compact=compact)
+    overhead = p.cost(empty)
+    allowance = block_budget - overhead - 1
+    if allowance < (p.min_short if min_tokens is None else min_tokens) and not force:
+        return None
+    if c.pieces and len(c.pieces) > 1:
+        focused = focused_item(p, c, allowance, block_budget, compact)
+        if focused is not None:
+            return focused
+        # Not one passage fits: cut the most relevant one instead of the note's opening.
+        body = focus.excerpt(c.pieces, focus.priority(c.pieces)[:1])
+    best = cut_to_fit(p, c, body, allowance, block_budget, overhead, compact)
+    if best is not None and best.text:
+        return best
+    return empty if force else None
+
+
+def outline_cut(p: Packer, c: Candidate, full: Item, block_budget: int) -> Item | None:
+    """A page's outline goes before its own text: the most blocks that still fit, or None (no
+    outline, or the topic matched some of its passages: those are shown instead)."""
+    if not full.outline_shown() or (c.pieces and c.pieces_matched()):
+        return None
+    body, compact = full.text, full.compact
+    n = outline_view.largest_fitting(
+        full.outline_shown(),
+        lambda k: p.cost(Item(c, SHORTENED, body, compact=compact, outline_n=k)) <= block_budget,
+    )
+    if n is not None and (n or body.strip()):
+        return Item(c, SHORTENED, body, compact=compact, outline_n=n)
+    return None
+
+
+def cut_to_fit(
+    p: Packer, c: Candidate, body: str, allowance: int, block_budget: int, overhead: int, compact: int,
+) -> Item | None:
+    """The longest cut of ``body`` whose block fits ``block_budget``: cut at ``allowance``
+    tokens, re-aimed from what the block really cost, a few times at most."""
+    allowance = min(allowance, p.full_body_tokens(c) - 1)
+    best: Item | None = None
+    for _ in range(CUT_TRIES):
+        if allowance <= 0:
+            break
+        item = Item(c, SHORTENED, shorten(body, allowance, p.strategy, p.counter, p.topic), compact=compact)
+        cost = p.cost(item)
+        if cost <= block_budget:
+            if best is None or len(item.text) > len(best.text):
+                best = item
+            if block_budget - cost <= 2:
+                break
+        nxt = next_allowance(p, c, item, allowance, cost, block_budget, overhead)
+        if nxt == allowance:
+            break
+        allowance = nxt
+    return best
+
+
+def next_allowance(
+    p: Packer, c: Candidate, item: Item, allowance: int, cost: int, block_budget: int, overhead: int,
+) -> int:
+    """Rendering can cost more (JSON escapes) or less than the raw text: rescale the allowance."""
+    body_cost = max(cost - overhead, 1)
+    nxt = int(allowance * (block_budget - overhead) / body_cost)
+    if cost > block_budget:
+        # Cutting snaps to sentence ends, so aim below the text we got, not the allowance.
+        shown = p.counter.count(item.text)
+        nxt = min(nxt, shown - 1 - (cost - block_budget) * shown // body_cost)
+    return min(nxt, p.full_body_tokens(c) - 1)
+
+
+def focused_item(p: Packer, c: Candidate, allowance: int, block_budget: int, compact: int = 0) -> Item | None:
+    """``c`` as the passages most relevant to the topic that fit (focus.py), or None."""
+    pieces = c.pieces or []
+
+    def item_for(ords: list[int]) -> Item:
+        return Item(c, SHORTENED, focus.excerpt(pieces, ords), compact=compact, passages=tuple(ords))
+
+    chosen = focus.choose(pieces, allowance, lambda ords: p.cost(item_for(ords)) <= block_budget)
+    if not chosen:
+        return None
+    return item_for(chosen)
+
+
+def won_item(p: Packer, c: Candidate, ords: list[int], room: int) -> Item | None:
+    """``c`` showing the passages it won (``ords``): whole if it won them all and that fits, else
+    those passages, else whatever version of it fits ``room``."""
+    pieces = c.pieces or []
+    if len(ords) == len(pieces):
+        full = Item(c, FULL, c.body or "")
+        if p.cost(full) <= room:
+            return full
+    item = Item(c, SHORTENED, focus.excerpt(pieces, ords), passages=tuple(ords))
+    if p.cost(item) <= room:
+        return item
+    return shortened_item(p, c, room)
