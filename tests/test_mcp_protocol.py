@@ -106,6 +106,21 @@ def test_the_envelope_era_refuses_what_it_does_not_serve(demo_db: Path) -> None:
     assert len(replies) == 9
 
 
+def test_a_request_of_the_wrong_shape_is_answered_by_its_id(demo_db: Path) -> None:
+    replies = _by_id(_raw(demo_db, [
+        {"jsonrpc": "2.0", "id": 1, "method": 123},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": "string"},
+        {"jsonrpc": "2.0", "id": 3, "method": None, "params": {}},
+        {"jsonrpc": "2.0", "method": 7},  # a notification of the wrong shape: nothing to answer
+        {"jsonrpc": "2.0", "id": 4, "result": {}},  # a response: nothing to answer
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+    ]))
+    for ident in (1, 2, 3):
+        assert replies[ident]["error"] == {"code": -32600, "message": "Invalid Request"}
+    assert replies[5]["result"] == {}
+    assert set(replies) == {1, 2, 3, 5}
+
+
 def test_the_handshake_era_negotiates_a_version_it_knows(demo_db: Path) -> None:
     def opened_with(version: str) -> dict[str, Any]:
         replies = _by_id(_raw(demo_db, [

@@ -133,10 +133,17 @@ class StdioServer:
             ident = message.get("id") if isinstance(message, dict) else None
             self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": INVALID_REQUEST, "message": "Invalid Request"}})
             return
-        method = message.get("method")
-        if not isinstance(method, str):
+        if "method" not in message:
             return  # a response to a request we never send: nothing to do
+        method = message["method"]
         params = message.get("params")
+        if not isinstance(method, str) or ("params" in message and not isinstance(params, (dict, list))):
+            # JSON-RPC 2.0: a method is a string and params a structured value; a request that is
+            # neither is still answered (a notification, having no id, is not).
+            if "id" in message:
+                self.send({"jsonrpc": "2.0", "id": message["id"],
+                           "error": {"code": INVALID_REQUEST, "message": "Invalid Request"}})
+            return
         if "id" not in message:
             self.notification(method, params)
             return
