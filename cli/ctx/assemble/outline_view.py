@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.candidate import Candidate
 from ctx.passages import collapse_attachments
-from ctx.store.types import Outline
+from ctx.store.types import Outline, OutlineEntry
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
@@ -128,18 +128,50 @@ def cut(c: Candidate, n: int) -> Outline:
     return Outline(entries[:n], truncated=(c.outline is not None and c.outline.truncated) or n < len(entries))
 
 
+# What an outline shows is worked out once per outline (and once per cut for the markdown), not
+# on every costing and rendering of its block: the fitting loop prices and prints the same cut
+# many times. Keyed by the outline object's identity, which each entry holds on to; bounded.
+_SHOWN_ENTRIES: dict[int, tuple[Outline, list[OutlineEntry]]] = {}
+_SHOWN_MARKDOWN: dict[tuple[int, int], tuple[Outline, str]] = {}
+MEMO_SIZE = 4096
+
+
 def markdown(c: Candidate, n: int) -> str:
-    return render_outline(_as_shown(cut(c, n))) if n > 0 else ""
+    if n <= 0 or c.outline is None:
+        return ""
+    outline = c.outline
+    hit = _SHOWN_MARKDOWN.get((id(outline), n))
+    if hit is not None and hit[0] is outline:
+        return hit[1]
+    text = render_outline(_shown_cut(outline, n))
+    if len(_SHOWN_MARKDOWN) >= MEMO_SIZE:
+        _SHOWN_MARKDOWN.clear()
+    _SHOWN_MARKDOWN[(id(outline), n)] = (outline, text)
+    return text
 
 
-def _as_shown(outline: Outline) -> Outline:
+def _shown_entries(outline: Outline) -> list[OutlineEntry]:
     """Blocks' image and attachment links as short placeholders, as in every note's text."""
+    hit = _SHOWN_ENTRIES.get(id(outline))
+    if hit is not None and hit[0] is outline:
+        return hit[1]
     entries = [replace(e, body=collapse_attachments(e.body)) if e.body else e for e in outline.entries]
-    return replace(outline, entries=entries)
+    if len(_SHOWN_ENTRIES) >= MEMO_SIZE:
+        _SHOWN_ENTRIES.clear()
+    _SHOWN_ENTRIES[id(outline)] = (outline, entries)
+    return entries
+
+
+def _shown_cut(outline: Outline, n: int) -> Outline:
+    """``cut`` of the outline as shown."""
+    entries = _shown_entries(outline)
+    return Outline(entries[:n], truncated=outline.truncated or n < len(entries))
 
 
 def json_entries(c: Candidate, n: int) -> list[dict[str, Any]]:
-    return [{"id": e.id, "depth": e.depth, "text": (e.body or e.title).strip()} for e in _as_shown(cut(c, n)).entries]
+    if c.outline is None or n <= 0:
+        return []
+    return [{"id": e.id, "depth": e.depth, "text": (e.body or e.title).strip()} for e in _shown_cut(c.outline, n).entries]
 
 
 def meta_part(c: Candidate) -> str | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ctx.assemble import outline_view
 from ctx.assemble import render_extras as extras
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.citations import citation_map
+from ctx.assemble.citations import Citation, citation_map
 from ctx.schema import SCHEMA_VERSION
 
 FULL, SHORTENED, SUMMARY = "full", "shortened", "summarized"
@@ -46,6 +46,19 @@ class SectionOut:
     group_by: str
     items: list[Item] = field(default_factory=list)
     layout: str = "list"  # "tree": indented by hops, each node naming the one it hangs from
+
+
+@dataclass
+class Layout:
+    """What a selection shows, as the output prints it: each section's items in reading order and
+    the sources' citation numbers. Derived once per selection (``Document.layout``) and read by
+    every rendering and block cost of it: the fitting loop renders one selection several times."""
+
+    sections: list[tuple[SectionOut, list[Item]]]
+    cites: dict[str, Citation]
+
+    def ordered(self) -> list[Item]:
+        return [i for _, items in self.sections for i in items]
 
 
 @dataclass
@@ -83,15 +96,31 @@ class Document:
     # Markdown: the one date every note this context could show shares (a folder checked out at
     # once, no date fields), said once in the header instead of beside every title.
     common_date: str | None = None
+    # The layout of the selection it was derived from (each section and the items it held then).
+    _layout: Layout | None = field(default=None, init=False, repr=False, compare=False)
+    _layout_of: list[tuple[SectionOut, list[Item]]] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def layout(self) -> Layout:
+        """The layout of what the sections hold now (derived again only when that changed)."""
+        if self._layout is None or not self._same_selection():
+            self._layout_of = [(s, list(s.items)) for s in self.sections]
+            sections = [(s, self.order(s)) for s in self.sections]
+            ordered = (i.cand for _, items in sections for i in items)
+            self._layout = Layout(sections, extras.citations_for(ordered) if self.citations else {})
+        return self._layout
+
+    def _same_selection(self) -> bool:
+        if len(self._layout_of) != len(self.sections):
+            return False
+        for (was, held), now in zip(self._layout_of, self.sections):
+            if was is not now or len(held) != len(now.items) or any(a is not b for a, b in zip(held, now.items)):
+                return False
+        return True
 
     def date_of(self, c: Candidate) -> str | None:
         if not self.show_dates or (self.common_date is not None and self.fmt != "json"):
             return None
         return node_date(c)
-
-    def ordered_shown(self) -> list[Item]:
-        """Shown items in the order the output prints them."""
-        return [i for s in self.sections for i in self.order(s)]
 
     def order(self, section: SectionOut) -> list[Item]:
         """A section's items in reading order: the lens's order, or by date for a question about
@@ -288,35 +317,11 @@ def markdown_header(doc: Document, used: int) -> str:
 def render_markdown(doc: Document, used: int) -> str:
     parts = [markdown_header(doc, used)]
     if not doc.found:
-        # The topics are the user's input, of any length: clip them like the header's label, and
-        # at the last-resort level drop them (stderr names them) so the budget always holds.
-        if doc.header_level >= 3:
-            parts.append("No matching nodes found.")
-        else:
-            limit = (120, 60, 40)[doc.header_level]
-            line = f"No matching nodes found for {' + '.join(repr(clip(t, limit)) for t in doc.topics)}."
-            meant = [t for titles in doc.meta.get("suggestions", {}).values() for t in titles]
-            if meant:
-                line += " Did you mean " + " or ".join(repr(clip(t, limit)) for t in meant) + "?"
-            parts.append(line)
+        parts.append(not_found_line(doc))
         return "\n\n".join(parts) + "\n"
-    cites = extras.citations_for(i.cand for i in doc.ordered_shown()) if doc.citations else {}
-    for section in doc.sections:
-        if not section.items:
-            if doc.empty_sections:
-                parts.append(extras.empty_section_text(section.name, doc.empty_notes.get(section.name)))
-            continue
-        parts.append(f"## {section.name}")
-        current_group: str | None = None
-        for item in doc.order(section):
-            label = _group_label(item, section.group_by)
-            if label is not None and label != current_group:
-                parts.append(f"**{label}**")
-                current_group = label
-            cite = extras.citation_number(cites, item.cand) if doc.citations else None
-            parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
-                                        section.layout, cite, doc.show_metadata, item.outline_shown(),
-                                        doc.date_of(item.cand)))
+    layout = doc.layout()
+    for section, items in layout.sections:
+        parts.extend(markdown_section(doc, section, items, layout.cites))
     if doc.also:
         title = "Related (summary only)" if doc.summary_only else "Also related"
         lines = [f"## {title}"]
@@ -326,6 +331,39 @@ def render_markdown(doc: Document, used: int) -> str:
     if doc.summary and doc.header_level < 2:
         parts.append(extras.closing_summary_markdown(doc.sections, len(doc.also), used, doc.budget))
     return "\n\n".join(parts) + "\n"
+
+
+def not_found_line(doc: Document) -> str:
+    """The topics are the user's input, of any length: clip them like the header's label, and
+    at the last-resort level drop them (stderr names them) so the budget always holds."""
+    if doc.header_level >= 3:
+        return "No matching nodes found."
+    limit = (120, 60, 40)[doc.header_level]
+    line = f"No matching nodes found for {' + '.join(repr(clip(t, limit)) for t in doc.topics)}."
+    meant = [t for titles in doc.meta.get("suggestions", {}).values() for t in titles]
+    if meant:
+        line += " Did you mean " + " or ".join(repr(clip(t, limit)) for t in meant) + "?"
+    return line
+
+
+def markdown_section(doc: Document, section: SectionOut, items: list[Item], cites: dict[str, Citation]) -> list[str]:
+    """A section's parts: its heading, group labels and blocks (or why it is empty)."""
+    if not items:
+        if doc.empty_sections:
+            return [extras.empty_section_text(section.name, doc.empty_notes.get(section.name))]
+        return []
+    parts = [f"## {section.name}"]
+    current_group: str | None = None
+    for item in items:
+        label = _group_label(item, section.group_by)
+        if label is not None and label != current_group:
+            parts.append(f"**{label}**")
+            current_group = label
+        cite = extras.citation_number(cites, item.cand) if doc.citations else None
+        parts.append(markdown_block(item.cand, item.variant, item.text, doc.show_scores, item.compact,
+                                    section.layout, cite, doc.show_metadata, item.outline_shown(),
+                                    doc.date_of(item.cand)))
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,10 +433,40 @@ def json_omitted(c: Candidate) -> dict[str, Any]:
 
 
 def json_document(doc: Document, used: int) -> dict[str, Any]:
-    shown = doc.shown()
-    meta: dict[str, Any] = {"schema": SCHEMA_VERSION, "topic": list(doc.topics), "lens": doc.lens,
-                            "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
+    layout = doc.layout()
+    shown = layout.ordered()
+    nodes = [json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown(),
+                       item.passages, doc.date_of(item.cand)) for item in shown]
+    out: dict[str, Any] = {"meta": json_meta(doc, used), "nodes": nodes}
     if doc.header_level == 0:
+        out["sections"] = [{"name": s.name, "ids": [i.cand.id for i in items]} for s, items in layout.sections if items]
+    if doc.header_level < 2 or doc.also:
+        out["also_related"] = [json_summary(i.cand, doc.date_of(i.cand)) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
+    if doc.header_level < 2 or doc.omitted:
+        out["omitted"] = [json_omitted(c) for c in doc.omitted]
+        out["omitted_count"] = doc.omitted_total
+    if doc.citations:
+        # Seed 002's research contract: numbered sources, whether anything was cut, the token total.
+        for node, item in zip(nodes, shown):
+            node["citation"] = extras.citation_number(layout.cites, item.cand)
+        out["citations"] = citation_map(layout.cites, compact=doc.header_level >= 3)
+        out["truncated"] = any(i.variant != FULL for i in shown) or bool(doc.also) or doc.omitted_total > 0
+        out["total_tokens"] = used
+    if doc.summary and doc.header_level < 2:
+        out["summary"] = extras.closing_summary_json(doc.sections, len(doc.also), used, doc.budget)
+    return out
+
+
+def json_meta(doc: Document, used: int) -> dict[str, Any]:
+    """``meta``: all of it under the full header; smaller headers drop what a script can do
+    without, never the keys the schema requires."""
+    if doc.header_level >= 2:
+        meta: dict[str, Any] = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
+    else:
+        meta = {"schema": SCHEMA_VERSION, "topic": list(doc.topics), "lens": doc.lens,
+                "tokens": {"used": used, "budget": doc.budget}, "found": doc.found}
+    if doc.header_level == 0:
+        shown = doc.shown()
         meta["counts"] = {
             "full": sum(1 for i in shown if i.variant == FULL),
             "shortened": sum(1 for i in shown if i.variant == SHORTENED),
@@ -407,9 +475,6 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
         }
         meta["summary_only"] = doc.summary_only
         meta.update(doc.meta)
-    elif doc.header_level >= 2:
-        # Smaller headers drop what a script can do without, never the keys the schema requires.
-        meta = {"schema": SCHEMA_VERSION, "lens": doc.lens, "tokens": {"used": used, "budget": doc.budget}}
     if doc.header_level == 1 and "freshness" in doc.meta:
         meta["freshness"] = doc.meta["freshness"]
     elif doc.header_level == 2 and doc.freshness:
@@ -422,34 +487,7 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
             meta["found"] = False
             if doc.meta.get("suggestions"):
                 meta["suggestions"] = doc.meta["suggestions"]
-    nodes = []
-    for section in doc.sections:
-        for item in doc.order(section):
-            nodes.append(json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown(),
-                                   item.passages, doc.date_of(item.cand)))
-    out: dict[str, Any] = {"meta": meta, "nodes": nodes}
-    if doc.header_level == 0:
-        out["sections"] = [
-            {"name": s.name, "ids": [i.cand.id for i in doc.order(s)]}
-            for s in doc.sections if s.items
-        ]
-    if doc.header_level < 2 or doc.also:
-        out["also_related"] = [json_summary(i.cand, doc.date_of(i.cand)) for i in sorted(doc.also, key=lambda i: i.cand.rank)]
-    if doc.header_level < 2 or doc.omitted:
-        out["omitted"] = [json_omitted(c) for c in doc.omitted]
-        out["omitted_count"] = doc.omitted_total
-    if doc.citations:
-        # Seed 002's research contract: numbered sources, whether anything was cut, the token total.
-        cites = extras.citations_for(i.cand for i in doc.ordered_shown())
-        by_id = {i.cand.id: i.cand for i in shown}
-        for node in nodes:
-            node["citation"] = extras.citation_number(cites, by_id[node["id"]])
-        out["citations"] = citation_map(cites, compact=doc.header_level >= 3)
-        out["truncated"] = any(i.variant != FULL for i in shown) or bool(doc.also) or doc.omitted_total > 0
-        out["total_tokens"] = used
-    if doc.summary and doc.header_level < 2:
-        out["summary"] = extras.closing_summary_json(doc.sections, len(doc.also), used, doc.budget)
-    return out
+    return meta
 
 
 def render_json(doc: Document, used: int) -> str:
@@ -473,9 +511,7 @@ def block_text(doc: Document, item: Item) -> str:
     if item.variant == SUMMARY:
         return markdown_summary_line(item.cand, doc.show_scores, doc.date_of(item.cand)) + "\n"
     layout = next((s.layout for s in doc.sections if s.name == item.cand.section), "list")
-    cite = None
-    if doc.citations:
-        cite = extras.citation_number(extras.citations_for(i.cand for i in doc.ordered_shown()), item.cand)
+    cite = extras.citation_number(doc.layout().cites, item.cand) if doc.citations else None
     return markdown_block(
         item.cand, item.variant, item.text, doc.show_scores, item.compact, layout, cite, doc.show_metadata,
         item.outline_shown(), doc.date_of(item.cand),
