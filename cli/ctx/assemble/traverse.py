@@ -157,64 +157,94 @@ def walk(
 
     ``rank_neighbours`` chooses which neighbours a node over the fan-out keeps (default: the
     heaviest edges, then by id)."""
-    reached: dict[str, Reached] = {
-        s: Reached(s, 0, 0.0, (), True) for s in seeds
-    }
-    result = Walk(reached, depth)
-    ranker = rank_neighbours if rank_neighbours is not None else NeighbourRanker(None, None)
-    wants_out = any(r.direction == "out" for r in lens.rules)
-    wants_in = any(r.direction == "in" for r in lens.rules)
-    info = result.info
-    # Reached nodes (and cheaper costs) the store's table of them has not seen yet: hubs need it.
-    pending: dict[str, float] = {s: 0.0 for s in seeds}
-    remembered = False
-    # A warm process ranks hubs' neighbours from lists it keeps (``warm.py``), not in the store.
-    kept_hubs = warm.hub_neighbours(graph)
-    frontier = sorted(seeds)
+    walker = _Walker(graph, lens, seeds, depth, rank_neighbours)
+    frontier: list[str] | None = sorted(seeds)
     for hop in range(1, depth + 1):
         if not frontier:
             break
         if limit is not None:
-            why = _stop_reason(limit, result, frontier, hop, lens)
-            if why is not None:
-                result.stopped = why
+            frontier = walker.trim(limit, frontier, hop)
+            if frontier is None:
                 break
-            if len(frontier) > limit.max_expand:
-                kept = _nearest(limit, result, frontier)
-                left = set(frontier) - set(kept)
-                result.unexpanded += len(left)
-                result.unexpanded_cost = min(result.unexpanded_cost, *(reached[u].cost for u in left))
-                frontier = kept
-        result.hops = hop
-        # neighbour candidates per expanded node: other id -> offer
-        offers: dict[str, dict[str, Offer]] = {u: {} for u in frontier}
+        walker.result.hops = hop
+        frontier = walker.step(frontier, hop)
+    walker.result.capped.sort(key=lambda c: c.node_id)
+    return walker.result
+
+
+class _Walker:
+    """One walk between hops: what it reached, and what the store's table of reached nodes (which
+    ranks a hub's neighbours in SQL) has not been told yet."""
+
+    def __init__(
+        self, graph: GraphReader, lens: Lens, seeds: list[str], depth: int, rank_neighbours: NeighbourRanker | None,
+    ) -> None:
+        self.graph, self.lens = graph, lens
+        self.result = Walk({s: Reached(s, 0, 0.0, (), True) for s in seeds}, depth)
+        self.ranker = rank_neighbours if rank_neighbours is not None else NeighbourRanker(None, None)
+        self.wants_out = any(r.direction == "out" for r in lens.rules)
+        self.wants_in = any(r.direction == "in" for r in lens.rules)
+        # Reached nodes (and cheaper costs) the store's table of them has not seen yet: hubs need it.
+        self.pending: dict[str, float] = {s: 0.0 for s in seeds}
+        self.remembered = False
+        # A warm process ranks hubs' neighbours from lists it keeps (``warm.py``), not in the store.
+        self.kept_hubs = warm.hub_neighbours(graph)
+
+    def trim(self, limit: WalkLimit, frontier: list[str], hop: int) -> list[str] | None:
+        """The frontier ``hop`` expands (the nearest ``max_expand``), or None when the walk stops."""
+        result = self.result
+        why = _stop_reason(limit, result, frontier, hop, self.lens)
+        if why is not None:
+            result.stopped = why
+            return None
+        if len(frontier) <= limit.max_expand:
+            return frontier
+        kept = _nearest(limit, result, frontier)
+        left = set(frontier) - set(kept)
+        result.unexpanded += len(left)
+        result.unexpanded_cost = min(result.unexpanded_cost, *(result.reached[u].cost for u in left))
+        return kept
+
+    def step(self, frontier: list[str], hop: int) -> list[str]:
+        """Take ``hop`` from every frontier node; the next frontier."""
+        degree = self.degrees(frontier)
+        hubs = {u for u in frontier if degree.get(u, 0) > HUB_FAN_OUTS * self.lens.fan_out}
+        offers = self.offers([u for u in frontier if u not in hubs], hop)
+        next_frontier: set[str] = set()
+        for u in frontier:
+            fresh = self.hub_fresh(u, hop, degree[u]) if u in hubs else self.fresh(u, offers[u])
+            self.reach(u, fresh, hop, next_frontier)
+        return sorted(next_frontier)
+
+    def degrees(self, frontier: list[str]) -> dict[str, int]:
+        """How many edges each frontier node has in the directions the lens walks."""
         degree: dict[str, int] = {}
-        for wanted, column in ((wants_out, "src"), (wants_in, "dst")):
+        for wanted, column in ((self.wants_out, "src"), (self.wants_in, "dst")):
             if wanted:
-                for node_id, n in graph.degrees(frontier, column).items():
+                for node_id, n in self.graph.degrees(frontier, column).items():
                     degree[node_id] = degree.get(node_id, 0) + n
-        hubs = {u for u in frontier if degree.get(u, 0) > HUB_FAN_OUTS * lens.fan_out}
-        ordinary = [u for u in frontier if u not in hubs]
-        frontier_set = set(ordinary)
+        return degree
+
+    def offers(self, ordinary: list[str], hop: int) -> dict[str, dict[str, Offer]]:
+        """Each (non-hub) frontier node's neighbours, by the cheapest edge the lens takes to each."""
+        lens, reached, info = self.lens, self.result.reached, self.result.info
+        offers: dict[str, dict[str, Offer]] = {u: {} for u in ordinary}
         scans = []
-        if wants_out:
-            scans.append(("out", graph.walk_edges(ordinary, "src")))
-        if wants_in:
-            scans.append(("in", graph.walk_edges(ordinary, "dst")))
+        if self.wants_out:
+            scans.append(("out", self.graph.walk_edges(ordinary, "src")))
+        if self.wants_in:
+            scans.append(("in", self.graph.walk_edges(ordinary, "dst")))
         # Which rule (if any) takes an edge depends only on its type, direction and the hop; a
         # hub's frontier brings 100,000s of edge rows of a handful of types.
         rule_of: dict[tuple[str, str], tuple[float, str, float] | None] = {}
         for direction, rows in scans:
             for src, dst, etype, ntype, tags, updated, title in rows:
                 u, v = (src, dst) if direction == "out" else (dst, src)
-                if u not in frontier_set or u == v:
+                if u not in offers or u == v:
                     continue
-                if (etype, direction) in rule_of:
-                    taken = rule_of[(etype, direction)]
-                else:
-                    rule = lens.rules_for(etype, direction, hop)
-                    taken = None if rule is None else (1.0 / rule.weight, walked_name(etype, direction), rule.weight)
-                    rule_of[(etype, direction)] = taken
+                if (etype, direction) not in rule_of:
+                    rule_of[(etype, direction)] = _taken(lens, etype, direction, hop)
+                taken = rule_of[(etype, direction)]
                 if taken is None:
                     continue
                 if v not in info:
@@ -228,45 +258,55 @@ def walk(
                 # The cheapest edge between two nodes wins; ties go to the alphabetically first name.
                 if prior is None or (step, name) < (prior[0], prior[1]):
                     offers[u][v] = (step, name, weight, etype, direction)
-        next_frontier: set[str] = set()
-        for u in frontier:
-            base = reached[u].cost
-            if u in hubs:
-                if kept_hubs is None:
-                    graph.remember_reached(pending.items(), reset=not remembered)
-                    remembered, pending = True, {}
-                fresh = _hub_fresh(graph, lens, ranker, hop, u, result, degree[u], kept_hubs)
-            else:
-                # Neighbours the walk already holds at least as cheaply do not count toward the fan-out.
-                fresh = {
-                    v: o for v, o in offers[u].items()
-                    if v not in reached or base + o[0] < reached[v].cost - 1e-12
-                }
-                if len(fresh) > lens.fan_out:
-                    order = ranker([(v, o[2]) for v, o in fresh.items()], info)
-                    keep = set(order[: lens.fan_out])
-                    result.capped.append(FanOutCap(u, lens.fan_out, len(fresh) - lens.fan_out))
-                    fresh = {v: o for v, o in fresh.items() if v in keep}
-            for v in sorted(fresh):
-                step, _name, _weight, etype, direction = fresh[v]
-                cost = base + step
-                path = reached[u].path + (Hop(etype, direction, u, v),)
-                current = reached.get(v)
-                if current is None:
-                    reached[v] = Reached(v, hop, cost, path, False)
-                    pending[v] = cost
-                    next_frontier.add(v)
-                elif not current.seed and cost < current.cost - 1e-12:
-                    pending[v] = cost
-                    # A cheaper route found later (more hops over heavier edges): the node's
-                    # distance is its cheapest route, so hops and path follow that route.
-                    current.cost = cost
-                    current.path = path
-                    current.hops = hop
-                    next_frontier.add(v)
-        frontier = sorted(next_frontier)
-    result.capped.sort(key=lambda c: c.node_id)
-    return result
+        return offers
+
+    def fresh(self, u: str, offered: dict[str, Offer]) -> dict[str, Offer]:
+        """The neighbours ``u`` offers that the walk does not hold as cheaply, cut to the fan-out."""
+        reached, fan_out = self.result.reached, self.lens.fan_out
+        base = reached[u].cost
+        # Neighbours the walk already holds at least as cheaply do not count toward the fan-out.
+        fresh = {v: o for v, o in offered.items() if v not in reached or base + o[0] < reached[v].cost - 1e-12}
+        if len(fresh) > fan_out:
+            order = self.ranker([(v, o[2]) for v, o in fresh.items()], self.result.info)
+            keep = set(order[:fan_out])
+            self.result.capped.append(FanOutCap(u, fan_out, len(fresh) - fan_out))
+            fresh = {v: o for v, o in fresh.items() if v in keep}
+        return fresh
+
+    def hub_fresh(self, u: str, hop: int, degree: int) -> dict[str, Offer]:
+        """A hub's fresh neighbours, ranked where its lists are (the store, or a warm process)."""
+        if self.kept_hubs is None:
+            self.graph.remember_reached(self.pending.items(), reset=not self.remembered)
+            self.remembered, self.pending = True, {}
+        return _hub_fresh(self.graph, self.lens, self.ranker, hop, u, self.result, degree, self.kept_hubs)
+
+    def reach(self, u: str, fresh: dict[str, Offer], hop: int, next_frontier: set[str]) -> None:
+        """Hold each fresh neighbour at its cost through ``u`` (a cheaper route replaces a dearer one)."""
+        reached = self.result.reached
+        base = reached[u].cost
+        for v in sorted(fresh):
+            step, _name, _weight, etype, direction = fresh[v]
+            cost = base + step
+            path = reached[u].path + (Hop(etype, direction, u, v),)
+            current = reached.get(v)
+            if current is None:
+                reached[v] = Reached(v, hop, cost, path, False)
+                self.pending[v] = cost
+                next_frontier.add(v)
+            elif not current.seed and cost < current.cost - 1e-12:
+                self.pending[v] = cost
+                # A cheaper route found later (more hops over heavier edges): the node's
+                # distance is its cheapest route, so hops and path follow that route.
+                current.cost = cost
+                current.path = path
+                current.hops = hop
+                next_frontier.add(v)
+
+
+def _taken(lens: Lens, etype: str, direction: str, hop: int) -> tuple[float, str, float] | None:
+    """(cost step, walked name, weight) of the rule that takes this edge at ``hop``, or None."""
+    rule = lens.rules_for(etype, direction, hop)
+    return None if rule is None else (1.0 / rule.weight, walked_name(etype, direction), rule.weight)
 
 
 def _offer(prior: Offer | None, etype: str, direction: str, weight: float) -> Offer:
