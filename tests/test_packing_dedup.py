@@ -21,7 +21,7 @@ from ctx.assemble.plan import plan_sections
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import find_duplicates, overlap
-from ctx.assemble.render import FULL, Document, Item, SectionOut
+from ctx.assemble.document import FULL, Document, Item, SectionOut
 from ctx.lenses import parse_lens
 
 
@@ -100,7 +100,7 @@ def test_interleaved_alternates_documents_and_score_is_strictly_by_score():
 
 
 def test_grouped_render_order_reads_each_document_in_sequence():
-    from ctx.assemble.render import order_items
+    from ctx.assemble.document import order_items
 
     items = [Item(c, FULL, c.body or "") for c in reversed(grouping_candidates())]
     assert [i.cand.id for i in order_items(items, "grouped")] == ["a1", "a2", "b1", "b2"]

@@ -29,7 +29,8 @@ from ctx.assemble.explain import record_decisions
 from ctx.assemble.fit import fit
 from ctx.assemble.packer import Packer
 from ctx.assemble.plan import plan
-from ctx.assemble.render import Document, render
+from ctx.assemble.document import Document
+from ctx.assemble.render import render
 from ctx.lenses import HEADER_LEVELS, Lens
 
 

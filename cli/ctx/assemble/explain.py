@@ -13,7 +13,8 @@ from typing import Any
 
 from ctx.assemble import outline_view
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.render import FULL, SUMMARY, Document, Item, clip
+from ctx.assemble.document import FULL, SUMMARY, Document, Item
+from ctx.assemble.render import clip
 
 
 def record_decisions(doc: Document, ranked: list[Candidate], placed: dict[str, Item], cost: Callable[[Item], int]) -> None:

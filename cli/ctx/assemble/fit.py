@@ -13,7 +13,8 @@ from functools import partial
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
 from ctx.assemble.plan import fill_summaries
-from ctx.assemble.render import FULL, SHORTENED, Item, omitted_text, render
+from ctx.assemble.document import FULL, SHORTENED, Item
+from ctx.assemble.render import omitted_text, render
 from ctx.assemble.sizing import shortened_item
 
 Undo = Callable[[], None]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
-from ctx.assemble.render import Document, Item, block_text
+from ctx.assemble.document import Document, Item
+from ctx.assemble.render import block_text
 from ctx.lenses import Lens
 
 

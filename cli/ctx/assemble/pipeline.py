@@ -40,7 +40,7 @@ from ctx.assemble.passage_view import passage_ranking, passage_searcher
 from ctx.assemble.pool import Pool, drop_hopeless, keep_best, walk_limit
 from ctx.assemble.prepare import prepare_text
 from ctx.assemble.relevance import fused_relevance
-from ctx.assemble.render import Document, SectionOut
+from ctx.assemble.document import Document, SectionOut
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,
@@ -140,7 +140,7 @@ def _common_date(build: Build) -> None:
     doc = build.doc
     if not doc.show_dates or doc.fmt == "json":
         return
-    from ctx.assemble.render import node_date
+    from ctx.assemble.document import node_date
 
     days = {node_date(c) for c in build.candidates if c.id in build.ready}
     if len(days) == 1 and len(build.ready) > 1:

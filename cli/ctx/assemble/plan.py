@@ -21,7 +21,7 @@ from ctx.assemble import focus
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
 from ctx.assemble.packing_order import packing_order, passage_units
-from ctx.assemble.render import FULL, SHORTENED, SUMMARY, Item
+from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
 from ctx.assemble.sizing import shortened_item, won_item
 from ctx.lenses import Lens
 from ctx.lenses.model import Section

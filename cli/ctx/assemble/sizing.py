@@ -11,7 +11,7 @@ from __future__ import annotations
 from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
-from ctx.assemble.render import FULL, SHORTENED, Item
+from ctx.assemble.document import FULL, SHORTENED, Item
 from ctx.assemble.truncate import shorten
 
 CUT_TRIES = 8  # re-aimed cuts of one text before the best that fitted is taken
