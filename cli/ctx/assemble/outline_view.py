@@ -61,6 +61,21 @@ def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget:
     twice the budget, the same prefix the packer loads bodies for): the rest can at most be a
     one-line summary, which shows neither outline nor breadcrumb.
     """
+    prefix = _worth_reading(ranked, budget)
+    ids = [c.id for c in prefix]
+    _give_breadcrumbs(graph, prefix, graph.with_outline_link(ids, formats, "dst"))  # blocks, rows
+    if max_nodes <= 0:
+        return 0
+    parents = graph.with_outline_link(ids, formats, "src")  # pages, blocks with sub-blocks
+    folded = _fold(prefix, _give_outlines(graph, prefix, parents, max_nodes))
+    if folded:
+        ranked.sort(key=lambda c: (c.rank, c.in_outline_of is not None))
+        for i, c in enumerate(ranked, 1):
+            c.rank = i
+    return folded
+
+
+def _worth_reading(ranked: list[Candidate], budget: int) -> list[Candidate]:
     prefix: list[Candidate] = []
     running = 0
     for c in ranked:
@@ -69,17 +84,23 @@ def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget:
         if c.seed or running < 2 * budget + 200:
             prefix.append(c)
             running += 0 if c.seed else min(c.store_tokens, budget)
-    ids = [c.id for c in prefix]
-    children = graph.with_outline_link(ids, formats, "dst")  # blocks, rows
+    return prefix
+
+
+def _give_breadcrumbs(graph: GraphReader, prefix: list[Candidate], children: set[str]) -> None:
+    """A block (a node some page or block holds) names where it sits, and its page is its document."""
     for c in prefix:
         if c.id in children:
             crumbs = graph.breadcrumb(c.id)
             if crumbs:
                 c.breadcrumb = tuple(_clip(k.title) for k in crumbs)
                 c.page = crumbs[0].id
-    if max_nodes <= 0:
-        return 0
-    parents = graph.with_outline_link(ids, formats, "src")  # pages, blocks with sub-blocks
+
+
+def _give_outlines(
+    graph: GraphReader, prefix: list[Candidate], parents: set[str], max_nodes: int,
+) -> dict[str, Candidate]:
+    """Each page's (and parent block's) outline; block id -> the best-ranked outline holding it."""
     folded_into: dict[str, Candidate] = {}
     for c in prefix:  # best first: a block folds into the best-ranked outline that holds it
         if c.id not in parents or (c.id in folded_into and not c.seed):
@@ -91,6 +112,11 @@ def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget:
         c.page = c.page or c.id  # a page and its blocks are one document
         for entry in outline.entries:
             folded_into.setdefault(entry.id, c)
+    return folded_into
+
+
+def _fold(prefix: list[Candidate], folded_into: dict[str, Candidate]) -> int:
+    """Take each (non-seed) block an outline holds out of the pool; how many."""
     folded = 0
     for c in prefix:
         holder = folded_into.get(c.id)
@@ -103,10 +129,6 @@ def prepare(graph: GraphReader, ranked: list[Candidate], max_nodes: int, budget:
         # found through one of its blocks is shown there, with that block in its outline.
         holder.rank = min(holder.rank, c.rank)
         folded += 1
-    if folded:
-        ranked.sort(key=lambda c: (c.rank, c.in_outline_of is not None))
-        for i, c in enumerate(ranked, 1):
-            c.rank = i
     return folded
 
 

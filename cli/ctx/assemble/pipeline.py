@@ -273,30 +273,49 @@ def collect(graph: GraphReader, build: Build) -> None:
     build.recent = add_recent(graph, lens, walked, reference)
     if search_relevance is not None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
-        fresh = [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k]
-        for node_id in fresh:
-            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
-            build.extras.add(node_id)
+        _add_extras(build, walked, [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k])
     added = build.extras | build.recent | set(sibling_offsets)
     build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))
     build.similarity, build.similarity_note = compute_similarity(graph, topic, sorted(walked.reached))
     if search_relevance is None and lens.semantic.top_k > 0:
-        for node_id, sim in semantic_extras(
+        similar = semantic_extras(
             graph, topic, seeds, set(walked.reached) | build.pool.beyond, lens.semantic.top_k,
             lens.semantic.min_similarity,
-        ):
-            if node_id in walked.reached:
-                continue
-            walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
-            build.extras.add(node_id)
-            if build.similarity is not None:
-                build.similarity[node_id] = sim  # found by similarity: it is what ranks them
+        )
+        _add_similar(build, walked, similar)
     # Whatever a collector proposes, a node the reader may not see never becomes a candidate.
     for node_id in graph.hidden_among(walked.reached):
         del walked.reached[node_id]
         build.extras.discard(node_id)
         build.recent.discard(node_id)
     candidates = enrich(graph, walked, lens, request.include_fields)
+    _mark(build, candidates, search_relevance, sibling_offsets)
+    annotate_neighbours(graph, candidates, lens.output.neighbours)
+    build.candidates = candidates
+
+
+def _add_extras(build: Build, walked: Walk, ids: list[str]) -> None:
+    """Nodes found by search or similarity join the walk at distance 0."""
+    for node_id in ids:
+        walked.reached[node_id] = Reached(node_id, 0, 0.0, (), False)
+        build.extras.add(node_id)
+
+
+def _add_similar(build: Build, walked: Walk, similar: list[tuple[str, float]]) -> None:
+    for node_id, sim in similar:
+        if node_id in walked.reached:
+            continue
+        _add_extras(build, walked, [node_id])
+        if build.similarity is not None:
+            build.similarity[node_id] = sim  # found by similarity: it is what ranks them
+
+
+def _mark(
+    build: Build, candidates: list[Candidate], search_relevance: dict[str, float] | None,
+    sibling_offsets: dict[str, int],
+) -> None:
+    """How each candidate came in: protected seed or not, search relevance, similar, recent, sibling."""
+    seeds, lens = build.seeds, build.lens
     relevance = {i: r.relevance_of(i) for r in build.resolved for i in r.ids}
     protected = set(seeds if lens.seeds.protect is None else seeds[: lens.seeds.protect])
     for c in candidates:
@@ -310,8 +329,6 @@ def collect(graph: GraphReader, build: Build) -> None:
         c.sibling_offset = sibling_offsets.get(c.id)
         if c.seed:
             c.relevance = relevance.get(c.id, 1.0)
-    annotate_neighbours(graph, candidates, lens.output.neighbours)
-    build.candidates = candidates
 
 
 # ---------------------------------------------------------------------------------------------

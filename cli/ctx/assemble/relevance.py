@@ -64,6 +64,26 @@ def feedback_query(graph: "GraphReader", topic: str, seeds: list[str], count: in
     return " ".join([query, *extra]) if extra else query
 
 
+def _has_vectors(topic: "TopicVector | None") -> bool:
+    return topic is not None and topic.vector is not None and topic.model is not None
+
+
+def _vector_ranking(
+    graph: "GraphReader", query: str, topic: "TopicVector", others: list[list[str]],
+) -> tuple[list[str], set[str]]:
+    """The nearest node vectors, and which nodes of the ``others`` rankings have no vector."""
+    # Only here: the vector ranking loads numpy, which a graph without vectors never needs.
+    from ctx.semantic.hybrid import fused_ranking
+
+    assert topic.model is not None
+    nearest = [h.id for h in fused_ranking(graph, query, topic, mode="vector")]
+    # A note edited or added since the last `ctx embed` is not among the nearest vectors: it
+    # counts as first there, so the other rankings alone place it (``semantic.fusion``).
+    listed = set(nearest)
+    unlisted = [i for r in others for i in r if i not in listed]
+    return nearest, graph.unvectored_nodes(topic.model, unlisted) if nearest else set()
+
+
 def fused_relevance(
     graph: "GraphReader",
     request: "BuildRequest",
@@ -80,31 +100,22 @@ def fused_relevance(
     """
     from ctx.semantic.fusion import reciprocal_rank_fusion
 
-    has_vectors = topic is not None and topic.vector is not None and topic.model is not None
-    if (ranking is None or not ranking.nodes) and not has_vectors:
+    has_passages = ranking is not None and bool(ranking.nodes)
+    if not has_passages and not _has_vectors(topic):
         return None
     rankings: list[list[str]] = []
-    if ranking is not None and ranking.nodes:
+    if ranking is not None and has_passages:
         rankings.append(ranking.node_order()[:POOL])
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(graph, text, seeds, lens.semantic.feedback)
     if ranking is None or lens.semantic.feedback > 0:
         rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or")])
     unseen: list[set[str] | None] = [None] * len(rankings)
-    if has_vectors:
-        # Only here: the vector ranking loads numpy, which a graph without vectors never needs.
-        from ctx.semantic.hybrid import fused_ranking
-
-        assert topic is not None and topic.model is not None
-        nearest = [h.id for h in fused_ranking(graph, query, topic, mode="vector")]
-        # A note edited or added since the last `ctx embed` is not among the nearest vectors: it
-        # counts as first there, so the other rankings alone place it (``semantic.fusion``).
-        listed = set(nearest)
-        others = [i for r in rankings for i in r if i not in listed]
-        unvectored = graph.unvectored_nodes(topic.model, others) if nearest else set()
+    if topic is not None and _has_vectors(topic):
+        nearest, unvectored = _vector_ranking(graph, query, topic, rankings)
         # The vector ranking goes between the passages' and full text's, as it always has: RRF
         # adds in list order, and the same floats keep builds byte-identical.
-        at = 1 if ranking is not None and ranking.nodes else 0
+        at = 1 if has_passages else 0
         rankings.insert(at, nearest)
         unseen.insert(at, unvectored)
     kept = [i for i, r in enumerate(rankings) if r]

@@ -81,14 +81,7 @@ def _resolve(
         return ResolvedTopic(topic, (names[0],), "title")
     ranking = passage_search(graph, text, retrieval) if passage_search is not None else None
     if ranking is not None:
-        # The best notes by their best passages: every content word counts (OR), stemmed.
-        order = ranking.node_order()
-        if not order:
-            return ResolvedTopic(topic, (), "none")
-        top = ranking.nodes[order[0]]
-        picked = [n for n in order if ranking.nodes[n] >= top * cutoff][:max_seeds]
-        how = "hybrid" if "vectors" in ranking.method else "search"
-        return ResolvedTopic(topic, tuple(picked), how, tuple(round(ranking.nodes[n] / top, 6) for n in picked))
+        return _by_passages(topic, ranking, max_seeds, cutoff)
     if retrieval != "fts":
         from ctx.semantic.seeds import search_seeds
 
@@ -96,6 +89,21 @@ def _resolve(
         if found is not None:
             ids, relevance = found
             return ResolvedTopic(topic, ids, retrieval if ids else "none", relevance)
+    return _by_full_text(graph, topic, text, max_seeds, cutoff)
+
+
+def _by_passages(topic: str, ranking: PassageRanking, max_seeds: int, cutoff: float) -> ResolvedTopic:
+    """The best notes by their best passages: every content word counts (OR), stemmed."""
+    order = ranking.node_order()
+    if not order:
+        return ResolvedTopic(topic, (), "none")
+    top = ranking.nodes[order[0]]
+    picked = [n for n in order if ranking.nodes[n] >= top * cutoff][:max_seeds]
+    how = "hybrid" if "vectors" in ranking.method else "search"
+    return ResolvedTopic(topic, tuple(picked), how, tuple(round(ranking.nodes[n] / top, 6) for n in picked))
+
+
+def _by_full_text(graph: GraphReader, topic: str, text: str, max_seeds: int, cutoff: float) -> ResolvedTopic:
     # Function words say nothing about which note is meant ("how does X work" is about X).
     hits = graph.search(content_words(text), limit=max_seeds * 3)
     if not hits:

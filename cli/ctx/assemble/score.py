@@ -161,26 +161,35 @@ def _edge_matches(name: str, patterns: tuple[str, ...]) -> bool:
 
 
 def matches(selector: Selector, c: Candidate) -> bool:
+    return _how_found_matches(selector, c) and _node_matches(selector, c) and _path_matches(selector, c)
+
+
+def _how_found_matches(selector: Selector, c: Candidate) -> bool:
+    """Seed, similar, recent, sibling: how the candidate came in."""
     if selector.seed is not None and selector.seed != c.seed:
         return False
     if selector.semantic is not None and selector.semantic != c.semantic:
         return False
     if selector.recent is not None and selector.recent != c.recent:
         return False
-    if selector.siblings is not None and (c.sibling_offset is None or c.sibling_offset > selector.siblings):
-        return False
+    return selector.siblings is None or (c.sibling_offset is not None and c.sibling_offset <= selector.siblings)
+
+
+def _node_matches(selector: Selector, c: Candidate) -> bool:
+    """Hops, type and tags: what the candidate is, and how far."""
     if selector.hops is not None and not (selector.hops[0] <= c.hops <= selector.hops[1]):
         return False
     if selector.types and c.type.lower() not in selector.types:
         return False
-    if selector.tags and not ({t.lower() for t in c.tags} & set(selector.tags)):
-        return False
+    return not selector.tags or bool({t.lower() for t in c.tags} & set(selector.tags))
+
+
+def _path_matches(selector: Selector, c: Candidate) -> bool:
+    """``via``: the first edge of its path; ``via_all``: every edge of it."""
     names = c.path_names
     if selector.via and (not names or not _edge_matches(names[0], selector.via)):
         return False
-    if selector.via_all and (not names or not all(_edge_matches(n, selector.via_all) for n in names)):
-        return False
-    return True
+    return not selector.via_all or (bool(names) and all(_edge_matches(n, selector.via_all) for n in names))
 
 
 def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> None:
