@@ -1,7 +1,7 @@
 """The team graph: PostgreSQL + pgvector against SQLite, on the same machine, load and sources.
 
     python bench/bench_team.py identical [--corpus logseq-docs,...] [--topics 40]
-    python bench/bench_team.py facts
+    python bench/bench_team.py facts [--embed]
     python bench/bench_team.py scale --notes 13000 --nodes 100000 [--runs 15] [--clients 8,32]
     python bench/bench_team.py replica --corpus obsidian-dwarves-brain
     python bench/bench_team.py hnsw --vectors 100000 [--dim 384] [--queries 200]
@@ -13,7 +13,8 @@ beside the load average, and CPU time (user+sys, this process and its children) 
 * ``identical``: each corpus imported into both engines; for every built-in lens, id topics and
   title topics (every n-th node), markdown and JSON builds compared byte for byte.
 * ``facts``: fact recall of bench/facts/questions.yaml (bench_facts.py's questions and scoring),
-  in-process, on both engines: the default lens and ``--lens question``, no embeddings.
+  in-process, on both engines: the default lens and ``--lens question``, no embeddings (with
+  ``--embed``: after ``ctx embed`` with the real model on SQLite, the same vectors copied in).
 * ``scale``: a generated vault of ``--notes`` markdown notes and a ``--nodes`` JSONL graph
   (bench/scale_graph.py): import time (CPU and wall) and peak RSS of the importing process on
   each engine, then build p50 at each ``--depths`` (1,2,3,5) for the typical node (cold: a new process per
@@ -163,6 +164,13 @@ def facts(args: argparse.Namespace, server: Server) -> None:
         for engine, target in (("sqlite", lite_path), ("postgres", pg_url)):
             with Graph.open(target, create=True) as graph:
                 graph.import_path(CORPORA / corpus)
+                if args.embed:
+                    # The real model on SQLite; the very same vectors copied into PostgreSQL (the
+                    # engines are compared, not two runs of the model).
+                    if engine == "sqlite":
+                        graph.embed()
+                    else:
+                        _copy_vectors(lite_path, graph)
                 for config, options in configs.items():
                     for q in (q for q in questions if q.corpus == corpus):
                         started = time.perf_counter()
@@ -174,7 +182,8 @@ def facts(args: argparse.Namespace, server: Server) -> None:
                         seconds.setdefault((engine, config), []).append(time.perf_counter() - started)
                         found = q.facts_in(normalise(text))
                         scores.setdefault((engine, config, corpus), []).append(len(found) / len(q.facts))
-    print(f"fact recall at --max-tokens {args.max_tokens}, {len(questions)} questions, no embeddings; {load()}")
+    print(f"fact recall at --max-tokens {args.max_tokens}, {len(questions)} questions,"
+          f" {'with embeddings (all-MiniLM-L6-v2)' if args.embed else 'no embeddings'}; {load()}")
     print(f"{'config':14} {'engine':9} " + " ".join(f"{c[:10]:>10}" for c in corpora) + f" {'all':>6} {'p50 s':>6}")
     for config in configs:
         for engine in ("sqlite", "postgres"):
@@ -182,6 +191,31 @@ def facts(args: argparse.Namespace, server: Server) -> None:
             every = [s for c in corpora for s in scores[(engine, config, c)]]
             print(f"{config:14} {engine:9} " + " ".join(f"{v:10.3f}" for v in per)
                   + f" {statistics.mean(every):6.3f} {statistics.median(seconds[(engine, config)]):6.3f}")
+
+
+def _copy_vectors(lite_path: Path, graph: object) -> None:
+    """Every node and passage vector of the SQLite graph at ``lite_path`` into ``graph`` (the same
+    sources imported: the same ids, content hashes and passage hashes), and its active model."""
+    from ctx import Graph
+
+    with Graph.open(lite_path, include_private=True) as lite:
+        reader = lite.store.reader(include_private=True)
+        model = reader.active_model()
+        assert model, "no vectors in the SQLite graph"
+        ids, matrix = reader.vector_matrix(model)
+        hashes = {n.id: n.content_hash for n in (reader.node(i) for i in ids) if n}
+        _, node_ids, pmatrix = reader.passage_vector_matrix(model)
+        by_passage = {p.id: p.hash for ps in reader.passages_of(sorted(set(node_ids))).values() for p in ps}
+        pids = reader.passage_vector_matrix(model)[0]
+        store = graph.store  # type: ignore[attr-defined]
+        with store.import_session() as session:
+            session.set_active_model(model)
+            session.write_vectors(model, [(i, hashes[i], matrix[n]) for n, i in enumerate(ids) if i in hashes])
+            seen: dict[str, object] = {}
+            for n, pid in enumerate(pids):
+                seen.setdefault(by_passage[pid], pmatrix[n])
+            session.write_passage_vectors(model, list(seen.items()))  # type: ignore[arg-type]
+            session.index_vectors(model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,6 +517,7 @@ def main() -> int:
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--depths", default="1,2,3,5", help="scale: depths of the typical node's builds")
     parser.add_argument("--seconds", type=float, default=20.0, help="scale: length of each concurrent run")
+    parser.add_argument("--embed", action="store_true", help="facts: with embeddings (the real model)")
     parser.add_argument("--vectors", type=int, default=100000, help="hnsw: vectors (and nodes)")
     parser.add_argument("--dim", type=int, default=384, help="hnsw: dimensions")
     parser.add_argument("--queries", type=int, default=200, help="hnsw: queries")

@@ -433,3 +433,30 @@ def test_hnsw_answers_nearest_nodes_once_a_model_has_enough_vectors(both, monkey
     conn.execute("RESET enable_sort")
     monkeypatch.setenv("CTX_EXACT_VECTORS", "1")
     assert reader.node_vector_search("fake-16") is None
+
+
+def test_rows_written_before_migration_12_are_cut_again_by_the_next_write(both, tmp_path):
+    """A graph from before FTS5's tokens were stored (migration 12 leaves their columns empty and
+    every node to be split again): the next import indexes every node and passage again, and
+    full-text search is SQLite's once more."""
+    lite, pg = both
+    conn = pg.store.connection
+    conn.execute("UPDATE nodes SET fts = NULL, fts_tf = NULL, fts_length = 0, split = 0")
+    conn.execute("UPDATE passages SET stemmed = NULL, exact = NULL, stemmed_tf = NULL, exact_tf = NULL, fts_length = 0")
+    conn.execute("DELETE FROM meta WHERE key IN ('fulltext', 'fulltext_private')")
+    assert not pg.store.reader().search("launch plan")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "Note.md").write_text("A note written after the upgrade, about the launch.\n")
+    for graph in both:
+        graph.import_path(extra)
+    assert conn.execute("SELECT count(*) FROM nodes WHERE fts_tf IS NULL").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM passages WHERE exact_tf IS NULL").fetchone()[0] == 0
+    for text in ("launch plan", "Beta's launch", "upgrade"):
+        a = [(h.id, round(h.score, 9)) for h in lite.store.reader().search(text, limit=10)]
+        b = [(h.id, round(h.score, 9)) for h in pg.store.reader().search(text, limit=10)]
+        assert a == b and a, text
+        # Passages split again get new ids (as a changed splitter gives them on SQLite).
+        terms = text.lower().split()
+        assert [(h.node_id, round(h.score, 9)) for h in lite.store.reader().search_passages(terms, limit=10)] == [
+            (h.node_id, round(h.score, 9)) for h in pg.store.reader().search_passages(terms, limit=10)]
