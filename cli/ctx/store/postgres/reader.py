@@ -67,6 +67,8 @@ def _node(row: tuple[Any, ...]) -> Node:
 
 # (connection, model, visibility) -> (state, ids, matrix) of the last vector_matrix read.
 _MATRICES: dict[tuple[int, str, bool], tuple[Any, list[str], np.ndarray]] = {}
+# The same for passage vectors: (state, passage ids, node ids, matrix).
+_PASSAGE_MATRICES: dict[tuple[int, str, bool], tuple[Any, list[int], list[str], np.ndarray]] = {}
 
 
 class PostgresReader:
@@ -704,6 +706,24 @@ class PostgresReader:
         return hnsw.search_for(self.conn, model)
 
     def passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
+        """Kept between calls on this connection while the graph's version (passages change only
+        with an import) and the model's passage vectors (their count and hashes: embedding adds,
+        an import's prune removes) are unchanged: re-reading every passage vector cost a warm build on the
+        dwarves vault ~1 s."""
+        state = self._one(
+            "SELECT current_database(), current_schema(), (SELECT value FROM meta WHERE key = 'graph_version'),"
+            " count(*), COALESCE(sum(hashtext(hash)), 0) FROM passage_vectors WHERE model = %s",
+            (model,),
+        )
+        key = (id(self.conn), model, self.include_private)
+        cached = _PASSAGE_MATRICES.get(key)
+        if cached is not None and cached[0] == state:
+            return cached[1], cached[2], cached[3]
+        found = self._passage_vector_matrix(model)
+        _PASSAGE_MATRICES[key] = (state, *found)
+        return found
+
+    def _passage_vector_matrix(self, model: str) -> tuple[list[int], list[str], np.ndarray]:
         rows = self._rows(
             "SELECT p.id, p.node_id, v.vector FROM passages p"
             " JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash ORDER BY p.id",
