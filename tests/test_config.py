@@ -84,7 +84,7 @@ def test_the_graph_path_order(homes, run_cli, demo_db, tmp_path):
     ("text", "message"),
     [
         ("build:\n  lenz: x\n", "build.lenz: unknown key (expected lens, max_tokens, encoding)"),
-        ("colour: red\n", "colour: unknown key (expected graph, build, sync, import, privacy)"),
+        ("colour: red\n", "colour: unknown key (expected graph, build, sync, contexts, import, privacy)"),
         ("build:\n  max_tokens: lots\n", "build.max_tokens: must be a whole number"),
         ("sync:\n  before_build: 3\n", "sync.before_build: must be true or false"),
         ("build: planning\n", "build: must be a mapping"),

@@ -142,7 +142,7 @@ def test_lists_the_four_tools_with_cli_named_arguments(graph: Path, env: dict[st
         seen.update({tool.name: tool for tool in listing.tools})
 
     with_server(graph, env, tmp_path, scenario)
-    assert set(seen) == {"context", "search", "show", "lenses"}
+    assert set(seen) == {"context", "search", "show", "lenses", "context_map", "expand"}
     context_args = set(seen["context"].input_schema["properties"])
     assert {"topic", "lens", "depth", "max_tokens", "format", "include_fields", "encoding"} <= context_args
     assert seen["context"].input_schema["required"] == ["topic"]

@@ -49,13 +49,13 @@ def test_the_sdk_client_works_in_both_protocol_eras(demo_db: Path) -> None:
     cli = subprocess.run([CTX or "ctx", "build", "Project Apollo", "-t", "400", "--db", str(demo_db)],
                          capture_output=True, timeout=120)
     for seen in (legacy, modern):
-        assert seen["tools"] == ["context", "search", "show", "lenses"]
+        assert seen["tools"] == ["context", "search", "show", "lenses", "context_map", "expand"]
         assert not seen["context"].is_error
         assert seen["context"].content[0].text.encode() == cli.stdout
         assert seen["capped"].meta["ctx/warnings"] and len(seen["capped"].content) == 2
         assert seen["unknown"].is_error
         assert seen["unknown"].content[0].text == (
-            "ctx: error: unknown tool 'no_such_tool' (tools: context, search, show, lenses)"
+            "ctx: error: unknown tool 'no_such_tool' (tools: context, search, show, lenses, context_map, expand)"
         )
 
 

@@ -52,11 +52,13 @@ def test_each_schema_is_the_one_pydantic_gives_the_same_signature(spec: ToolSpec
     assert input_schema(spec) == pydantic_schema(spec)
 
 
-def test_the_listing_has_the_four_tools_read_only(tmp_path) -> None:
+def test_the_listing_has_the_six_tools_read_only(tmp_path) -> None:
     listing = CtxApplication(CtxTools(tmp_path / "absent.db")).tool_list()
-    assert [tool["name"] for tool in listing] == ["context", "search", "show", "lenses"]
+    assert [tool["name"] for tool in listing] == ["context", "search", "show", "lenses", "context_map", "expand"]
     for tool in listing:
-        assert tool["annotations"] == {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+        # The session tools change the session's account: a repeated call is not the same call.
+        idempotent = tool["name"] not in ("context_map", "expand")
+        assert tool["annotations"] == {"readOnlyHint": True, "idempotentHint": idempotent, "openWorldHint": False}
         assert tool["inputSchema"]["type"] == "object"
 
 

@@ -99,4 +99,12 @@ def test_a_graph_from_schema_7_reads_searches_and_builds_as_a_new_one(tmp_path):
     for topic in ("how does offline sync resolve conflicts?", "Project Apollo", "encrypted graphs"):
         for fmt in ("markdown", "json"):
             request = BuildRequest(topics=(topic,), max_tokens=1500, format=fmt)
-            assert build_context(migrated, request).text == build_context(reference, request).text
+            # The same text, but for the context id: it names the graph's state (its version
+            # counter differs between the two files), and every id costs the same tokens.
+            assert same_but_id(build_context(migrated, request).text) == same_but_id(build_context(reference, request).text)
+
+
+def same_but_id(text: str) -> str:
+    import re
+
+    return re.sub(r"c-[0-9]{12}", "c-<id>", text)

@@ -185,3 +185,28 @@ def test_a_hubs_ranked_neighbours_are_what_best_neighbours_filters(face_store: p
     total, best = public.best_neighbours(hub, 0.0, weights, ranker, 3)
     fresh = [row for row, _ in ranked if row[0] != leaf0]
     assert total == len(fresh) == 6 and best == fresh[:3]
+
+
+def test_build_manifests_are_kept_bounded_and_by_visibility(face_store: protocols.GraphStore) -> None:
+    """``ctx build --since`` keeps manifests through the reader: the newest per key, the last
+    ``keep`` of a key and ``keep_total`` in all, never one recorded by a reader who sees private
+    notes shown to one who does not."""
+    store = face_store
+    public, private = store.reader(), store.reader(include_private=True)
+    for n in range(3):
+        assert public.remember_context(f"c-00000000a{n}", "key-a", 1, f'{{"n": {n}}}', keep=2, keep_total=4)
+    assert public.recorded_context(None, "key-a") == ("c-00000000a2", '{"n": 2}')
+    assert public.recorded_context("c-00000000a1", "key-a") == ("c-00000000a1", '{"n": 1}')
+    assert public.recorded_context("c-00000000a0", "key-a") is None  # the third of key-a pushed it out
+    assert private.remember_context("c-00000000b0", "key-a", 1, '{"private": true}', keep=2, keep_total=4)
+    assert public.recorded_context(None, "key-a") == ("c-00000000a2", '{"n": 2}')
+    assert public.recorded_context("c-00000000b0", "key-a") is None
+    assert private.recorded_context(None, "key-a") == ("c-00000000b0", '{"private": true}')
+    for n in range(3):
+        assert public.remember_context(f"c-00000000c{n}", f"key-c{n}", 1, "{}", keep=2, keep_total=4)
+    # Four in all: the oldest two (a1, a2) went, the newest four stayed.
+    assert public.recorded_context("c-00000000a1", "key-a") is None
+    assert public.recorded_context(None, "key-a") is None
+    assert private.recorded_context("c-00000000b0", "key-a") is not None
+    assert not public.remember_context("c-00000000d0", "key-d", 1, "{}", keep=0, keep_total=4)
+    assert public.recorded_context(None, "key-d") is None

@@ -162,12 +162,18 @@ SETTINGS: dict[str, dict[str, tuple[type, str]]] = {
         "before_build": (bool, "re-import changed sources before ctx build and MCP calls"),
         "interval": (float, "seconds between two such checks"),
     },
+    "contexts": {
+        "keep": (int, "build manifests kept per topic, lens, depth, budget and encoding (for --since)"),
+        "keep_total": (int, "build manifests kept in all"),
+    },
     "import": {
         "max_note_chars": (int, "a note's text is cut to this many characters at import"),
         "max_title_chars": (int, "a title is cut to this many characters at import"),
     },
 }
 DEFAULT_SYNC_INTERVAL = 5.0
+DEFAULT_CONTEXTS_KEEP = 8
+DEFAULT_CONTEXTS_KEEP_TOTAL = 500
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,8 @@ class Settings:
     sync_interval: float = DEFAULT_SYNC_INTERVAL
     max_note_chars: int | None = None
     max_title_chars: int | None = None
+    contexts_keep: int = DEFAULT_CONTEXTS_KEEP
+    contexts_keep_total: int = DEFAULT_CONTEXTS_KEEP_TOTAL
 
 
 def config_files() -> list[Path]:
@@ -279,6 +287,8 @@ def _load_settings(files: tuple[tuple[Path, tuple[int, int] | None], ...]) -> Se
         sync_interval=merged.get("sync.interval", DEFAULT_SYNC_INTERVAL),
         max_note_chars=merged.get("import.max_note_chars"),
         max_title_chars=merged.get("import.max_title_chars"),
+        contexts_keep=merged.get("contexts.keep", DEFAULT_CONTEXTS_KEEP),
+        contexts_keep_total=merged.get("contexts.keep_total", DEFAULT_CONTEXTS_KEEP_TOTAL),
     )
 
 

@@ -623,6 +623,32 @@ def tool_specs() -> tuple[ToolSpec, ...]:
         ToolSpec("lenses", "List or show lenses", LENSES_DESCRIPTION.format(builtins=", ".join(builtin_lens_names())), (
             Param("name", str, "A lens to show in full; omit to list all lenses.", default=None),
         ), lambda tools, args: tools.lenses(args.get("name"))),
+        *session_tool_specs(),
+    )
+
+
+def session_tool_specs() -> tuple[ToolSpec, ...]:
+    """`context_map` and `expand`, under one session budget (``ctx.mcp_session``)."""
+    from ctx import mcp_session
+    from ctx.assemble.session import ExpandRequest, MapRequest
+
+    def runner(request_type: type, answer: Any) -> Any:
+        def run(tools: CtxTools, arguments: dict[str, Any]) -> ToolReply:
+            def work(values: dict[str, Any]) -> ToolReply:
+                text, warnings = answer(tools, values)
+                return ToolReply(text, warnings=warnings)
+
+            return tools._guarded(work, request_values(request_type, arguments))
+
+        return run
+
+    # Not idempotent: each call is charged to the session, and a passage goes out once.
+    charged = (("readOnlyHint", True), ("idempotentHint", False), ("openWorldHint", False))
+    return (
+        ToolSpec("context_map", "Map a topic's candidates (session budget)", mcp_session.MAP_DESCRIPTION,
+                 request_params(MapRequest), runner(MapRequest, mcp_session.context_map), annotations=charged),
+        ToolSpec("expand", "Expand ids to text (session budget)", mcp_session.EXPAND_DESCRIPTION,
+                 request_params(ExpandRequest), runner(ExpandRequest, mcp_session.expand), annotations=charged),
     )
 
 

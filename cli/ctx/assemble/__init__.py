@@ -94,6 +94,15 @@ class BuildRequest:
         mcp_help="Also return, as a second text block, the table of every candidate with its score parts"
         " and why it was kept, shortened or dropped.",
     )
+    since: str | None = option(
+        None, kind=str, flags=("--since",),
+        help="Only what changed since an earlier context: 'last' (the newest built with the same topics,"
+        " lens, depth, budget and encoding) or a context id from a header (c-...).",
+        mcp_help='Only what changed since an earlier context: "last" (the newest with the same topic, lens,'
+        ' depth, budget and encoding) or the context id an earlier answer\'s header gave ("c-..."): new and'
+        " changed nodes (changed ones as their changed passages), the ones that dropped out, or one line"
+        " saying nothing changed.",
+    )
     # Why this lens, when the caller named one (the CLI: "--lens NAME" or the config file's
     # build.lens); reported as meta.lens_choice.why beside the choice ``auto`` makes. Not an
     # option: the CLI sets it from how the lens was chosen.
@@ -120,6 +129,11 @@ def validate_request(request: BuildRequest) -> None:
         raise UsageError(f"--format must be markdown or json, not {request.format!r}")
     if request.depth is not None and request.depth < 0:
         raise UsageError(f"--depth must be 0 or more, not {request.depth}")
+    if request.since is not None:
+        from ctx.assemble.manifest import LAST, is_context_id
+
+        if request.since != LAST and not is_context_id(request.since):
+            raise UsageError(f"--since must be 'last' or a context id like c-012345678901, not {request.since[:40]!r}")
 
 
 def build_defaults(

@@ -88,6 +88,7 @@ class Document:
     empty_notes: dict[str, str] = field(default_factory=dict)
     freshness: str = ""  # the one line a stale graph's answers carry ("" when fresh)
     freshness_short: str = ""  # the same in a few words, for the minimal header
+    context_id: str = ""  # the context's id (``manifest.py``): what ``--since`` names it by
     # Every shown node carries its date (lens output.dates); a question about time reads its
     # rank-ordered sections oldest first (``chronological``).
     show_dates: bool = True

@@ -110,10 +110,16 @@ def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
     from ctx.assemble import warm
 
     build = start(graph, request)
+    before = earlier_context(graph, build) if request.since else None
+    if before is not None and before.get("id") == build.doc.context_id and not before.get("partial"):
+        # The same inputs at the same graph version give the same context: nothing to build.
+        return unchanged(build, before)
     # A warm process (the MCP server) keeps the pool of a request it built before, under the
     # graph's state: the walk and the ranking are then copied, not made again (``warm.py``).
     key = warm.pool_key(graph, build)
-    if key is not None and (kept := warm.answer(key, build)) is not None:
+    # A diff depends on the manifests recorded since, which the graph's state does not cover:
+    # it is never answered from (nor kept as) a warm answer; its pool may be.
+    if key is not None and not request.since and (kept := warm.answer(key, build)) is not None:
         return kept  # the same request under the same graph state: the same answer
     if key is None or not warm.restore(key, build):
         warnings_before, meta_before = len(build.warnings), set(build.meta)
@@ -130,9 +136,67 @@ def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
     )
     _common_date(build)
     result = pack_and_report(build)
-    if key is not None:
+    if key is not None and not request.since:
         warm.remember_answer(graph, key, build, result)
+    from ctx.assemble import manifest
+
+    now = manifest.manifest_of(graph, build, build.doc)
+    if before is not None:
+        # What the reader has seen after this diff is recorded, not the whole context: a diff cut
+        # for room leaves what it could not show to the next one.
+        result, now = diff_result(graph, build, result, now, before)
+    if not manifest.record(graph, now) and request.since:
+        result.warnings.append(
+            f"context {now['id']} not recorded (the graph is busy or read-only): a later --since cannot name it"
+        )
     return result
+
+
+def earlier_context(graph: GraphReader, build: Build) -> dict[str, Any] | None:
+    """The manifest ``--since`` names; None (with a notice) when ``last`` finds none."""
+    from ctx.assemble import manifest
+    from ctx.errors import UsageError
+
+    since = build.request.since or ""
+    found = manifest.recorded(graph, since, manifest.key_of(build))
+    if found is None:
+        if since != manifest.LAST:
+            raise UsageError(
+                f"--since {since}: no such context recorded in this graph (the last"
+                " contexts.keep per topic, lens, depth, budget and encoding are kept)"
+            )
+        build.warnings.append("--since last: no earlier context with these arguments; the whole context follows")
+    return found
+
+
+def unchanged(build: Build, before: dict[str, Any]) -> BuildResult:
+    from ctx.assemble import since
+
+    diff = since.Diff(build.doc.context_id, before.get("graph_version"), build.doc.context_id,
+                      int(before.get("graph_version") or 0), kept=len(before.get("nodes") or []))
+    build.doc.found = True
+    text, used = since.fit(build.doc, diff, build.counter)
+    build.meta["tokens"] = {"used": used, "budget": build.request.max_tokens}
+    build.meta["diff"] = since.json_section(diff)
+    build.meta["lens"] = build.lens.name
+    return BuildResult(text, True, build.warnings, [], build.meta)
+
+
+def diff_result(
+    graph: GraphReader, build: Build, result: BuildResult, now: dict[str, Any], before: dict[str, Any],
+) -> tuple[BuildResult, dict[str, Any]]:
+    """``result`` (the whole context, packed) as what changed since ``before``, and the manifest
+    of what the reader has seen once it reads it (``now`` unless the diff was cut for room)."""
+    from ctx.assemble import since
+
+    diff = since.compare(graph, build.doc, build.candidates, now, before)
+    whole = since.Shown.of(diff)
+    text, used = since.fit(build.doc, diff, build.counter)
+    result.meta["context_tokens"] = result.meta["tokens"]["used"]
+    result.meta["tokens"] = {"used": used, "budget": build.request.max_tokens}
+    result.meta["diff"] = since.json_section(diff)
+    seen = since.seen_manifest(now, before, diff, whole)
+    return BuildResult(text, True, result.warnings, result.candidates, result.meta), seen
 
 
 def _common_date(build: Build) -> None:
@@ -196,6 +260,9 @@ def start(graph: GraphReader, request: BuildRequest) -> Build:
         if doc.freshness:
             build.warnings.append(doc.freshness)
     build.meta["lens_choice"] = lens_choice
+    from ctx.assemble.manifest import context_id
+
+    build.meta["context"] = doc.context_id = context_id(graph, build)
     return build
 
 

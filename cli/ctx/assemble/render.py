@@ -124,8 +124,9 @@ def markdown_header(doc: Document, used: int) -> str:
     lines = [f"# Context: {clip(doc.label, 120 if doc.header_level == 0 else 60)}"]
     if day:
         lines.append(f"every note dated {doc.common_date}")
+    ident = f" · context: {doc.context_id}" if doc.context_id else ""
     if doc.header_level == 1:
-        lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}")
+        lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget}{ident}")
         if doc.freshness:
             lines.append(doc.freshness)
         return "\n".join(lines)
@@ -133,7 +134,7 @@ def markdown_header(doc: Document, used: int) -> str:
     n_full = sum(1 for i in shown if i.variant == FULL)
     n_short = sum(1 for i in shown if i.variant == SHORTENED)
     counts = f"nodes: {n_full} full, {n_short} shortened, {len(doc.also)} summarized, {doc.omitted_total} omitted"
-    lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget} · {counts}")
+    lines.append(f"lens: {doc.lens} · tokens: {used}/{doc.budget} · {counts}{ident}")
     if doc.freshness:
         lines.append(doc.freshness)
     lines.extend(doc.notes)
@@ -301,6 +302,8 @@ def json_meta(doc: Document, used: int) -> dict[str, Any]:
         }
         meta["summary_only"] = doc.summary_only
         meta.update(doc.meta)
+    if doc.header_level == 1 and doc.context_id:
+        meta["context"] = doc.context_id
     if doc.header_level == 1 and "freshness" in doc.meta:
         meta["freshness"] = doc.meta["freshness"]
     elif doc.header_level == 2 and doc.freshness:

@@ -472,6 +472,21 @@ def _m011_recompute_privacy(conn: sqlite3.Connection) -> None:
         counts.recount(conn)
 
 
+# Build manifests (``ctx.store.contexts``): what recent contexts showed, for ``ctx build --since``.
+_M014_CONTEXTS = """
+CREATE TABLE IF NOT EXISTS contexts (
+    id TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    private INTEGER NOT NULL DEFAULT 0,
+    graph_version INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    manifest TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS contexts_by_key ON contexts (key, private, seq);
+CREATE INDEX IF NOT EXISTS contexts_by_seq ON contexts (seq);
+"""
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -488,11 +503,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "-- 12: nothing to do on SQLite\n",
     # 13 speeds up the PostgreSQL engine's phrase frequencies: nothing here either.
     "-- 13: nothing to do on SQLite\n",
+    _M014_CONTEXTS,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

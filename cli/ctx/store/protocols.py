@@ -494,6 +494,20 @@ class GraphReader(Protocol):
         """A graph setting (``meta`` key/value), or None."""
         ...
 
+    def remember_context(
+        self, context_id: str, key: str, graph_version: int, manifest: str, *, keep: int, keep_total: int,
+    ) -> bool:
+        """Keep a build's manifest (JSON text) as the newest of ``key`` for readers of this one's
+        visibility, then only the newest ``keep`` of that key and ``keep_total`` in all. Best
+        effort like ``remember_setting``: never waits for a lock; False when nothing was kept
+        (a busy or read-only graph, a role that may not write)."""
+        ...
+
+    def recorded_context(self, context_id: str | None, key: str) -> tuple[str, str] | None:
+        """(id, manifest) of the recorded context ``context_id``, or of the newest one of ``key``
+        when it is None; only contexts recorded by a reader of this one's visibility."""
+        ...
+
     def stats(self) -> dict[str, Any]:
         """The counts ``ctx stats`` prints (``ctx.store.reads.stats``): nodes, nodes_by_type,
         edges (by type, as this reader may see them), edges_total, private_edges,

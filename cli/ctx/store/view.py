@@ -726,6 +726,24 @@ class GraphView:
         with self._quietly():
             set_meta_nowait(self.conn, key, value)
 
+    def remember_context(
+        self, context_id: str, key: str, graph_version: int, manifest: str, *, keep: int, keep_total: int,
+    ) -> bool:
+        from ctx.store import contexts
+
+        # Quiet, as a remembered setting: a manifest changes nothing a build reads from the graph
+        # (a warm process's kept pools stay good).
+        with self._quietly():
+            return contexts.record(
+                self.conn, context_id, key, self.include_private, graph_version, manifest, keep=keep,
+                keep_total=keep_total,
+            )
+
+    def recorded_context(self, context_id: str | None, key: str) -> tuple[str, str] | None:
+        from ctx.store import contexts
+
+        return contexts.recorded(self.conn, context_id, key, self.include_private)
+
     def setting(self, key: str) -> str | None:
         from ctx.store.db import get_meta
 

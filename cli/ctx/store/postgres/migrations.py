@@ -298,6 +298,23 @@ CREATE OR REPLACE FUNCTION ctx_phrase_frequency(v tsvector, words text[], last_p
 $$;
 """
 
+# SQLite's 14 keeps build manifests for ``ctx build --since``; the same table here. A manifest a
+# reader who sees private notes recorded names private nodes: only such roles see it.
+_M014_CONTEXTS = """
+CREATE TABLE contexts (
+    id text PRIMARY KEY,
+    key text NOT NULL,
+    private boolean NOT NULL DEFAULT false,
+    graph_version bigint NOT NULL,
+    seq bigint NOT NULL,
+    manifest text NOT NULL
+);
+CREATE INDEX contexts_by_key ON contexts (key, private, seq);
+CREATE INDEX contexts_by_seq ON contexts (seq);
+ALTER TABLE contexts ENABLE ROW LEVEL SECURITY;
+CREATE POLICY contexts_visible ON contexts FOR SELECT USING (NOT private OR ctx_sees_private());
+"""
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
@@ -305,4 +322,5 @@ MIGRATIONS: list[str] = [
     _M011_RECOMPUTE_PRIVACY,
     _M012_BM25,
     _M013_PHRASE_FREQUENCY,
+    _M014_CONTEXTS,
 ]

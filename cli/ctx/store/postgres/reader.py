@@ -808,6 +808,56 @@ class PostgresReader:
         except psycopg.Error:
             pass
 
+    def remember_context(
+        self, context_id: str, key: str, graph_version: int, manifest: str, *, keep: int, keep_total: int,
+    ) -> bool:
+        """Best effort, as ``remember_setting``: a reader role (SELECT only) keeps nothing."""
+        import psycopg
+
+        if keep < 1 or keep_total < 1:
+            return False
+        private = self.include_private
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SET LOCAL lock_timeout = 1")
+                self.conn.execute("LOCK TABLE contexts IN SHARE ROW EXCLUSIVE MODE")
+                self.conn.execute(
+                    "INSERT INTO contexts (id, key, private, graph_version, seq, manifest)"
+                    " VALUES (%s, %s, %s, %s, (SELECT coalesce(max(seq), 0) + 1 FROM contexts), %s)"
+                    " ON CONFLICT (id) DO UPDATE SET key = excluded.key, private = excluded.private,"
+                    " graph_version = excluded.graph_version, seq = excluded.seq, manifest = excluded.manifest",
+                    (context_id, key, private, graph_version, manifest),
+                )
+                self.conn.execute(
+                    "DELETE FROM contexts WHERE key = %s AND private = %s AND id NOT IN"
+                    " (SELECT id FROM contexts WHERE key = %s AND private = %s ORDER BY seq DESC LIMIT %s)",
+                    (key, private, key, private, keep),
+                )
+                self.conn.execute(
+                    "DELETE FROM contexts WHERE id NOT IN (SELECT id FROM contexts ORDER BY seq DESC LIMIT %s)",
+                    (keep_total,),
+                )
+        except psycopg.Error:
+            return False
+        return True
+
+    def recorded_context(self, context_id: str | None, key: str) -> tuple[str, str] | None:
+        import psycopg
+
+        try:
+            if context_id is None:
+                row = self._one(
+                    "SELECT id, manifest FROM contexts WHERE key = %s AND private = %s ORDER BY seq DESC LIMIT 1",
+                    (key, self.include_private),
+                )
+            else:
+                row = self._one(
+                    "SELECT id, manifest FROM contexts WHERE id = %s AND private = %s", (context_id, self.include_private)
+                )
+        except psycopg.Error:  # a graph from before migration 14, read by a role that cannot migrate
+            return None
+        return (str(row[0]), str(row[1])) if row else None
+
     def setting(self, key: str) -> str | None:
         row = self._one("SELECT value FROM meta WHERE key = %s", (key,))
         return None if row is None else row[0]

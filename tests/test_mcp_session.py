@@ -1,0 +1,149 @@
+"""The MCP session budget: `context_map` then `expand`, under one budget per connection, through
+the MCP SDK's own stdio client against `ctx mcp` (as an agent runs it). Every answer is charged
+at its exact token count, states the account, never exceeds what is left, and no passage is sent
+twice in a session; a new connection is a new session; the same calls give the same bytes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctx.tokens import count_tokens
+
+anyio = pytest.importorskip("anyio")
+pytest.importorskip("mcp", reason="the MCP SDK is the mcp extra")
+
+CTX = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
+ACCOUNT = re.compile(r"^session: (\d+)/(\d+) tokens used, (\d+) left$")
+APOLLO = "Projects/Project Apollo"
+
+
+def _sessions(db: Path, tmp_path: Path, *sessions: list[tuple[str, dict[str, Any]]]) -> list[list[Any]]:
+    """Each list of calls on a connection of its own, one after the other."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "CTX_HOME": str(tmp_path / "ctx")}
+    params = StdioServerParameters(command=CTX or "ctx", args=["mcp", "--db", str(db)], env=env)
+    out: list[list[Any]] = []
+
+    async def main() -> None:
+        for calls in sessions:
+            results = []
+            async with Client(params, read_timeout_seconds=120) as client:
+                for name, arguments in calls:
+                    results.append(await client.call_tool(name, arguments))
+            out.append(results)
+
+    anyio.run(main)
+    return out
+
+
+def _account(text: str) -> tuple[int, int, int]:
+    found = ACCOUNT.match(text.rstrip("\n").splitlines()[-1])
+    assert found, text[-300:]
+    used, budget, left = (int(g) for g in found.groups())
+    assert used + left == budget
+    return used, budget, left
+
+
+def _passages(db: Path, node: str) -> list[tuple[int, str]]:
+    conn = sqlite3.connect(db)
+    try:
+        return [(r[0], r[1]) for r in conn.execute(
+            "SELECT ord, heading FROM passages WHERE node_id = ? ORDER BY ord", (node,))]
+    finally:
+        conn.close()
+
+
+def test_a_session_is_charged_exactly_never_resends_and_never_overruns(demo_db: Path, tmp_path: Path) -> None:
+    budget = 1500
+    calls = [
+        ("context_map", {"topic": "Project Apollo", "session_budget": budget}),
+        ("expand", {"ids": [f"{APOLLO}#0", "People/Maya Chen"]}),
+        ("expand", {"ids": [APOLLO]}),  # #0 again: named, not sent
+        ("context_map", {"topic": "Project Apollo", "session_budget": 2000}),  # a budget is set once
+        ("expand", {"ids": ["no/such note", f"{APOLLO}#99"]}),
+        ("expand", {"ids": ["Projects/Apollo Launch Plan", "Projects/Apollo Risks", "Projects/Project Hermes",
+                            "Meetings/2026-04-21 Beta Go-No-Go", "Specs/Apollo Sync API Spec",
+                            "Specs/Offline Mode Spec", "Reference/Glossary"]}),
+        ("expand", {"ids": ["Reference/Sync Protocol Notes", "Decisions/ADR-002 Operation Log for Sync"]}),
+        ("context_map", {"topic": "Project Apollo", "max_tokens": 2000}),
+    ]
+    [results] = _sessions(demo_db, tmp_path, calls)
+    texts = [r.content[0].text for r in results]
+    charged = 0
+    for result, text in zip(results, texts, strict=True):
+        if result.is_error:
+            assert len(text.splitlines()) == 1 and text.startswith("ctx: error: "), text
+            continue
+        used, total, _ = _account(text)
+        charged += count_tokens(text)
+        assert (used, total) == (charged, budget)  # every answer, exactly, and nothing else
+        assert used <= budget
+    # The map: ranked candidates with their passages and costs.
+    first = texts[0]
+    assert first.startswith("# Map: Project Apollo\n")
+    assert f"1. Project Apollo (id: {APOLLO}) · project · the topic · " in first
+    assert len(first.splitlines()) > 6 and count_tokens(first) <= 600
+    # The first expand: the passage asked and the whole of Maya Chen's note.
+    assert "Apollo is a mobile app" in texts[1] and "### Maya Chen (id: People/Maya Chen)" in texts[1]
+    assert "#### Scope" not in texts[1]
+    # The second: the rest of the note, never #0 again.
+    assert "Apollo is a mobile app" not in texts[2] and "#### Scope" in texts[2]
+    assert f"already sent in this session (not sent again): {APOLLO}#0" in texts[2]
+    ords = [o for o, _ in _passages(demo_db, APOLLO)]
+    assert len(ords) >= 2
+    # Changing the budget is refused, for nothing.
+    assert results[3].is_error and texts[3].startswith("ctx: error: session_budget is set once per session (1500,")
+    assert results[4].is_error and "no such node or passage: no/such note, Projects/Project Apollo#99" in texts[4]
+    # Asked for more than is left: as much as fits, the rest named with its cost.
+    assert "no room left in the session for: " in texts[5] or "no room left in the session for: " in texts[6]
+    last_used = _account([t for r, t in zip(results, texts, strict=True) if not r.is_error][-1])[0]
+    assert budget - last_used < 300  # the session was used up, to within a passage or a map
+
+
+def test_a_new_connection_is_a_new_session_and_the_same_calls_give_the_same_bytes(demo_db: Path, tmp_path: Path) -> None:
+    calls = [
+        ("context_map", {"topic": "offline sync conflicts", "session_budget": 2500, "max_tokens": 400}),
+        ("expand", {"ids": [f"{APOLLO}#0", "Specs/Offline Mode Spec"]}),
+        ("expand", {"ids": ["Specs/Offline Mode Spec"]}),
+    ]
+    one, two = _sessions(demo_db, tmp_path, calls, calls)
+    assert [r.content[0].text for r in one] == [r.content[0].text for r in two]
+    assert not any(r.is_error for r in one)
+    texts = [r.content[0].text for r in one]
+    assert count_tokens(texts[0]) <= 400
+    assert re.search(r"#\d+[^()]*\(\d+, (1|\.\d\d)\)", texts[0])  # matched passages carry their relevance
+    assert "already sent in this session (not sent again): Specs/Offline Mode Spec" in texts[2]
+    assert _account(texts[2])[0] == sum(count_tokens(t) for t in texts)
+
+
+def test_the_session_tools_without_a_budget_take_the_configured_one(demo_db: Path, tmp_path: Path) -> None:
+    (tmp_path / "ctx").mkdir()
+    (tmp_path / "ctx" / "config.yaml").write_text("build:\n  max_tokens: 700\n", encoding="utf-8")
+    [results] = _sessions(demo_db, tmp_path, [
+        ("expand", {"ids": [APOLLO]}),
+        ("context_map", {"topic": "Project Apollo", "bogus": 1}),
+    ])
+    used, budget, _ = _account(results[0].content[0].text)
+    assert budget == 700 and used == count_tokens(results[0].content[0].text)
+    assert results[1].is_error and results[1].content[0].text.startswith("ctx: error: context_map: unknown argument 'bogus'")
+
+
+def test_the_worked_session_in_docs_agents_is_what_the_server_says(demo_db: Path, tmp_path: Path) -> None:
+    import json
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
+    block = page.split("A worked session on the demo vault", 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    steps = [step.split("\n", 1) for step in block.split(">>> ")[1:]]
+    calls = [(head.split(" ", 1)[0], json.loads(head.split(" ", 1)[1])) for head, _ in steps]
+    [results] = _sessions(demo_db, tmp_path, calls)
+    for (_, shown), result in zip(steps, results, strict=True):
+        assert result.content[0].text == shown.rstrip("\n") + "\n"
