@@ -174,16 +174,16 @@ def test_a_hubs_ranked_neighbours_are_what_best_neighbours_filters(face_store: p
     weights = {("link", "out"): 1.0, ("link", "in"): 0.5}
     ranker = NeighbourRanker(load_lens("general"), public.newest_update())
     ranked = public.ranked_neighbours(hub, weights, ranker)
-    titles = [row[4] for row, _ in ranked]
+    titles = [row[4] for row in ranked]
     # Every visible leaf once (the private one left out), each with its heaviest link's weight.
     assert sorted(titles) == sorted(n for i, n in enumerate(names) if i != 5)
-    assert all(weight == 1.0 for _, weight in ranked)
+    assert all(row[5] == 1.0 for row in ranked)
     leaf0, leaf1 = public.resolve_one("Leaf 0"), public.resolve_one("Leaf 1")
     assert leaf0 is not None and leaf1 is not None
     # Held cheaper than a step from the hub (cost 0 + 1/1): not fresh; held dearer: fresh again.
     public.remember_reached([(hub, 0.0), (leaf0, 0.5), (leaf1, 3.0)], reset=True)
     total, best = public.best_neighbours(hub, 0.0, weights, ranker, 3)
-    fresh = [row for row, _ in ranked if row[0] != leaf0]
+    fresh = [row[:5] for row in ranked if row[0] != leaf0]
     assert total == len(fresh) == 6 and best == fresh[:3]
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
-    from ctx.store.types import Neighbour
+    from ctx.store.types import Neighbour, RankedNeighbour
 
 # Pools kept (the most recently used). One holds a few hundred candidates and the walk's reached
 # nodes (a few MB at depth 5 on a 100k-node graph).
@@ -49,7 +49,7 @@ MAX_HUB_ROWS = 200_000
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
 _results: OrderedDict[Hashable, BuildResult] = OrderedDict()
-_hubs: OrderedDict[Hashable, tuple[list[tuple[Neighbour, float]], dict[str, float]]] = OrderedDict()
+_hubs: OrderedDict[Hashable, tuple[list[RankedNeighbour], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
 _counts: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()  # the MCP server builds in several threads at once
@@ -252,16 +252,16 @@ class HubNeighbours:
                 if (held := reached.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
             }
         fresh: list[Neighbour] = []
-        for row, _ in ranked:
+        for row in ranked:
             if len(fresh) == limit:
                 break
             if row[0] not in stale:
-                fresh.append(row)
+                fresh.append(row[:5])
         return len(ranked) - len(stale), fresh
 
     def _ranked(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> tuple[list[tuple[Neighbour, float]], dict[str, float]]:
+    ) -> tuple[list[RankedNeighbour], dict[str, float]]:
         global _hub_rows
         key = (
             self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
@@ -274,7 +274,7 @@ class HubNeighbours:
                 _hubs.move_to_end(key)
                 return kept
         ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
-        kept = (ranked, {row[0]: weight for row, weight in ranked})
+        kept = (ranked, {row[0]: row[5] for row in ranked})
         if self.graph.warm_state() != self.state:
             return kept  # the graph moved while this was read: not kept under the old state
         with _lock:

@@ -44,6 +44,7 @@ from ctx.store.types import (
     FileRecord,
     FileState,
     Neighbour,
+    RankedNeighbour,
     Node,
     NodeFacts,
     NodeRecord,
@@ -294,10 +295,11 @@ class GraphReader(Protocol):
 
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> list[tuple[Neighbour, float]]:
+    ) -> list[RankedNeighbour]:
         """Every visible neighbour of ``best_neighbours``, fresh or not, best first as it ranks
-        them, each with w, the largest weight of an edge to it: what a warm process keeps for a
-        hub and filters by the walk's costs itself (``ctx.assemble.warm``)."""
+        them, as (id, type, tags, updated, title, w), w the largest weight of an edge to it: what
+        a warm process keeps for a hub and filters by the walk's costs itself
+        (``ctx.assemble.warm``)."""
         ...
 
     def edges_around(

@@ -60,6 +60,8 @@ FileRecord = tuple[str, int, int, str]
 WalkEdge = tuple[str, str, str, str, "str | None", "float | None", str]
 # A hub's neighbour: (id, type, tags as JSON text or None, updated, title)
 Neighbour = tuple[str, str, "str | None", "float | None", str]
+# A Neighbour with the largest weight of an edge to it (GraphReader.ranked_neighbours).
+RankedNeighbour = tuple[str, str, "str | None", "float | None", str, float]
 # (id, title, body, content hash) of a node to embed
 NodeText = tuple[str, str, str, str]
 

@@ -27,8 +27,8 @@ from ctx.store.types import (
     EdgeView,
     EmbeddingStatus,
     FileState,
-    Neighbour,
     Node,
+    RankedNeighbour,
     NodeFacts,
     NodeText,
     Outline,
@@ -293,13 +293,14 @@ class GraphView:
 
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> list[tuple[Neighbour, float]]:
+    ) -> list[RankedNeighbour]:
         prescored, params = self._prescored(node_id, weights, ranker)
         sql = (
-            f"{prescored}{'' if self.include_private else ' WHERE n.private = 0'}"
-            " GROUP BY e.other ORDER BY value DESC, e.other"
+            f"SELECT other, type, tags, updated, title, heaviest FROM ({prescored}"
+            f"{'' if self.include_private else ' WHERE n.private = 0'}"
+            " GROUP BY e.other) ORDER BY value DESC, other"
         )
-        return [((r[0], r[1], r[2], r[3], r[4]), r[6]) for r in self.conn.execute(sql, params)]
+        return self.conn.execute(sql, params).fetchall()
 
     def _prescored(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder

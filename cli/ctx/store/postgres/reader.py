@@ -30,6 +30,7 @@ from ctx.store.types import (
     EmbeddingStatus,
     FileState,
     Neighbour,
+    RankedNeighbour,
     Node,
     NodeFacts,
     NodeText,
@@ -318,15 +319,15 @@ class PostgresReader:
         self, node_id: str, base: float, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
     ) -> tuple[int, list[Neighbour]]:
         reached = self._reached
-        fresh = [
-            row for row, weight in self.ranked_neighbours(node_id, weights, ranker)
-            if (cost := reached.get(row[0])) is None or base + 1.0 / weight < cost - 1e-12
+        fresh: list[Neighbour] = [
+            row[:5] for row in self.ranked_neighbours(node_id, weights, ranker)
+            if (cost := reached.get(row[0])) is None or base + 1.0 / row[5] < cost - 1e-12
         ]
         return len(fresh), fresh[:limit]
 
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> list[tuple[Neighbour, float]]:
+    ) -> list[RankedNeighbour]:
         out_types = sorted({t for t, d in weights if d == "out"})
         in_types = sorted({t for t, d in weights if d == "in"})
         keys = sorted(weights)
@@ -345,7 +346,7 @@ class PostgresReader:
             ),
         )
         recency_on = ranker.reference is not None and bool(ranker.recency_share)
-        ranked: list[tuple[float, str, Neighbour, float]] = []
+        ranked: list[tuple[float, str, RankedNeighbour]] = []
         for other, ntype, tags, updated, title, weight in rows:
             recency = 0.0
             if recency_on and updated is not None:
@@ -353,9 +354,9 @@ class PostgresReader:
                 recency = 0.5 ** ((max(0.0, ranker.reference - updated) / 86400.0) / ranker.half_life)
             boost = ranker.boost(ntype, tags) if (ranker.type_boosts or ranker.tag_boosts) else 1.0
             value = boost * (weight + ranker.recency_share * recency)
-            ranked.append((value, other, (other, ntype, tags, updated, title), weight))
+            ranked.append((value, other, (other, ntype, tags, updated, title, weight)))
         ranked.sort(key=lambda item: (-item[0], item[1]))
-        return [(item[2], item[3]) for item in ranked]
+        return [item[2] for item in ranked]
 
     def edges_around(
         self, node_id: str, classes: Iterable[tuple[str, str]], others: list[str], degree: int = 0
