@@ -37,11 +37,12 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, NeighbourOrder
     from ctx.store.types import Neighbour, RankedNeighbour
 
-# Pools kept (the most recently used). One holds a few hundred candidates and the walk's reached
-# nodes (a few MB at depth 5 on a 100k-node graph).
-MAX_POOLS = 32
-# Token counts kept per encoding before they are forgotten all at once (texts of ~1 kB: ~50 MB).
-MAX_COUNTS = 50_000
+# Measured at 100k nodes after 160 builds of 40 topics (bench_scale's graph): 16 pools ~16 MB
+# (a few hundred candidates each), 16 answers ~3 MB, 20k token counts ~8 MB, 200k hub rows ~33 MB.
+# Pools and answers kept (the most recently used).
+MAX_POOLS = 16
+# Token counts kept per encoding before they are forgotten all at once (keyed by the texts).
+MAX_COUNTS = 20_000
 
 # Rows of hubs' ranked neighbour lists kept (a row: a neighbour's id, type, tags, date, title).
 MAX_HUB_ROWS = 200_000
@@ -158,7 +159,7 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
     if graph.warm_state() != key[0]:  # type: ignore[index]
         return  # something wrote while the build read: what it saw has no one state to be kept under
     kept = Kept(
-        {name: getattr(build, name) for name in _KEPT_FIELDS},
+        _slim({name: getattr(build, name) for name in _KEPT_FIELDS}),
         [_copy(c) for c in build.candidates],
         build.warnings[warnings_before:],
         copy.deepcopy({k: v for k, v in build.meta.items() if k not in meta_before}),
@@ -168,6 +169,26 @@ def remember(graph: GraphReader, key: Hashable, build: Build, warnings_before: i
         _pools[key] = kept
         while len(_pools) > MAX_POOLS:
             _pools.popitem(last=False)
+
+
+def _slim(fields: dict[str, Any]) -> dict[str, Any]:
+    """What the stages after ranking read of the walk, the pool and the similarities: the walk's
+    summary (caps, where it stopped), how many the pool left out, whether there are similarities.
+    Not every node the walk reached (thousands at depth 5 on a big graph, a few MB per pool)."""
+    from ctx.assemble.pool import Pool
+    from ctx.assemble.traverse import Walk
+
+    walked, pool = fields["walked"], fields["pool"]
+    if walked is not None:
+        fields["walked"] = Walk(
+            {}, walked.depth, list(walked.capped), {}, walked.stopped, walked.hops, walked.unexpanded,
+            walked.unexpanded_cost,
+        )
+    if pool is not None:
+        fields["pool"] = Pool(pool.size, set(), pool.cut + len(pool.beyond))  # the same left_out
+    if fields["similarity"] is not None:
+        fields["similarity"] = {}
+    return fields
 
 
 def _answer_key(key: Hashable, build: Build) -> Hashable:
