@@ -5,6 +5,7 @@ another, vectors written, a note edited) is seen on the very next build."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -188,16 +189,30 @@ def test_hubs_ranked_from_kept_lists_walk_as_the_store_ranks_them(tmp_path, warm
 
     from ctx.assemble import build_context
 
-    graph = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", generated_graph(400, 11, same_dates=False)))
+    from ctx.store import as_store
+
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", generated_graph(400, 11, same_dates=False)))
+    graph = as_store(conn)  # one store for every build, as a warm process holds it
     monkeypatch.setattr(traverse, "HUB_FAN_OUTS", 0)  # every node a hub: every neighbour list ranked
-    for topic, lens, depth in CASES:
-        request = BuildRequest((topic,), lens=lens, depth=depth, format="json", explain=True, max_tokens=3000)
-        with warm.paused():
-            expected = build_context(graph, request)
-        # A new request each time (no kept pool): its walk takes the hub lists earlier walks kept.
-        walked = build_context(graph, request)
-        assert (walked.text, walked.candidates) == (expected.text, expected.candidates), (topic, lens, depth)
-    assert len(warm._hubs) > 50 and warm._hub_rows > 0
+    # Each request at two budgets: a new request each time (no kept pool); the second meets the
+    # first one's hubs again, so its walk filters the lists kept from them.
+    # And a lens keeping 3 new neighbours per node: most hubs are cut, so which of their
+    # neighbours the walk already holds (not fresh) decides what is kept and how many are left out.
+    narrow = tmp_path / "narrow.yaml"
+    general = (Path(__file__).resolve().parent.parent / "lenses" / "general.yaml").read_text()
+    narrow.write_text(general.replace("fan_out: 50", "fan_out: 3").replace("name: general", "name: narrow"))
+    cases = [*CASES, *((topic, str(narrow), depth) for topic in ("n0000", "n0042", "n0123") for depth in (2, 3))]
+    for topic, lens, depth in cases:
+        for budget in (3000, 1500):
+            request = BuildRequest((topic,), lens=lens, depth=depth, format="json", explain=True, max_tokens=budget)
+            with warm.paused():
+                expected = build_context(graph, request)
+            walked = build_context(graph, request)
+            assert (walked.text, walked.candidates, walked.meta) == (
+                expected.text, expected.candidates, expected.meta,
+            ), (topic, lens, depth, budget)
+    # Met once: ranked by the store; met again: kept whole and filtered here (both paths taken).
+    assert warm._hubs_met and warm._hubs and warm._hub_rows > 0
 
 
 def test_the_same_request_gets_the_kept_answer_and_a_new_freshness_its_own(tmp_path, warm_process, monkeypatch):

@@ -15,6 +15,7 @@ nodes, the nearest first. ``Walk.stopped`` says which of these ended it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import heapq
@@ -276,9 +277,15 @@ class _Walker:
     def hub_fresh(self, u: str, hop: int, degree: int) -> dict[str, Offer]:
         """A hub's fresh neighbours, ranked where its lists are (the store, or a warm process)."""
         if self.kept_hubs is None:
-            self.graph.remember_reached(self.pending.items(), reset=not self.remembered)
-            self.remembered, self.pending = True, {}
-        return _hub_fresh(self.graph, self.lens, self.ranker, hop, u, self.result, degree, self.kept_hubs)
+            self.hold_reached()
+        return _hub_fresh(
+            self.graph, self.lens, self.ranker, hop, u, self.result, degree, self.kept_hubs, self.hold_reached
+        )
+
+    def hold_reached(self) -> None:
+        """Bring the store's table of reached nodes up to date (``best_neighbours`` reads it)."""
+        self.graph.remember_reached(self.pending.items(), reset=not self.remembered)
+        self.remembered, self.pending = True, {}
 
     def reach(self, u: str, fresh: dict[str, Offer], hop: int, next_frontier: set[str]) -> None:
         """Hold each fresh neighbour at its cost through ``u`` (a cheaper route replaces a dearer one)."""
@@ -326,6 +333,7 @@ def _hub_fresh(
     result: Walk,
     degree: int,
     kept_hubs: warm.HubNeighbours | None = None,
+    hold_reached: Callable[[], None] | None = None,
 ) -> dict[str, Offer]:
     """A hub's fresh neighbours, cut to the fan-out, as the ordinary path would choose them, with
     only the best of them by the pre-score read (ranked in SQL; the walk's reached nodes are in
@@ -343,7 +351,10 @@ def _hub_fresh(
     if not weights:
         return {}
     if kept_hubs is not None:
-        total, chosen = kept_hubs.best(u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK, reached)
+        assert hold_reached is not None
+        total, chosen = kept_hubs.best(
+            u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK, reached, hold_reached
+        )
     else:
         total, chosen = graph.best_neighbours(u, reached[u].cost, weights, ranker, lens.fan_out + HUB_SLACK)
     for node_id, ntype, tags, updated, title in chosen:

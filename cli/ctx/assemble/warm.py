@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,12 +46,15 @@ MAX_COUNTS = 20_000
 
 # Rows of hubs' ranked neighbour lists kept (a row: a neighbour's id, type, tags, date, title).
 MAX_HUB_ROWS = 200_000
+# Hubs remembered as met once (their lists are read whole the second time).
+MAX_HUBS_MET = 10_000
 
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
 _results: OrderedDict[Hashable, BuildResult] = OrderedDict()
 _hubs: OrderedDict[Hashable, tuple[list[RankedNeighbour], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
+_hubs_met: OrderedDict[Hashable, None] = OrderedDict()  # hubs ranked once by the store, not kept yet
 _counts: dict[str, dict[str, int]] = {}
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
@@ -91,6 +94,7 @@ def forget() -> None:
         _results.clear()
         _counts.clear()
         _hubs.clear()
+        _hubs_met.clear()
         _hub_rows = 0
 
 
@@ -258,8 +262,45 @@ class HubNeighbours:
         ranker: NeighbourOrder,
         limit: int,
         reached: dict[str, Reached],
+        hold_reached: Callable[[], None],
     ) -> tuple[int, list[Neighbour]]:
-        ranked, weight_of = self._ranked(node_id, weights, ranker)
+        """``GraphReader.best_neighbours`` for a walk that holds ``reached``. A hub met for the first
+        time under this state is ranked by the store as a cold walk does (its best few, after
+        ``hold_reached`` brings the store's table of reached nodes up to date); met again, its whole
+        list is read once and kept. Reading a whole list costs about twice the store's ranking of
+        its best few: kept at once, a new topic's first call through unknown hubs was slower than a
+        cold build (100k nodes, typical depth 2: 671 against 352 ms)."""
+        global _hub_rows
+        key = (
+            self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
+            ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
+            tuple(sorted(ranker.tag_boosts.items())),
+        )
+        with _lock:
+            kept = _hubs.get(key)
+            first_meeting = False
+            if kept is not None:
+                _hubs.move_to_end(key)
+            elif key not in _hubs_met:
+                first_meeting = True
+                _hubs_met[key] = None
+                while len(_hubs_met) > MAX_HUBS_MET:
+                    _hubs_met.popitem(last=False)
+        if first_meeting:
+            hold_reached()
+            return self.graph.best_neighbours(node_id, base, weights, ranker, limit)
+        if kept is None:
+            ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
+            kept = (ranked, {row[0]: row[5] for row in ranked})
+            if self.graph.warm_state() == self.state:  # else the graph moved while this was read
+                with _lock:
+                    if key not in _hubs:
+                        _hubs[key] = kept
+                        _hub_rows += len(ranked)
+                    while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
+                        _, (dropped, _) = _hubs.popitem(last=False)
+                        _hub_rows -= len(dropped)
+        ranked, weight_of = kept
         # Held no dearer than a step from here: not fresh. The walk holds fewer nodes than a big
         # hub has neighbours (or the hub is small): look from whichever side is smaller.
         if len(reached) < len(weight_of):
@@ -279,33 +320,6 @@ class HubNeighbours:
             if row[0] not in stale:
                 fresh.append(row[:5])
         return len(ranked) - len(stale), fresh
-
-    def _ranked(
-        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
-    ) -> tuple[list[RankedNeighbour], dict[str, float]]:
-        global _hub_rows
-        key = (
-            self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
-            ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
-            tuple(sorted(ranker.tag_boosts.items())),
-        )
-        with _lock:
-            kept = _hubs.get(key)
-            if kept is not None:
-                _hubs.move_to_end(key)
-                return kept
-        ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
-        kept = (ranked, {row[0]: row[5] for row in ranked})
-        if self.graph.warm_state() != self.state:
-            return kept  # the graph moved while this was read: not kept under the old state
-        with _lock:
-            if key not in _hubs:
-                _hubs[key] = kept
-                _hub_rows += len(ranked)
-            while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
-                _, (dropped, _) = _hubs.popitem(last=False)
-                _hub_rows -= len(dropped)
-        return kept
 
 
 def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
