@@ -18,7 +18,8 @@ its CPU time (user + system: what it cost, whatever else the machine ran) and it
   degree), the biggest hub and a free-text topic, median of ``--runs`` after one warm-up run
   (the OS file cache is warm, the process is new);
 * the same builds through one `ctx mcp` session: the first call of each request in the warm server,
-  then the median and p95 of ``--mcp-runs`` repeats (``--mcp-only``: these figures alone).
+  then the median and p95 of ``--mcp-runs`` repeats (``--mcp-only``: these figures alone); with
+  ``--mcp-new-topics N``, one call for each of N notes spread over the graph at each depth.
 
 Results go to stdout as tables and to ``bench/out/scale-<time>.json``. The load average is printed
 with every size: on a shared machine it says how far to trust the figures. Never a timed test.
@@ -192,7 +193,9 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
     return out
 
 
-async def _mcp_session(db: Path, calls: list[tuple[str, str, int]], runs: int) -> dict[str, Any]:
+async def _mcp_session(
+    db: Path, calls: list[tuple[str, str, int]], runs: int, new_topics: list[str], depths: tuple[int, ...]
+) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -219,14 +222,45 @@ async def _mcp_session(db: Path, calls: list[tuple[str, str, int]], runs: int) -
             }
             print(f"    mcp {label}: first {out[label]['first_ms']} ms, then p50 {out[label]['p50_ms']} ms"
                   f" p95 {out[label]['p95_ms']} ms (load {load()})", flush=True)
+        # What an agent asking about one note after another sees: each call a topic the server
+        # has not answered yet (its caches hold only what other topics left, e.g. hubs' lists).
+        for depth in depths if new_topics else ():
+            seconds = []
+            for topic in new_topics:
+                began = time.perf_counter()
+                await client.call_tool("context", {"topic": topic, "depth": depth, "max_tokens": 4000})
+                seconds.append(time.perf_counter() - began)
+            seconds.sort()
+            label = f"new topics d{depth}"
+            out[label] = {
+                "first_ms": round(seconds[-1] * 1000, 1),  # the slowest, in this row
+                "p50_ms": round(statistics.median(seconds) * 1000, 1),
+                "p95_ms": round(seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))] * 1000, 1),
+            }
+            print(f"    mcp {label} ({len(seconds)} topics, one call each): p50 {out[label]['p50_ms']} ms"
+                  f" p95 {out[label]['p95_ms']} ms, slowest {out[label]['first_ms']} ms (load {load()})", flush=True)
     return out
 
 
-def bench_mcp(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...]) -> dict[str, Any]:
+def bench_mcp(
+    db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...], new_topics: int = 0
+) -> dict[str, Any]:
     import anyio
 
     calls = [(f"{name} d{d}", topic, d) for name, topic in build_topics(manifest, fmt).items() for d in depths]
-    return anyio.run(_mcp_session, db, calls, runs)
+    return anyio.run(_mcp_session, db, calls, runs, spread_ids(db, new_topics), depths)
+
+
+def spread_ids(db: Path, count: int) -> list[str]:
+    """``count`` node ids spread over the graph (every 100th by id), the same on every run."""
+    if not count:
+        return []
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT id FROM nodes WHERE type != 'tag' ORDER BY id LIMIT ? OFFSET 17", (count * 100,)
+    ).fetchall()
+    conn.close()
+    return [row[0] for row in rows[::100]][:count]
 
 
 def size_label(n: int) -> str:
@@ -255,7 +289,7 @@ def print_tables(results: list[dict[str, Any]]) -> None:
             print(f"| build {key} | " + " | ".join(cells) + " |")
     served = [r for r in results if r.get("mcp")]
     if served:
-        print("\n| mcp warm (repeats p50, p95; first call of the topic) | " + " | ".join(r["label"] for r in served) + " |")
+        print("\n| mcp warm (repeats p50, p95; first call of the topic, or the slowest new topic) | " + " | ".join(r["label"] for r in served) + " |")
         print("|---|" + "---|" * len(served))
         for key in served[0]["mcp"]:
             cells = [
@@ -273,6 +307,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query (median)")
     parser.add_argument("--mcp-runs", type=int, default=3)
     parser.add_argument("--no-mcp", action="store_true")
+    parser.add_argument("--mcp-new-topics", type=int, default=0,
+                        help="then, at each depth, one call for each of N topics the server has not answered")
     parser.add_argument("--mcp-only", action="store_true",
                         help="only the MCP session's figures (with --no-import: on the graphs already imported)")
     parser.add_argument("--no-builds", action="store_true",
@@ -313,7 +349,7 @@ def main() -> None:
         if not args.mcp_only:
             entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
         if not args.no_mcp and not args.no_builds:
-            entry["mcp"] = bench_mcp(db, manifest, fmt, args.mcp_runs, depths)
+            entry["mcp"] = bench_mcp(db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics)
         entry["load_end"] = load()
         results.append(entry)
     print_tables(results)
