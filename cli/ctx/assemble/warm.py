@@ -25,7 +25,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.candidate import Candidate
@@ -179,17 +179,11 @@ def _slim(fields: dict[str, Any]) -> dict[str, Any]:
     """What the stages after ranking read of the walk, the pool and the similarities: the walk's
     summary (caps, where it stopped), how many the pool left out, whether there are similarities.
     Not every node the walk reached (thousands at depth 5 on a big graph, a few MB per pool)."""
-    from ctx.assemble.pool import Pool
-    from ctx.assemble.traverse import Walk
-
     walked, pool = fields["walked"], fields["pool"]
     if walked is not None:
-        fields["walked"] = Walk(
-            {}, walked.depth, list(walked.capped), {}, walked.stopped, walked.hops, walked.unexpanded,
-            walked.unexpanded_cost,
-        )
+        fields["walked"] = replace(walked, reached={}, info={}, capped=list(walked.capped))
     if pool is not None:
-        fields["pool"] = Pool(pool.size, set(), pool.cut + len(pool.beyond))  # the same left_out
+        fields["pool"] = replace(pool, beyond=set(), cut=pool.cut + len(pool.beyond))  # the same left_out
     if fields["similarity"] is not None:
         fields["similarity"] = {}
     return fields
