@@ -1,7 +1,7 @@
 """Memory-grade answers: evidence recall on long dated multi-topic logs, ctx beside chunk RAG.
 
     python bench/bench_memory.py                          # the dev set (seed 1), 1k/2k/4k tokens
-    python bench/bench_memory.py --sets 2                 # the held-out set: final figures only
+    python bench/bench_memory.py --sets 2,3               # the held-out sets: final figures only
     python bench/bench_memory.py --only ctx,ctx+emb --budgets 2000 --misses
     python bench/bench_memory.py --json bench/out/memory/results.json
 
@@ -12,6 +12,10 @@ household chat transcript, a first-person journal, and, with ``../shared`` prese
 of MuSiQue paragraphs, CC BY 4.0, whose paragraphs are also pasted into the other logs), and
 questions of four kinds: ``single`` (one fact), ``when`` (when something happened), ``multi``
 (evidence in two or more sessions, or two facts asked at once) and ``open`` (asked in other words).
+Sets 3 and up are written by ``memory_logs2.py``, differently on purpose (held out from tuning to the
+first generator's phrasing): daily stand-ups (many short notes), a lab notebook (few long ones, dated
+by ``created:``) and a mail digest, other topics and wordings, distractors that name what is asked,
+and a fifth kind, ``latest`` (the current value of a setting revised two or three times).
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
 case, whitespace, emphasis and list markers: ``factcheck.normalise``); no LLM. For ``when``
@@ -51,13 +55,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import memory_logs  # noqa: E402
+import memory_logs2  # noqa: E402
 from factcheck import normalise  # noqa: E402
 
 OUT = HERE / "out" / "memory"
 VECTORS = OUT / "vectors"
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 CONFIGS = ("ctx", "ctx+emb", "chunk-bm25", "chunk-dense", "chunk-rrf")
-KINDS = ("single", "when", "multi", "open")
+KINDS = ("single", "when", "multi", "open", "latest")
 CHUNK_TOKENS = 150
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
@@ -68,15 +73,21 @@ _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
 
 def ensure_set(seed: int) -> Path:
-    """Generate set ``seed`` unless the same generator version already wrote it."""
+    """Generate set ``seed`` unless the same generator version already wrote it: sets 1 and 2 by
+    ``memory_logs.py``, sets 3 and up by ``memory_logs2.py`` (another kind of log)."""
     root = OUT / f"set{seed}"
-    stamp = f"{memory_logs.GENERATOR_VERSION} {seed}\n"
+    maker = memory_logs if seed < 3 else memory_logs2
+    stamp = f"{'' if seed < 3 else 'memory_logs2 '}{maker.GENERATOR_VERSION} {seed}\n"
     version = root / "VERSION"
     if not (version.exists() and version.read_text() == stamp):
         if (root / "notes").exists():
             shutil.rmtree(root / "notes")
-        musique = memory_logs.MUSIQUE if memory_logs.MUSIQUE.exists() else None
-        summary = memory_logs.generate(seed, root, musique)
+        if seed < 3:
+            musique = memory_logs.MUSIQUE if memory_logs.MUSIQUE.exists() else None
+            summary = memory_logs.generate(seed, root, musique)
+        else:
+            summary = memory_logs2.generate(seed, root)
+        version.write_text(stamp)
         print(f"- set {seed}: generated {summary}", file=sys.stderr)
         for db in root.glob("graph*.db*"):
             db.unlink()
@@ -172,7 +183,7 @@ def set_chunks(root: Path) -> list[Chunk]:
         front = _FRONTMATTER.match(raw)
         assert front is not None
         meta = dict(line.split(": ", 1) for line in front.group(1).splitlines())
-        title, date = meta["title"].strip('"'), meta["date"]
+        title, date = meta["title"].strip('"'), meta.get("date") or meta["created"][:10]
         for text in split_chunks(raw[front.end():], count):
             c = Chunk(title, date, text)
             c.tokens = count(c.render())
@@ -293,7 +304,8 @@ def print_tables(results: list[Result], configs: list[str], budgets: list[int]) 
     for set_name in sets:
         rows = [r for r in results if r.set == set_name]
         n = len({r.q["id"] for r in rows})
-        kinds = {k: len({r.q["id"] for r in rows if r.q["kind"] == k}) for k in KINDS}
+        present = [k for k in KINDS if any(r.q["kind"] == k for r in rows)]
+        kinds = {k: len({r.q["id"] for r in rows if r.q["kind"] == k}) for k in present}
         print(f"\n### {set_name}: {n} questions ({', '.join(f'{k} {v}' for k, v in kinds.items())}),"
               " evidence-paragraph recall\n")
         print("| configuration | " + " | ".join(f"{b:,} tokens" for b in budgets) + " |")
@@ -304,11 +316,11 @@ def print_tables(results: list[Result], configs: list[str], budgets: list[int]) 
         for budget in budgets:
             print(f"\nby question kind at {budget:,} tokens (when+date: the evidence with its session's date;"
                   " dates: contexts with a date)\n")
-            print("| configuration | " + " | ".join(KINDS) + " | when+date | dates |")
-            print("|---|" + "---:|" * (len(KINDS) + 2))
+            print("| configuration | " + " | ".join(present) + " | when+date | dates |")
+            print("|---|" + "---:|" * (len(present) + 2))
             for config in configs:
                 sel = [r for r in rows if r.config == config and r.budget == budget]
-                cells = [f"{mean([r.recall for r in sel if r.q['kind'] == k]):.3f}" for k in KINDS]
+                cells = [f"{mean([r.recall for r in sel if r.q['kind'] == k]):.3f}" for k in present]
                 cells.append(f"{mean([r.dated_recall for r in sel if r.q['kind'] == 'when']):.3f}")
                 cells.append(f"{mean([float(r.has_date) for r in sel]):.2f}")
                 print(f"| {config} | " + " | ".join(cells) + " |")
@@ -349,7 +361,7 @@ def main() -> int:
         questions = [json.loads(line) for line in (root / "questions.jsonl").read_text().splitlines() if line]
         if args.kinds:
             questions = [q for q in questions if q["kind"] in args.kinds.split(",")]
-        name = f"set {seed}" + (" (held out)" if seed == 2 else " (dev)" if seed == 1 else "")
+        name = f"set {seed}" + (" (dev)" if seed == 1 else " (held out)" if seed == 2 else " (held out, memory_logs2)")
         for config in configs:
             if config.startswith("ctx"):
                 db = ensure_graph(root, config == "ctx+emb", env, args.fresh)
