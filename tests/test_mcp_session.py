@@ -147,3 +147,40 @@ def test_the_worked_session_in_docs_agents_is_what_the_server_says(demo_db: Path
     [results] = _sessions(demo_db, tmp_path, calls)
     for (_, shown), result in zip(steps, results, strict=True):
         assert result.content[0].text == shown.rstrip("\n") + "\n"
+
+
+def test_context_since_in_a_warm_server_is_never_an_old_answer(tmp_path: Path) -> None:
+    """The server keeps answers warm under the graph's state; a diff depends on the manifests
+    recorded since, so `context` with `since` is worked out each time: after an edit the first
+    call gives the change, the next one (same arguments, same graph) says nothing changed."""
+    import shutil as sh
+    import subprocess
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from conftest import FIXTURES
+
+    vault = tmp_path / "vault"
+    sh.copytree(FIXTURES / "demo-vault", vault)
+    db = tmp_path / "g.db"
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "CTX_HOME": str(tmp_path / "ctx")}
+    subprocess.run([CTX or "ctx", "import", str(vault), "--db", str(db), "--quiet"], check=True, env=env)
+    params = StdioServerParameters(command=CTX or "ctx", args=["mcp", "--db", str(db)], env=env)
+    texts: list[str] = []
+    args = {"topic": "Project Apollo", "max_tokens": 3000}
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            texts.append((await client.call_tool("context", args)).content[0].text)
+            note = vault / "Projects" / "Project Apollo.md"
+            note.write_text(note.read_text(encoding="utf-8").replace(
+                "the admin web view.", "the admin web view, and a KESTREL-7 kiosk."), encoding="utf-8")
+            subprocess.run([CTX or "ctx", "import", str(vault), "--db", str(db), "--quiet"], check=True, env=env)
+            for _ in range(3):
+                texts.append((await client.call_tool("context", {**args, "since": "last"})).content[0].text)
+
+    anyio.run(main)
+    assert texts[0].startswith("# Context: Project Apollo")
+    assert "KESTREL-7" in texts[1] and "1 changed" in texts[1]
+    assert texts[2].startswith("# Context diff: Project Apollo: unchanged since c-") and texts[3] == texts[2]
