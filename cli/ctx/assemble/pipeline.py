@@ -9,7 +9,7 @@
   the free-text topics' passage ranking;
 * **rank**: scores, diversity, sections, outliner pages folded with their blocks;
 * **describe**: the document around the nodes: header notes, cycles, metadata,
-  and the header that fits the budget;
+  and the header that fits the budget (``describe.py``);
 * **prepare**: the text of the candidates the budget may show, with their passages' relevance to a
   free-text topic (``prepare.py``);
 * **pack**: the exact-budget packing (``budget.py``) and the audit of what happened to each node.
@@ -21,7 +21,6 @@ nothing depends on the clock, so the same graph and request give byte-identical 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.result import BuildResult
@@ -29,7 +28,7 @@ from ctx.assemble.budget import choose_header, content_room, pack
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, sibling_window
-from ctx.assemble.cycles import find_cycles
+from ctx.assemble.describe import describe
 from ctx.assemble.bound import ScoreBound
 from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
 from ctx.assemble.explain import explain_caption, explain_rows, explain_text
@@ -44,12 +43,10 @@ from ctx.assemble.document import Document, SectionOut
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic, resolve_topics, seed_ids
 from ctx.assemble.score import (
     DIVERSITY_POOL,
-    Weights,
     assign_sections,
     diversify,
     neighbour_ranker,
     score_candidates,
-    weights_for,
 )
 from ctx.assemble.similarity import compute_similarity, semantic_extras, topic_for
 from ctx.assemble.traverse import Reached, Walk, walk
@@ -59,8 +56,6 @@ from ctx.lenses import Lens, load_lens
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, GraphStore
     from ctx.assemble import BuildRequest
-
-FAN_OUT_LISTED = 10
 
 
 @dataclass
@@ -418,116 +413,6 @@ def rank(graph: GraphReader, build: Build) -> None:
         graph, ranked, lens.output.outline_max_nodes, build.request.max_tokens, lens.output.outline_formats,
     )
     build.candidates = ranked
-
-
-# ---------------------------------------------------------------------------------------------
-# describe
-
-
-def describe(graph: GraphReader, build: Build) -> None:
-    """The document's notes and metadata, and the richest header the budget allows."""
-    lens, doc, walked = build.lens, build.doc, build.walked
-    assert walked is not None
-    ranked = build.candidates
-    left_out = build.pool.left_out if build.pool is not None else 0
-    doc.candidates_total = len(ranked) + left_out - build.in_outlines
-    doc.notes.append(_scoring_note(lens, build.similarity is not None, build.similarity_note, build.reference))
-    _pool_meta(build, walked, left_out)
-    if walked.capped:
-        left_out = sum(c.omitted for c in walked.capped)
-        note = (
-            f"fan-out capped at {lens.fan_out} neighbours per node for {len(walked.capped)} node(s);"
-            f" {left_out} neighbour link(s) left out"
-        )
-        doc.notes.append(note)
-        build.warnings.append(note)
-    if build.missing:
-        doc.notes.append("not found: " + ", ".join(repr(t) for t in build.missing))
-    if lens.output.empty_sections:
-        _empty_section_notes(build)
-    if lens.cycles:
-        cycles = find_cycles(graph, [c.id for c in ranked], lens.cycles)
-        build.meta["cycles"] = [{"edge": c.edge, "path": list(c.path)} for c in cycles]
-        for cycle in cycles:
-            doc.notes.append(f"cycle ({cycle.edge}): {cycle.text()}")
-    build.meta.update(
-        {
-            "scoring": {
-                "weights": _weights_meta(weights_for(lens, build.similarity is not None)),
-                "similarity": (
-                    build.similarity_note if build.similarity is None else f"embeddings: {build.similarity_note}"
-                ),
-                "recency_reference": _day(build.reference),
-                "recency_reference_source": "newest node update in the graph",
-                "recency_half_life_days": lens.scoring.recency_half_life_days,
-            },
-            "fan_out": {
-                "cap": lens.fan_out,
-                "capped_nodes": len(walked.capped),
-                "neighbours_left_out": sum(c.omitted for c in walked.capped),
-                "capped": [
-                    {"id": c.node_id, "kept": c.kept, "left_out": c.omitted}
-                    for c in walked.capped[:FAN_OUT_LISTED]
-                ],
-            },
-        }
-    )
-    doc.meta = dict(build.meta)
-    build.header_cost = choose_header(doc, lens, build.counter)
-
-
-def _pool_meta(build: Build, walked: Walk, left_out: int) -> None:
-    """``meta.pool`` when the pool or the walk left nodes out (JSON and ``--explain`` say it; the
-    markdown header does not spend the budget on it)."""
-    pool = build.pool
-    if pool is None or not (left_out or walked.stopped or walked.unexpanded):
-        return
-    kept = len(build.candidates)  # ranked and cut to the pool by now
-    build.meta["pool"] = {
-        "size": pool.size,
-        "reached": kept + left_out,
-        "kept": kept,
-        "walk": {"stopped": walked.stopped, "hops": walked.hops, "unexpanded": walked.unexpanded},
-    }
-
-
-def _empty_section_notes(build: Build) -> None:
-    for section in build.lens.sections:
-        if section.select.semantic and build.similarity is None:
-            build.doc.empty_notes[section.name] = build.similarity_note
-        elif section.select.semantic and not build.extras:
-            build.doc.empty_notes[section.name] = "no node similar enough to the topic outside the walk"
-        elif section.select.recent:
-            build.doc.empty_notes[section.name] = (
-                f"nothing edited in the {build.lens.activity.hours:g} hours before the graph's newest update"
-            )
-
-
-def _day(epoch: float | None) -> str:
-    if epoch is None:
-        return "none"
-    try:
-        return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d")
-    except (ValueError, OverflowError, OSError):  # stored by a ctx that did not check dates yet
-        return "none"
-
-
-def _scoring_note(lens: Lens, has_similarity: bool, similarity_note: str, reference: float | None) -> str:
-    w = weights_for(lens, has_similarity)
-    if has_similarity:
-        weights = f"{w.distance:g} distance + {w.similarity:g} similarity + {w.recency:g} recency"
-    else:
-        weights = f"{w.distance:g} distance + {w.recency:g} recency"
-    if w.relevance:
-        weights += f" + {w.relevance:g} search relevance"
-    return f"scoring: {weights}; {similarity_note}; recency relative to {_day(reference)}, the graph's newest update"
-
-
-def _weights_meta(w: Weights) -> dict[str, float]:
-    out = {"distance": w.distance, "similarity": w.similarity, "recency": w.recency}
-    if w.relevance:
-        out["relevance"] = w.relevance
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
