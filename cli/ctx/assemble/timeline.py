@@ -23,6 +23,11 @@ _AMBIGUOUS = {"may", "march", "first", "last", "fall", "date", "day", "days"}
 _PLAIN = frozenset(_WORDS.split()) - _AMBIGUOUS
 _WORD = re.compile(r"[a-z]+|\d+")
 _YEAR = re.compile(r"^(1[6-9]|20)\d\d$")
+# "when" before a subject opens a clause that sets a condition ("... when I open the app", "when a
+# link points at a folder"), not a question about when something happened ("when did", "when was").
+_SUBJECTS = frozenset({"i", "you", "we", "they", "he", "she", "it", "a", "an", "the", "my", "our", "your",
+                       "their", "his", "her", "its", "this", "that", "these", "those", "someone", "somebody",
+                       "something", "anyone", "anything", "everyone", "everything"})
 _TIME_NEIGHBOURS = frozenset({"week", "weeks", "month", "months", "year", "years", "time", "night", "session",
                               "meeting", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                               "sunday", "spring", "summer", "autumn", "winter"})
@@ -30,10 +35,13 @@ _TIME_NEIGHBOURS = frozenset({"week", "weeks", "month", "months", "year", "years
 
 def about_time(topics: tuple[str, ...]) -> bool:
     """Whether the topics ask about time: a time word (when, before, ago, a weekday, a month), a
-    year, or an ambiguous word beside a number or another time word ("last week", "May 2024")."""
+    year, or an ambiguous word beside a number or another time word ("last week", "May 2024").
+    "when" opening a condition ("... when I use it") does not count: that question reads best first."""
     for topic in topics:
         words = _WORD.findall(topic.lower())
         for i, word in enumerate(words):
+            if word == "when" and words[i + 1: i + 2] and words[i + 1] in _SUBJECTS:
+                continue
             if word in _PLAIN or _YEAR.match(word):
                 return True
             if word in _AMBIGUOUS:
