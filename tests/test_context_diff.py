@@ -332,3 +332,23 @@ def test_diffs_are_the_same_bytes_on_both_engines(vault, tmp_path, request):
     lite, pg = answers
     assert lite == pg
     assert "KESTREL-7" in lite[2] and "unchanged since" in lite[3] and "## Dropped out" in lite[4]
+
+
+def test_the_id_names_what_a_lens_does_not_where_its_file_lives(run_cli, vault, tmp_path):
+    # The same lens file in two folders (ctx installed twice, a lens copied to a colleague's
+    # folder) gives the same context id and the same bytes; a lens that differs gets another id.
+    _imported(run_cli, vault)
+    from ctx.lenses.lookup import builtin_lens_dir
+
+    ids = []
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        lens = tmp_path / folder / "mine.yaml"
+        shutil.copy(builtin_lens_dir() / "planning.yaml", lens)
+        ids.append(run_cli("build", TOPIC, "--lens", str(lens), "--max-tokens", "1500").stdout)
+    assert _context_id(ids[0]) == _context_id(ids[1]) and ids[0] == ids[1]
+    other = tmp_path / "two" / "other.yaml"
+    other.write_text((tmp_path / "two" / "mine.yaml").read_text(encoding="utf-8").replace("max_depth: 5", "max_depth: 4"),
+                     encoding="utf-8")
+    shown = run_cli("build", TOPIC, "--lens", str(other), "--max-tokens", "1500").stdout
+    assert _context_id(shown) != _context_id(ids[0])

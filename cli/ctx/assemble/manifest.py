@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.document import FULL
@@ -65,7 +66,9 @@ def context_id(graph: GraphReader, build: Build) -> str:
         "format": build.request.format,
         "fields": build.request.include_fields,
         "private": graph.include_private,
-        "lens": hashlib.sha256(repr(build.lens).encode("utf-8")).hexdigest(),
+        # What the lens does, not where its file lives: the same lens installed or copied
+        # elsewhere (another checkout, another user's folder) names the same context.
+        "lens": hashlib.sha256(repr(replace(build.lens, path="", source="")).encode("utf-8")).hexdigest(),
         "graph": version,
         # ``ctx embed`` does not bump the graph's version, but vectors change rankings: the model
         # in use, and below how many nodes lack a current vector.
