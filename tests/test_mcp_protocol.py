@@ -113,12 +113,13 @@ def test_a_request_of_the_wrong_shape_is_answered_by_its_id(demo_db: Path) -> No
         {"jsonrpc": "2.0", "id": 3, "method": None, "params": {}},
         {"jsonrpc": "2.0", "method": 7},  # a notification of the wrong shape: nothing to answer
         {"jsonrpc": "2.0", "id": 4, "result": {}},  # a response: nothing to answer
+        {"jsonrpc": "2.0", "id": 6},  # neither a request nor a response
         {"jsonrpc": "2.0", "id": 5, "method": "ping"},
     ]))
-    for ident in (1, 2, 3):
+    for ident in (1, 2, 3, 6):
         assert replies[ident]["error"] == {"code": -32600, "message": "Invalid Request"}
     assert replies[5]["result"] == {}
-    assert set(replies) == {1, 2, 3, 5}
+    assert set(replies) == {1, 2, 3, 5, 6}
 
 
 def test_the_handshake_era_negotiates_a_version_it_knows(demo_db: Path) -> None:

@@ -133,9 +133,9 @@ class StdioServer:
             ident = message.get("id") if isinstance(message, dict) else None
             self.send({"jsonrpc": "2.0", "id": ident, "error": {"code": INVALID_REQUEST, "message": "Invalid Request"}})
             return
-        if "method" not in message:
+        if "method" not in message and ("result" in message or "error" in message):
             return  # a response to a request we never send: nothing to do
-        method = message["method"]
+        method = message.get("method")
         params = message.get("params")
         if not isinstance(method, str) or ("params" in message and not isinstance(params, (dict, list))):
             # JSON-RPC 2.0: a method is a string and params a structured value; a request that is
