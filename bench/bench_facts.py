@@ -207,7 +207,7 @@ def split_note(text: str, count) -> list[str]:
 
 def _token_windows(line: str) -> list[str]:
     enc = _encoding()
-    ids = enc.encode(line, disallowed_special=())
+    ids = enc.encode_ordinary(line)  # ctx's encoder: special-token text is ordinary text
     return [enc.decode(ids[i:i + PASSAGE_TOKENS]) for i in range(0, len(ids), PASSAGE_TOKENS)]
 
 
