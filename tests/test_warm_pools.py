@@ -256,3 +256,56 @@ def test_a_depth_the_lens_caps_keeps_its_own_warning(tmp_path, warm_process):
     for _ in range(2):
         again = graph.build(over)
         assert (again.text, again.warnings, again.meta) == (expected.text, expected.warnings, expected.meta)
+
+
+def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_process):
+    from build_graphs import import_into, write_jsonl
+    from test_bounded_walk import generated_graph
+
+    from ctx.store import as_store
+
+    records = generated_graph(400, 11, same_dates=False)
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", records))
+    private = {r["id"] for r in records if "private" in r["tags"]}
+    store = as_store(conn)
+    ids = sorted(r["id"] for r in records)
+    # The private reader first: its rows reach private notes, which the public reader's never may.
+    for include_private in (True, False):
+        reader = store.reader(include_private=include_private)
+        for column in ("src", "dst"):
+            expected_rows = _rows(reader.walk_edges(ids, column))
+            expected_degrees = reader.degrees(ids, column)
+            for _ in range(2):  # read through, then kept
+                kept = warm.node_edges(reader)
+                assert kept is not None
+                assert _rows(kept.walk_edges(ids, column)) == expected_rows
+                assert kept.degrees(ids, column) == expected_degrees
+        reached = {row[1] for row in reader.walk_edges(ids, "src")} | {row[0] for row in reader.walk_edges(ids, "dst")}
+        assert bool(reached & private) == include_private
+    assert warm._edges and warm._degrees
+
+
+def _rows(rows) -> list[tuple]:
+    return sorted((tuple(row) for row in rows), key=repr)
+
+
+def test_an_edge_added_after_a_walk_is_walked_by_the_next(tmp_path, warm_process):
+    vault, db, graph = vault_graph(tmp_path)
+    graph.build(BuildRequest(("Project Apollo",), depth=2, max_tokens=1500))
+    assert warm._edges  # the seed's edges, among others, are kept
+    (vault / "Apollo harbour.md").write_text("# Apollo harbour\n\nCranes for the launch.\n")
+    note = vault / "Projects" / "Project Apollo.md"
+    note.write_text(note.read_text() + "\nSee [[Apollo harbour]].\n")
+    graph.import_path(vault)
+    # Another budget: another pool, so the walk runs again, from the seed whose edges were kept.
+    request = BuildRequest(("Project Apollo",), depth=2, max_tokens=1400)
+    after = graph.build(request).text
+    assert "Apollo harbour" in after and after == cold(graph, request)
+    # The same from another connection's import.
+    (vault / "Apollo crane.md").write_text("# Apollo crane\n\nThe crane test.\n")
+    note.write_text(note.read_text() + "\nAnd [[Apollo crane]].\n")
+    with Graph.open(db) as other:
+        other.import_path(vault)
+    request = BuildRequest(("Project Apollo",), depth=2, max_tokens=1300)
+    after = graph.build(request).text
+    assert "Apollo crane" in after and after == cold(graph, request)

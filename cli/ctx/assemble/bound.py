@@ -80,6 +80,20 @@ class ScoreBound:
         self.field_floor = _product_below_one(b.fields)
         self.field_ceiling = _product_above_one(b.fields)
         self._best_search = sorted(self.search.items(), key=lambda kv: (-kv[1], kv[0]))
+        # Per node, what its bounds read of its facts and never of its cost: the boost from type,
+        # tags and title, and its recency. A walk asks for a node's bound at every hop and once more
+        # when the pool is cut (thousands of nodes at depth 3 on a big graph): computed once.
+        self._known: dict[str, tuple[float, float]] = {}
+
+    def _facts(self, node_id: str, info: NodeInfo) -> tuple[float, float]:
+        """The node's boost from what the walk read and its recency (``info`` is the node's own:
+        the same for every route to it)."""
+        known = self._known.get(node_id)
+        if known is None:
+            known = self._known[node_id] = (
+                self._boost_known(info), recency(info.updated, self.reference, self.half_life),
+            )
+        return known
 
     def _boost_known(self, info: NodeInfo) -> float:
         """The boost from what the walk read: type, tags and title (not fields)."""
@@ -90,22 +104,39 @@ class ScoreBound:
     def at_least(self, node_id: str, info: NodeInfo, cost: float) -> float:
         """The least a walked node at ``cost`` scores (it may score more: similarity, a field boost)."""
         w = self.weights
+        boost, recent = self._facts(node_id, info)
         distance = 1.0 / cost if cost > 0 else 1.0
-        total = w.distance * distance + w.recency * recency(info.updated, self.reference, self.half_life)
+        total = w.distance * distance + w.recency * recent
         if w.relevance:
             total += w.relevance * self.search.get(node_id, 0.0)
-        return self._boost_known(info) * self.field_floor * total
+        return boost * self.field_floor * total
 
     def at_most_for(self, node_id: str, info: NodeInfo, cost: float) -> float:
         """The most a walked node at ``cost`` can score, whatever its similarity and fields."""
         w = self.weights
+        boost, recent = self._facts(node_id, info)
         distance = 1.0 / cost if cost > 0 else 1.0
-        total = w.distance * distance + w.recency * recency(info.updated, self.reference, self.half_life)
+        total = w.distance * distance + w.recency * recent
         if self.has_similarity:
             total += w.similarity
         if w.relevance:
             total += w.relevance * self.search.get(node_id, 0.0)
-        return self._boost_known(info) * self.field_ceiling * total
+        return boost * self.field_ceiling * total
+
+    def both(self, node_id: str, info: NodeInfo, cost: float) -> tuple[float, float]:
+        """``at_least`` and ``at_most_for`` at once (the same floats: the same sums in the same order)."""
+        w = self.weights
+        boost, recent = self._facts(node_id, info)
+        distance = 1.0 / cost if cost > 0 else 1.0
+        base = w.distance * distance + w.recency * recent
+        least = most = base
+        if self.has_similarity:
+            most += w.similarity
+        if w.relevance:
+            relevance = w.relevance * self.search.get(node_id, 0.0)
+            least += relevance
+            most += relevance
+        return boost * self.field_floor * least, boost * self.field_ceiling * most
 
     def at_most(self, cost: float, relevance: float) -> float:
         """The most a node can score when reached at ``cost`` or more, with search relevance at

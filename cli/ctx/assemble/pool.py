@@ -63,12 +63,9 @@ def drop_hopeless(walked: Walk, bound: ScoreBound, pool: int, keep: set[str]) ->
     walked_ids = [i for i, r in reached.items() if not r.seed and i in info and i not in keep and r.path]
     if len(walked_ids) <= pool:
         return set()
-    least = {i: bound.at_least(i, info[i], reached[i].cost) for i in walked_ids}
-    worst_kept = heapq.nlargest(pool, least.values())[-1]
-    hopeless = set()
-    for i in walked_ids:
-        if bound.at_most_for(i, info[i], reached[i].cost) < worst_kept - MARGIN:
-            hopeless.add(i)
+    bounds = [bound.both(i, info[i], reached[i].cost) for i in walked_ids]
+    worst_kept = heapq.nlargest(pool, (least for least, _ in bounds))[-1]
+    hopeless = {i for i, (_, most) in zip(walked_ids, bounds) if most < worst_kept - MARGIN}
     for i in hopeless:
         del reached[i]
     return hopeless

@@ -194,7 +194,8 @@ def _path_matches(selector: Selector, c: Candidate) -> bool:
 
 def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> None:
     specific = [s for s in sections if not s.select.rest]
-    rest = [s for s in sections if s.select.rest]
+    # A "rest" section's own selector still narrows it (made once, not once per candidate).
+    rest = [(s, replace(s.select, rest=False)) for s in sections if s.select.rest]
     for c in ranked:
         c.section = None
         for s in specific:
@@ -202,8 +203,8 @@ def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> N
                 c.section = s.name
                 break
         if c.section is None:
-            for s in rest:
-                if matches(replace(s.select, rest=False), c):
+            for s, select in rest:
+                if matches(select, c):
                     c.section = s.name
                     break
         if c.section is None:

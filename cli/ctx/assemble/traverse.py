@@ -16,7 +16,7 @@ nodes, the nearest first. ``Walk.stopped`` says which of these ended it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import heapq
 from dataclasses import dataclass, field
@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
 
 
-@dataclass(frozen=True)
-class Hop:
+class Hop(NamedTuple):
+    """One edge of a walked path. A named tuple, not a frozen dataclass: a walk makes one per node
+    it reaches (thousands at depth 3 on a big graph), and a frozen dataclass's ``__init__`` costs
+    several times as much; equality, hash and repr are the same."""
+
     canonical: str  # the stored edge type
     direction: str  # "out": walked as stored; "in": walked backwards
     src: str  # where the walk came from
@@ -190,6 +193,8 @@ class _Walker:
         self.remembered = False
         # A warm process ranks hubs' neighbours from lists it keeps (``warm.py``), not in the store.
         self.kept_hubs = warm.hub_neighbours(graph)
+        # And ordinary nodes' edges and degrees: a walk reads them from the store or from there.
+        self.edges: GraphReader | warm.NodeEdges = warm.node_edges(graph) or graph
 
     def trim(self, limit: WalkLimit, frontier: list[str], hop: int) -> list[str] | None:
         """The frontier ``hop`` expands (the nearest ``max_expand``), or None when the walk stops."""
@@ -222,7 +227,7 @@ class _Walker:
         degree: dict[str, int] = {}
         for wanted, column in ((self.wants_out, "src"), (self.wants_in, "dst")):
             if wanted:
-                for node_id, n in self.graph.degrees(frontier, column).items():
+                for node_id, n in self.edges.degrees(frontier, column).items():
                     degree[node_id] = degree.get(node_id, 0) + n
         return degree
 
@@ -232,9 +237,9 @@ class _Walker:
         offers: dict[str, dict[str, Offer]] = {u: {} for u in ordinary}
         scans = []
         if self.wants_out:
-            scans.append(("out", self.graph.walk_edges(ordinary, "src")))
+            scans.append(("out", self.edges.walk_edges(ordinary, "src")))
         if self.wants_in:
-            scans.append(("in", self.graph.walk_edges(ordinary, "dst")))
+            scans.append(("in", self.edges.walk_edges(ordinary, "dst")))
         # Which rule (if any) takes an edge depends only on its type, direction and the hop; a
         # hub's frontier brings 100,000s of edge rows of a handful of types.
         rule_of: dict[tuple[str, str], tuple[float, str, float] | None] = {}

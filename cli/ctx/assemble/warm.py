@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, NeighbourOrder
     from ctx.store.types import Neighbour, RankedNeighbour
 
+    EdgeRow = tuple[str, str, str, str, str | None, float | None, str]
+
 # Measured at 100k nodes after 160 builds of 40 topics (bench_scale's graph): 16 pools ~16 MB
 # (a few hundred candidates each), 16 answers ~3 MB, 20k token counts ~8 MB, 200k hub rows ~33 MB.
 # Pools and answers kept (the most recently used).
@@ -48,6 +50,9 @@ MAX_COUNTS = 20_000
 MAX_HUB_ROWS = 200_000
 # Hubs remembered as met once (their lists are read whole the second time).
 MAX_HUBS_MET = 10_000
+# Edge rows of ordinary (non-hub) nodes kept for walks, and nodes' degrees (``NodeEdges``).
+MAX_EDGE_ROWS = 300_000
+MAX_DEGREES = 300_000
 
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
@@ -56,6 +61,9 @@ _hubs: OrderedDict[Hashable, tuple[list[RankedNeighbour], dict[str, float]]] = O
 _hub_rows = 0
 _hubs_met: OrderedDict[Hashable, None] = OrderedDict()  # hubs ranked once by the store, not kept yet
 _counts: dict[str, dict[str, int]] = {}
+_edges: OrderedDict[Hashable, list[EdgeRow]] = OrderedDict()
+_edge_rows = 0
+_degrees: OrderedDict[Hashable, int] = OrderedDict()
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
 # The Build fields the seeds, collect and rank stages fill in (``pipeline.run``).
@@ -88,8 +96,11 @@ def disable() -> None:
 
 def forget() -> None:
     """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
-    global _hub_rows
+    global _hub_rows, _edge_rows
     with _lock:
+        _edges.clear()
+        _degrees.clear()
+        _edge_rows = 0
         _pools.clear()
         _results.clear()
         _counts.clear()
@@ -264,49 +275,12 @@ class HubNeighbours:
         list is read once and kept. Reading a whole list costs about twice the store's ranking of
         its best few: kept at once, a new topic's first call through unknown hubs was slower than a
         cold build (100k nodes, typical depth 2: 671 against 352 ms)."""
-        global _hub_rows
-        key = (
-            self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
-            ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
-            tuple(sorted(ranker.tag_boosts.items())),
-        )
-        with _lock:
-            kept = _hubs.get(key)
-            first_meeting = False
-            if kept is not None:
-                _hubs.move_to_end(key)
-            elif key not in _hubs_met:
-                first_meeting = True
-                _hubs_met[key] = None
-                while len(_hubs_met) > MAX_HUBS_MET:
-                    _hubs_met.popitem(last=False)
-        if first_meeting:
+        kept = self._kept(node_id, weights, ranker)
+        if kept is None:
             hold_reached()
             return self.graph.best_neighbours(node_id, base, weights, ranker, limit)
-        if kept is None:
-            ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
-            kept = (ranked, {row[0]: row[5] for row in ranked})
-            if self.graph.warm_state() == self.state:  # else the graph moved while this was read
-                with _lock:
-                    if key not in _hubs:
-                        _hubs[key] = kept
-                        _hub_rows += len(ranked)
-                    while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
-                        _, (dropped, _) = _hubs.popitem(last=False)
-                        _hub_rows -= len(dropped)
         ranked, weight_of = kept
-        # Held no dearer than a step from here: not fresh. The walk holds fewer nodes than a big
-        # hub has neighbours (or the hub is small): look from whichever side is smaller.
-        if len(reached) < len(weight_of):
-            stale = {
-                v for v, held in reached.items()
-                if (w := weight_of.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
-            }
-        else:
-            stale = {
-                v for v, w in weight_of.items()
-                if (held := reached.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
-            }
+        stale = _stale(reached, weight_of, base)
         fresh: list[Neighbour] = []
         for row in ranked:
             if len(fresh) == limit:
@@ -314,6 +288,58 @@ class HubNeighbours:
             if row[0] not in stale:
                 fresh.append(row[:5])
         return len(ranked) - len(stale), fresh
+
+    def _kept(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
+    ) -> tuple[list[RankedNeighbour], dict[str, float]] | None:
+        """The hub's whole ranked list and each neighbour's heaviest edge weight, kept or read now
+        (its second meeting under this state); None when it is met for the first time."""
+        key = (
+            self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
+            ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
+            tuple(sorted(ranker.tag_boosts.items())),
+        )
+        with _lock:
+            kept = _hubs.get(key)
+            if kept is not None:
+                _hubs.move_to_end(key)
+                return kept
+            if key not in _hubs_met:
+                _hubs_met[key] = None
+                while len(_hubs_met) > MAX_HUBS_MET:
+                    _hubs_met.popitem(last=False)
+                return None
+        ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
+        kept = (ranked, {row[0]: row[5] for row in ranked})
+        if self.graph.warm_state() == self.state:  # else the graph moved while this was read
+            _keep_hub(key, kept)
+        return kept
+
+
+def _keep_hub(key: Hashable, kept: tuple[list[RankedNeighbour], dict[str, float]]) -> None:
+    global _hub_rows
+    with _lock:
+        if key not in _hubs:
+            _hubs[key] = kept
+            _hub_rows += len(kept[0])
+        while _hub_rows > MAX_HUB_ROWS and len(_hubs) > 1:
+            _, (dropped, _) = _hubs.popitem(last=False)
+            _hub_rows -= len(dropped)
+
+
+def _stale(reached: dict[str, Reached], weight_of: dict[str, float], base: float) -> set[str]:
+    """The hub's neighbours the walk holds no dearer than a step from the hub (at ``base``): not
+    fresh, as the store's ranking leaves out those its table of reached nodes holds. The walk holds
+    fewer nodes than a big hub has neighbours (or the hub is small): looked at from the smaller side."""
+    if len(reached) < len(weight_of):
+        return {
+            v for v, held in reached.items()
+            if (w := weight_of.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
+        }
+    return {
+        v for v, w in weight_of.items()
+        if (held := reached.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
+    }
 
 
 def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
@@ -323,3 +349,80 @@ def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
         return None
     state = graph.warm_state()
     return None if state is None else HubNeighbours(graph, state)
+
+
+class NodeEdges:
+    """A walk's view of what a warm process keeps of ordinary nodes: their edge rows (what
+    ``GraphReader.walk_edges`` reads: the edge and the node at its other end) and their degrees.
+    Neither depends on the topic or the lens, so walks of different topics, and of one topic at
+    another depth, share them; kept under the graph's state (and the reader's visibility for the
+    rows), so any write makes the next walk read afresh."""
+
+    def __init__(self, graph: GraphReader, state: Hashable) -> None:
+        self.graph = graph
+        self.state = state
+
+    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+        """``GraphReader.degrees``, from what is kept where it can."""
+        out: dict[str, int] = {}
+        missing: list[str] = []
+        with _lock:
+            for node_id in ids:
+                n = _degrees.get((self.state, column, node_id))
+                if n is None:
+                    missing.append(node_id)
+                elif n:
+                    out[node_id] = n
+        if missing:
+            read = self.graph.degrees(missing, column)
+            out.update(read)
+            if self.graph.warm_state() == self.state:
+                with _lock:
+                    for node_id in missing:
+                        _degrees[(self.state, column, node_id)] = read.get(node_id, 0)
+                    while len(_degrees) > MAX_DEGREES:
+                        _degrees.popitem(last=False)
+        return out
+
+    def walk_edges(self, ids: list[str], column: str) -> list[EdgeRow]:
+        """``GraphReader.walk_edges`` (the same rows, grouped by node), from what is kept where it can."""
+        global _edge_rows
+        private = self.graph.include_private
+        rows: list[EdgeRow] = []
+        missing: list[str] = []
+        with _lock:
+            for node_id in ids:
+                kept = _edges.get((self.state, private, column, node_id))
+                if kept is None:
+                    missing.append(node_id)
+                else:
+                    _edges.move_to_end((self.state, private, column, node_id))
+                    rows += kept
+        if not missing:
+            return rows
+        read = self.graph.walk_edges(missing, column)
+        rows += read
+        if self.graph.warm_state() != self.state:
+            return rows  # the graph moved while this was read
+        by_node: dict[str, list[EdgeRow]] = {node_id: [] for node_id in missing}
+        for row in read:
+            by_node[row[0] if column == "src" else row[1]].append(row)
+        with _lock:
+            for node_id, kept in by_node.items():
+                key = (self.state, private, column, node_id)
+                if key not in _edges:
+                    _edges[key] = kept
+                    _edge_rows += len(kept) + 1
+            while _edge_rows > MAX_EDGE_ROWS and _edges:
+                _, dropped = _edges.popitem(last=False)
+                _edge_rows -= len(dropped) + 1
+        return rows
+
+
+def node_edges(graph: GraphReader) -> NodeEdges | None:
+    """The kept edges and degrees of nodes for a walk on ``graph``, or None (not warm, or the engine
+    cannot say when its graph changed)."""
+    if not _enabled:
+        return None
+    state = graph.warm_state()
+    return None if state is None else NodeEdges(graph, state)
