@@ -309,3 +309,25 @@ def test_an_edge_added_after_a_walk_is_walked_by_the_next(tmp_path, warm_process
     request = BuildRequest(("Project Apollo",), depth=2, max_tokens=1300)
     after = graph.build(request).text
     assert "Apollo crane" in after and after == cold(graph, request)
+
+
+def test_kept_hub_edges_and_node_facts_follow_an_edit(tmp_path, warm_process, monkeypatch):
+    import ctx.assemble.traverse as traverse
+
+    monkeypatch.setattr(traverse, "HUB_FAN_OUTS", 0)  # every node a hub: its edges kept as a hub's
+    vault, _, graph = vault_graph(tmp_path)
+    for budget in (1500, 1400):  # a hub met twice: its list, classes and chosen edges kept
+        request = BuildRequest(("Project Apollo",), depth=2, max_tokens=budget, format="json")
+        assert graph.build(request).text == cold(graph, request)
+    assert warm._hubs and warm._classes and warm._around and warm._facts
+    (vault / "Apollo harbour.md").write_text("# Apollo harbour\n\nCranes for the launch.\n")
+    note = vault / "Projects" / "Project Apollo.md"
+    # A new class of edge from the seed (an embed), and a neighbour's title changed.
+    note.write_text(note.read_text() + "\n![[Apollo harbour]]\n")
+    risks = vault / "Projects" / "Apollo Risks.md"
+    risks.write_text("---\ntitle: Apollo Hazards\n---\n" + risks.read_text())
+    graph.import_path(vault)
+    request = BuildRequest(("Project Apollo",), depth=2, max_tokens=1300, format="json")
+    after = graph.build(request).text
+    assert "Apollo harbour" in after and "Apollo Hazards" in after
+    assert after == cold(graph, request)

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
 
 def enrich(graph: GraphReader, walk: Walk, lens: Lens, include_fields: bool) -> list[Candidate]:
+    from ctx.assemble import warm
+
     out: list[Candidate] = []
-    for facts in graph.node_facts(list(walk.reached), with_fields=include_fields):
+    for facts in warm.node_facts(graph, list(walk.reached), with_fields=include_fields):
         reached = walk.reached[facts.id]
         fields: dict[str, list[str]] = {}
         if include_fields:

@@ -346,7 +346,7 @@ def _hub_fresh(
     reached, info = result.reached, result.info
     weights: dict[tuple[str, str], float] = {}
     path = reached[u].path
-    for etype, direction in graph.edge_classes(u):
+    for etype, direction in (graph if kept_hubs is None else kept_hubs).edge_classes(u):
         rule = lens.rules_for(etype, direction, hop)
         if rule is None:
             continue
@@ -366,7 +366,8 @@ def _hub_fresh(
         if node_id not in info:
             info[node_id] = NodeInfo(ntype, tags, updated, title)
     offers: dict[str, Offer] = {}
-    for other, etype, direction in graph.edges_around(u, weights, [row[0] for row in chosen], degree):
+    around = graph.edges_around if kept_hubs is None else kept_hubs.edges_around
+    for other, etype, direction in around(u, weights, [row[0] for row in chosen], degree):
         offers[other] = _offer(offers.get(other), etype, direction, weights[(etype, direction)])
     if total > lens.fan_out:
         keep = ranker([(v, o[2]) for v, o in offers.items()], info)[: lens.fan_out]

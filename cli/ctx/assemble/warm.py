@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
-    from ctx.store.types import Neighbour, RankedNeighbour
+    from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour
 
     EdgeRow = tuple[str, str, str, str, str | None, float | None, str]
 
@@ -53,6 +53,11 @@ MAX_HUBS_MET = 10_000
 # Edge rows of ordinary (non-hub) nodes kept for walks, and nodes' degrees (``NodeEdges``).
 MAX_EDGE_ROWS = 300_000
 MAX_DEGREES = 300_000
+# Nodes' facts (what scoring reads of a walked node: title, type, tags, dates, ...) kept.
+MAX_FACTS = 60_000
+# Hubs' edge classes and edges to the neighbours walks chose, kept (hubs: ``MAX_HUBS_MET``; a
+# hub's neighbours forgotten all at once past ``MAX_AROUND_PER_HUB``).
+MAX_AROUND_PER_HUB = 4_096
 
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
@@ -64,6 +69,9 @@ _counts: dict[str, dict[str, int]] = {}
 _edges: OrderedDict[Hashable, list[EdgeRow]] = OrderedDict()
 _edge_rows = 0
 _degrees: OrderedDict[Hashable, int] = OrderedDict()
+_facts: OrderedDict[Hashable, NodeFacts] = OrderedDict()
+_classes: OrderedDict[Hashable, list[tuple[str, str]]] = OrderedDict()
+_around: OrderedDict[Hashable, dict[str, list[tuple[str, str]]]] = OrderedDict()
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
 # The Build fields the seeds, collect and rank stages fill in (``pipeline.run``).
@@ -100,6 +108,9 @@ def forget() -> None:
     with _lock:
         _edges.clear()
         _degrees.clear()
+        _facts.clear()
+        _classes.clear()
+        _around.clear()
         _edge_rows = 0
         _pools.clear()
         _results.clear()
@@ -316,6 +327,51 @@ class HubNeighbours:
         return kept
 
 
+    def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
+        """``GraphReader.edge_classes`` of a hub, kept."""
+        key = (self.state, node_id)
+        with _lock:
+            kept = _classes.get(key)
+        if kept is None:
+            kept = self.graph.edge_classes(node_id)
+            if self.graph.warm_state() == self.state:
+                with _lock:
+                    _classes[key] = kept
+                    while len(_classes) > MAX_HUBS_MET:
+                        _classes.popitem(last=False)
+        return kept
+
+    def edges_around(
+        self, node_id: str, classes: dict[tuple[str, str], float], others: list[str], degree: int
+    ) -> list[tuple[str, str, str]]:
+        """``GraphReader.edges_around`` of a hub: each neighbour's edges of every class the hub has,
+        kept, then cut to ``classes`` (the lens's at this hop)."""
+        if not others:
+            return []
+        key = (self.state, self.graph.include_private, node_id)
+        with _lock:
+            kept = _around.get(key)
+            missing = [v for v in others if kept is None or v not in kept]
+        if missing:
+            read: dict[str, list[tuple[str, str]]] = {v: [] for v in missing}
+            for other, etype, direction in self.graph.edges_around(
+                node_id, self.edge_classes(node_id), missing, degree
+            ):
+                read[other].append((etype, direction))
+            if self.graph.warm_state() == self.state:
+                with _lock:
+                    kept = _around.setdefault(key, {})
+                    if len(kept) > MAX_AROUND_PER_HUB:
+                        kept.clear()
+                    kept.update(read)
+                    while len(_around) > MAX_HUBS_MET:
+                        _around.popitem(last=False)
+            else:
+                kept = {**(kept or {}), **read}
+        assert kept is not None
+        return [(v, etype, direction) for v in others for etype, direction in kept[v] if (etype, direction) in classes]
+
+
 def _keep_hub(key: Hashable, kept: tuple[list[RankedNeighbour], dict[str, float]]) -> None:
     global _hub_rows
     with _lock:
@@ -426,3 +482,32 @@ def node_edges(graph: GraphReader) -> NodeEdges | None:
         return None
     state = graph.warm_state()
     return None if state is None else NodeEdges(graph, state)
+
+
+def node_facts(graph: GraphReader, ids: list[str], *, with_fields: bool) -> list[NodeFacts]:
+    """``GraphReader.node_facts`` (sorted by id), from what a warm process keeps where it can: a
+    node's facts do not depend on the topic. Kept under the graph's state; never changed by a build
+    (a candidate copies what it takes: its ``fields`` are made anew, its tags only read)."""
+    state = graph.warm_state() if _enabled else None
+    if state is None:
+        return graph.node_facts(ids, with_fields=with_fields)
+    out: list[NodeFacts] = []
+    missing: list[str] = []
+    with _lock:
+        for node_id in ids:
+            kept = _facts.get((state, with_fields, node_id))
+            if kept is None:
+                missing.append(node_id)
+            else:
+                out.append(kept)
+    if missing:
+        read = graph.node_facts(missing, with_fields=with_fields)
+        out += read
+        if graph.warm_state() == state:
+            with _lock:
+                for facts in read:
+                    _facts[(state, with_fields, facts.id)] = facts
+                while len(_facts) > MAX_FACTS:
+                    _facts.popitem(last=False)
+    out.sort(key=lambda facts: facts.id)
+    return out
