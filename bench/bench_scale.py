@@ -19,7 +19,8 @@ its CPU time (user + system: what it cost, whatever else the machine ran) and it
   (the OS file cache is warm, the process is new);
 * the same builds through one `ctx mcp` session: the first call of each request in the warm server,
   then the median and p95 of ``--mcp-runs`` repeats (``--mcp-only``: these figures alone); with
-  ``--mcp-new-topics N``, one call for each of N notes spread over the graph at each depth.
+  ``--mcp-new-topics N``, one call for each of N notes spread over the graph at each depth, and with
+  ``--mcp-new-questions N``, for each of N free-text questions made of words of their titles.
 
 Results go to stdout as tables and to ``bench/out/scale-<time>.json``. The load average is printed
 with every size: on a shared machine it says how far to trust the figures. Never a timed test.
@@ -194,7 +195,8 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
 
 
 async def _mcp_session(
-    db: Path, calls: list[tuple[str, str, int]], runs: int, new_topics: list[str], depths: tuple[int, ...]
+    db: Path, calls: list[tuple[str, str, int]], runs: int, new_topics: list[str], depths: tuple[int, ...],
+    new_questions: list[str],
 ) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -224,31 +226,36 @@ async def _mcp_session(
                   f" p95 {out[label]['p95_ms']} ms (load {load()})", flush=True)
         # What an agent asking about one note after another sees: each call a topic the server
         # has not answered yet (its caches hold only what other topics left, e.g. hubs' lists).
-        for depth in depths if new_topics else ():
+        # Then free-text questions, each asked once.
+        series = [("new topics", new_topics), ("new questions", new_questions)]
+        for (name, asked), depth in ((x, d) for x in series for d in depths if x[1]):
             seconds = []
-            for topic in new_topics:
+            for topic in asked:
                 began = time.perf_counter()
                 await client.call_tool("context", {"topic": topic, "depth": depth, "max_tokens": 4000})
                 seconds.append(time.perf_counter() - began)
             seconds.sort()
-            label = f"new topics d{depth}"
+            label = f"{name} d{depth}"
             out[label] = {
                 "first_ms": round(seconds[-1] * 1000, 1),  # the slowest, in this row
                 "p50_ms": round(statistics.median(seconds) * 1000, 1),
                 "p95_ms": round(seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))] * 1000, 1),
             }
-            print(f"    mcp {label} ({len(seconds)} topics, one call each): p50 {out[label]['p50_ms']} ms"
+            print(f"    mcp {label} ({len(seconds)}, one call each): p50 {out[label]['p50_ms']} ms"
                   f" p95 {out[label]['p95_ms']} ms, slowest {out[label]['first_ms']} ms (load {load()})", flush=True)
     return out
 
 
 def bench_mcp(
-    db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...], new_topics: int = 0
+    db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...], new_topics: int = 0,
+    new_questions: int = 0,
 ) -> dict[str, Any]:
     import anyio
 
     calls = [(f"{name} d{d}", topic, d) for name, topic in build_topics(manifest, fmt).items() for d in depths]
-    return anyio.run(_mcp_session, db, calls, runs, spread_ids(db, new_topics), depths)
+    return anyio.run(
+        _mcp_session, db, calls, runs, spread_ids(db, new_topics), depths, spread_questions(db, new_questions)
+    )
 
 
 def spread_ids(db: Path, count: int) -> list[str]:
@@ -261,6 +268,21 @@ def spread_ids(db: Path, count: int) -> list[str]:
     ).fetchall()
     conn.close()
     return [row[0] for row in rows[::100]][:count]
+
+
+def spread_questions(db: Path, count: int) -> list[str]:
+    """``count`` free-text questions, the same on every run: three words of two titles of notes
+    spread over the graph (the first of one, the last two of the next), like the manifest's."""
+    if not count:
+        return []
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT title FROM nodes WHERE type != 'tag' ORDER BY id LIMIT ? OFFSET 57", (count * 100 + 1,)
+    ).fetchall()
+    conn.close()
+    titles = [row[0].lower().split() for row in rows[::50]]
+    pairs = zip(titles[::2], titles[1::2])
+    return [" ".join([a[0], *b[-2:]]) for a, b in pairs if a and len(b) >= 2][:count]
 
 
 def size_label(n: int) -> str:
@@ -309,6 +331,8 @@ def main() -> None:
     parser.add_argument("--no-mcp", action="store_true")
     parser.add_argument("--mcp-new-topics", type=int, default=0,
                         help="then, at each depth, one call for each of N topics the server has not answered")
+    parser.add_argument("--mcp-new-questions", type=int, default=0,
+                        help="then, at each depth, one call for each of N free-text questions the server has not answered")
     parser.add_argument("--mcp-only", action="store_true",
                         help="only the MCP session's figures (with --no-import: on the graphs already imported)")
     parser.add_argument("--no-builds", action="store_true",
@@ -349,7 +373,9 @@ def main() -> None:
         if not args.mcp_only:
             entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
         if not args.no_mcp and not args.no_builds:
-            entry["mcp"] = bench_mcp(db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics)
+            entry["mcp"] = bench_mcp(
+                db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics, args.mcp_new_questions
+            )
         entry["load_end"] = load()
         results.append(entry)
     print_tables(results)
