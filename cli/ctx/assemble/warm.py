@@ -21,6 +21,7 @@ texts it has seen (a pure function of the text and the encoding).
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 
 # Measured at 100k nodes after 160 builds of 40 topics (bench_scale's graph): 16 pools ~16 MB
 # (a few hundred candidates each), 16 answers ~3 MB, 20k token counts ~8 MB, 200k hub rows ~33 MB.
+# After 240 builds of 60 topics (40 notes, 20 questions, depth 1/2/3/5), with ordinary nodes'
+# edges and facts kept too (127k edge rows, 13k facts and degrees, 200k hub rows): peak RSS 298 MB
+# in process, 83 MB for the same builds cold.
 # Pools and answers kept (the most recently used).
 MAX_POOLS = 16
 # Token counts kept per encoding before they are forgotten all at once (keyed by the texts).
@@ -51,8 +55,8 @@ MAX_HUB_ROWS = 200_000
 # Hubs remembered as met once (their lists are read whole the second time).
 MAX_HUBS_MET = 10_000
 # Edge rows of ordinary (non-hub) nodes kept for walks, and nodes' degrees (``NodeEdges``).
-MAX_EDGE_ROWS = 300_000
-MAX_DEGREES = 300_000
+MAX_EDGE_ROWS = 200_000
+MAX_DEGREES = 200_000
 # Nodes' facts (what scoring reads of a walked node: title, type, tags, dates, ...) kept.
 MAX_FACTS = 60_000
 # Hubs' edge classes and edges to the neighbours walks chose, kept (hubs: ``MAX_HUBS_MET``; a
@@ -461,7 +465,14 @@ class NodeEdges:
         if self.graph.warm_state() != self.state:
             return rows  # the graph moved while this was read
         by_node: dict[str, list[EdgeRow]] = {node_id: [] for node_id in missing}
-        for row in read:
+        for src, dst, etype, ntype, tags, updated, title in read:
+            # Kept as tuples of shared strings: the node's own id, and the few edge and node types
+            # (a row's strings are new objects from SQLite: a third of what a kept row weighs).
+            if column == "src":
+                src = _shared(src)
+            else:
+                dst = _shared(dst)
+            row = (src, dst, _shared(etype), _shared(ntype), tags, updated, title)
             by_node[row[0] if column == "src" else row[1]].append(row)
         with _lock:
             for node_id, kept in by_node.items():
@@ -473,6 +484,11 @@ class NodeEdges:
                 _, dropped = _edges.popitem(last=False)
                 _edge_rows -= len(dropped) + 1
         return rows
+
+
+def _shared(text: str) -> str:
+    """One string object for equal ids and type names in kept rows (``sys.intern``)."""
+    return sys.intern(text)
 
 
 def node_edges(graph: GraphReader) -> NodeEdges | None:
