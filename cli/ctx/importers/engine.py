@@ -36,7 +36,8 @@ from ctx.store import as_store
 from ctx.store.types import EdgeRecord, FileState, NodeRecord
 
 if TYPE_CHECKING:
-    from ctx.store.protocols import GraphReader, GraphStore, ImportSession, TokenCounter
+    from ctx.importers.file_text import FileText
+    from ctx.store.protocols import GraphReader, GraphStore, ImportSession, StreamedWrites, TokenCounter
 
 # (phase, done, total). The phases, in order: "reading files" (parse the changed files; new files
 # are also counted and written as they are read), "counting tokens" (the stored token estimate of
@@ -102,6 +103,24 @@ class _Change:
     parsed: ParsedFile | None  # None: content identical, only the stat changed
 
 
+# A file to read: its path relative to the source, its absolute path, its stat.
+_Stat = tuple[str, Path, os.stat_result]
+
+
+@dataclass
+class _Plan:
+    """What one import must write, decided before its transaction."""
+
+    changes: list[_Change] = field(default_factory=list)  # known files whose content or stat changed
+    vanished: list[str] = field(default_factory=list)  # known files gone (or now refused)
+    fresh: list[_Stat] = field(default_factory=list)  # files never imported: read inside the transaction
+    # Files of a streaming format with new content: read inside the transaction, a batch at a time.
+    streamed: list[_Stat] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.fresh or self.streamed or self.changes or self.vanished)
+
+
 def import_path(
     store: GraphStore,
     path: str | Path,
@@ -109,32 +128,14 @@ def import_path(
     format: str = "auto",
     progress: ProgressFn | None = None,
 ) -> ImportReport:
-    from ctx.importers import get_importer
-    from ctx.importers.detection import detect
-
     started = time.perf_counter()
     store = as_store(store)
     reader = store.reader(include_private=True)
     path = Path(path).expanduser()
     if not path.exists():
         raise UsageError(f"no such file or folder: {path}")
-    root = path.resolve()
-    notes: list[str] = []
-    recorded = reader.source_at(root)
-    if format != "auto":
-        importer = get_importer(format)
-    elif recorded is not None:
-        # A source is re-read the way it was read before (also once its notes are all deleted
-        # and it no longer looks like anything); --format changes that.
-        importer = get_importer(recorded[1])
-    else:
-        detection = detect(root)
-        importer = get_importer(detection.format)
-        root = detection.root
-        notes = list(detection.notes)
+    importer, root, notes = _choose_importer(reader, path.resolve(), format)
     report = ImportReport(source=str(root), format=importer.format, notes=notes)
-    base = importer.base_dir(root)
-
     relpaths = importer.list_files(root)
     if not relpaths and reader.source_at(root) is None:
         # Nothing there this format reads (a .md file imported as Notion, a folder as a JSON
@@ -144,11 +145,48 @@ def import_path(
         raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
     source_id, known, as_stored = _load_source(reader, root, importer.format)
     report.files_seen = len(relpaths)
+    candidates, refused = _stat_files(importer.base_dir(root), root, relpaths, known, report)
+    vanished = sorted(set(known) - (set(relpaths) - refused))
+    limits = load_import_limits()
+    reading = _Steps(progress, READING, len(candidates))
+    plan = _read_changed(importer, candidates, known, vanished, report, limits, reading)
+    if plan:
+        try:
+            _apply(store, importer, source_id, root, as_stored, plan, _Run(report, limits, reading, progress))
+        except _NothingWritten:
+            pass  # rolled back: every new file was unreadable or failed to parse
+    if not report.changed:
+        _nothing_changed(store, reader, report)
+    report.seconds = time.perf_counter() - started
+    return report
 
-    # Decide what changed from stat alone; only changed files are read. Only regular files inside
-    # the imported root are read at all: a symlink out of the vault (to /etc/passwd, to a private
-    # note elsewhere) or a FIFO or device is skipped, and counts as gone if it was imported before.
-    candidates: list[tuple[str, Path, os.stat_result]] = []
+
+def _choose_importer(reader: GraphReader, root: Path, format: str) -> tuple[Importer, Path, list[str]]:
+    """(importer, root, how the format or folder was chosen): ``format`` unless it is "auto",
+    else the format the source was read with before, else what ``detect`` finds."""
+    from ctx.importers import get_importer
+    from ctx.importers.detection import detect
+
+    if format != "auto":
+        return get_importer(format), root, []
+    recorded = reader.source_at(root)
+    if recorded is not None:
+        # A source is re-read the way it was read before (also once its notes are all deleted
+        # and it no longer looks like anything); --format changes that.
+        return get_importer(recorded[1]), root, []
+    detection = detect(root)
+    return get_importer(detection.format), detection.root, list(detection.notes)
+
+
+def _stat_files(
+    base: Path, root: Path, relpaths: list[str], known: dict[str, FileState], report: ImportReport
+) -> tuple[list[_Stat], set[str]]:
+    """(files whose stat changed, files refused): what changed is decided from stat alone; only
+    changed files are read. Only regular files inside the imported root are read at all: a symlink
+    out of the vault (to /etc/passwd, to a private note elsewhere) or a FIFO or device is skipped,
+    and counts as gone if it was imported before. A file that cannot be stat'ed leaves ``known``:
+    it is neither re-imported nor deleted."""
+    candidates: list[_Stat] = []
     refused: set[str] = set()
     confinement = Confinement(root)
     # Paths as strings until a file is read: a Path per file was a third of a no-op re-import.
@@ -170,60 +208,62 @@ def import_path(
             report.files_unchanged += 1
             continue
         candidates.append((rel, Path(where), st))
+    return candidates, refused
 
-    vanished = sorted(set(known) - (set(relpaths) - refused))
-    limits = load_import_limits()
-    reading = _Steps(progress, READING, len(candidates))
-    changes: list[_Change] = []
-    fresh: list[tuple[str, Path, os.stat_result]] = []
-    streamed: list[tuple[str, Path, os.stat_result]] = []  # files of a streaming format with new content: read inside the transaction
+
+def _read_changed(
+    importer: Importer,
+    candidates: list[_Stat],
+    known: dict[str, FileState],
+    vanished: list[str],
+    report: ImportReport,
+    limits: ImportLimits,
+    reading: _Steps,
+) -> _Plan:
+    """The plan: changed known files are read (and parsed) now, new ones are left to the
+    transaction; a known file that cannot be read now keeps what the graph has for it."""
+    plan = _Plan(vanished=vanished)
     for rel, abspath, st in candidates:
         if rel not in known:
-            (streamed if importer.streams else fresh).append((rel, abspath, st))
+            (plan.streamed if importer.streams else plan.fresh).append((rel, abspath, st))
             continue
         if importer.streams:
             change = _hash_only(rel, abspath, st, report)
             if change is not None and change.hash != known[rel][2]:
-                streamed.append((rel, abspath, st))
+                plan.streamed.append((rel, abspath, st))
                 reading.step()
                 continue
         else:
             change = _read_and_parse(importer, rel, abspath, st, known.get(rel), report, limits)
         if change is not None:
-            changes.append(change)
+            plan.changes.append(change)
         else:
             # Unreadable now: keep what the graph already has for it.
-            vanished = [v for v in vanished if v != rel]
+            plan.vanished = [v for v in plan.vanished if v != rel]
         reading.step()
+    return plan
 
-    if fresh or streamed or changes or vanished:
-        try:
-            _apply(
-                store, importer, source_id, root, as_stored, changes, vanished, fresh, streamed, report, limits,
-                reading, progress,
-            )
-        except _NothingWritten:
-            pass  # rolled back: every new file was unreadable or failed to parse
-    if not report.changed:
-        if report.failed:
-            # An import that read nothing but failures (its one export file is truncated, say) is
-            # an error, not "unchanged" with a warning. Nothing was written: the graph keeps what
-            # it had and a first import leaves no source behind.
-            raise ImportFormatError("\n".join(report.failed[:20]))
-        privacy = graph_privacy_rules(store)
-        new_privacy = reader.privacy_changed(privacy)
-        if new_privacy or reader.passages_stale():
-            # New privacy settings apply to the whole graph even when no file changed; a graph
-            # made before passages existed (or by another splitter) gets them now.
-            with store.import_session() as session:
-                if new_privacy:
-                    session.refresh_private_flags(privacy)
-                    # What every reader may see changed: caches keyed by the version must go.
-                    session.bump_graph_version()
-                session.refresh_passages()
-                session.recount()
-    report.seconds = time.perf_counter() - started
-    return report
+
+def _nothing_changed(store: GraphStore, reader: GraphReader, report: ImportReport) -> None:
+    """After an import that wrote no file: an error when it read nothing but failures; else new
+    privacy settings, or passages missing or made by another splitter, are applied now."""
+    if report.failed:
+        # An import that read nothing but failures (its one export file is truncated, say) is
+        # an error, not "unchanged" with a warning. Nothing was written: the graph keeps what
+        # it had and a first import leaves no source behind.
+        raise ImportFormatError("\n".join(report.failed[:20]))
+    privacy = graph_privacy_rules(store)
+    new_privacy = reader.privacy_changed(privacy)
+    if new_privacy or reader.passages_stale():
+        # New privacy settings apply to the whole graph even when no file changed; a graph
+        # made before passages existed (or by another splitter) gets them now.
+        with store.import_session() as session:
+            if new_privacy:
+                session.refresh_private_flags(privacy)
+                # What every reader may see changed: caches keyed by the version must go.
+                session.bump_graph_version()
+            session.refresh_passages()
+            session.recount()
 
 
 class _NothingWritten(Exception):
@@ -337,54 +377,31 @@ class _StreamFailed(Exception):
     Arguments: the warning, and the problem when the file could not be parsed (else None)."""
 
 
-def _stream_one(
-    session: ImportSession,
-    importer: Importer,
-    source_id: int,
-    rel: str,
-    abspath: Path,
-    st: os.stat_result,
-    report: ImportReport,
-    limits: ImportLimits,
-    progress: ProgressFn | None,
-) -> bool:
+def _stream_one(session: ImportSession, importer: Importer, source_id: int, file: _Stat, run: _Run) -> bool:
     """Read, parse and write one file of a streaming format a batch at a time, inside the
     import's transaction; whether it was written. Its old records go first, under a savepoint:
     a file that fails half-way (truncated at the end, unreadable) keeps what the graph had."""
     from ctx.files import read_pieces
     from ctx.importers.file_text import FileText
+    from ctx.importers.jsongraph import dangling_warnings
     from ctx.tokens import estimate_many
 
+    rel, abspath, st = file
+    report = run.report
     info = FileInfo(relpath=rel, abspath=abspath, mtime=st.st_mtime)
     source = FileText(rel, read_pieces(abspath, checked=st))
-    text = source.text()
     first_warning, counted = len(report.warnings), (report.nodes_written, report.edges_written)
-    megabytes = max(1, st.st_size >> 20)
-    # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
-    mtime = st.st_mtime if date_problem(st.st_mtime) is None else None
     try:
         with session.file_savepoint():
             session.forget_files(source_id, [rel], [])
             target = session.streamed_file(source_id, rel, count=estimate_many, normalize_key=importer.normalize_key)
-            batches = _parsed_batches(importer, info, text, target.known_ids)
+            batches = _parsed_batches(importer, info, source.text(), target.known_ids)
             try:
-                for batch in batches:
-                    check_parsed(batch, rel, limits)
-                    report.warnings.extend(batch.warnings)
-                    for node in batch.nodes:
-                        _date_undated(node, mtime)
-                    written = target.add(batch.nodes, batch.edges)
-                    report.warnings.extend(written.warnings)
-                    report.nodes_written += written.nodes
-                    report.edges_written += written.edges
-                    if progress is not None:
-                        progress(READING_GRAPH, min(megabytes, source.size >> 20), megabytes)
+                _write_batches(batches, target, source, st, run)
             finally:
                 batches.close()
             settled = target.settle()
             report.edges_written += settled.edges
-            from ctx.importers.jsongraph import dangling_warnings
-
             report.warnings.extend(dangling_warnings(rel, settled.dangling, settled.dangling_total))
             session.record_files(source_id, [(rel, st.st_mtime_ns, st.st_size, source.digest)])
     except _StreamFailed as failed:
@@ -400,6 +417,27 @@ def _stream_one(
     report.warnings[first_warning:first_warning] = source.warnings
     report.files_parsed += 0 if source.binary else 1
     return True
+
+
+def _write_batches(
+    batches: Iterator[ParsedFile], target: StreamedWrites, source: FileText, st: os.stat_result, run: _Run
+) -> None:
+    """Write a streamed file's parsed batches, each checked and its undated nodes dated."""
+    report = run.report
+    megabytes = max(1, st.st_size >> 20)
+    # A file's mtime can be anything `touch -d` allows; only a storable date stands in.
+    mtime = st.st_mtime if date_problem(st.st_mtime) is None else None
+    for batch in batches:
+        check_parsed(batch, source.rel, run.limits)
+        report.warnings.extend(batch.warnings)
+        for node in batch.nodes:
+            _date_undated(node, mtime)
+        written = target.add(batch.nodes, batch.edges)
+        report.warnings.extend(written.warnings)
+        report.nodes_written += written.nodes
+        report.edges_written += written.edges
+        if run.progress is not None:
+            run.progress(READING_GRAPH, min(megabytes, source.size >> 20), megabytes)
 
 
 def _parsed_batches(
@@ -464,78 +502,103 @@ def _parse_problem(rel: str, exc: Exception) -> str:
     return problem
 
 
+@dataclass
+class _Run:
+    """What every step of one import's transaction reports to and is bounded by."""
+
+    report: ImportReport
+    limits: ImportLimits
+    reading: _Steps
+    progress: ProgressFn | None = None
+
+
 def _apply(
     store: GraphStore,
     importer: Importer,
     source_id: int | None,
     root: Path,
     known: dict[str, FileState],
-    changes: list[_Change],
-    vanished: list[str],
-    fresh: list[tuple[str, Path, os.stat_result]],
-    streamed: list[tuple[str, Path, os.stat_result]],
-    report: ImportReport,
-    limits: ImportLimits,
-    reading: _Steps,
-    progress: ProgressFn | None = None,
+    plan: _Plan,
+    run: _Run,
 ) -> None:
-    from ctx.tokens import estimate_many
-
     with store.import_session(bulk=True) as session:
         # Another import of the same folder may have committed while this one parsed: its rows
         # are replaced only by what is newer than them (``_not_older``).
         source_id = session.ensure_source(root, importer.format) if source_id is None else source_id
-        changes, vanished, fresh = _not_older(store, source_id, known, changes, vanished, fresh)
-        replaced = [c for c in changes if c.parsed is not None]
-        # New files too: another import of this folder may have written them while this one read.
-        session.forget_files(source_id, [c.info.relpath for c in replaced] + [f[0] for f in fresh], vanished)
-        report.files_deleted = len(vanished)
-        session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in changes])
-        # Derived records depend on the whole source, so they are recomputed from scratch.
-        session.forget_derived(source_id)
-        session.defer_indexes()
-        nodes, edges = _records_of(replaced)
-        _insert(session, importer, source_id, nodes, edges, _token_counter(progress, len(nodes)), report)
-        del nodes, edges
-        written = bool(changes or vanished)
-        for batch in _batches(fresh):
-            new = []
-            for rel, abspath, st in batch:
-                change = _read_and_parse(importer, rel, abspath, st, None, report, limits)
-                if change is not None:
-                    new.append(change)
-                reading.step()
-            session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
-            _insert(session, importer, source_id, *_records_of(new), estimate_many, report)
-            written = written or bool(new)
-        for rel, abspath, st in streamed:
-            written = _stream_one(session, importer, source_id, rel, abspath, st, report, limits, progress) or written
-            reading.step()
+        plan = _not_older(store, source_id, known, plan)
+        _replace_changed(session, importer, source_id, plan, run)
+        written = bool(plan.changes or plan.vanished)
+        written = _write_fresh(session, importer, source_id, plan.fresh, run) or written
+        for rel, abspath, st in plan.streamed:
+            written = _stream_one(session, importer, source_id, (rel, abspath, st), run) or written
+            run.reading.step()
         if not written:
             raise _NothingWritten
-        derived = importer.finalize(session.source_records(source_id))
-        check_parsed(derived, "derived", limits)
-        report.warnings.extend(derived.warnings)
-        count = _token_counter(progress, len(derived.nodes))
-        _insert(session, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
-        # The last phase names each step it waits for, and counts the one that takes long (the
-        # passages: 11-14 s at 13k notes), instead of sitting at "saving 0/N".
-        _saving(progress, "tags")
-        session.insert_tag_nodes(source_id, estimate_many)
-        _saving(progress, "links")
-        session.resolve_edges(source_id)
-        _saving(progress, "indexes")
-        session.build_deferred_indexes()
-        _saving(progress, "privacy")
-        # The user's markers, plus those each source's project adds (the new source's too).
-        session.refresh_private_flags(graph_privacy_rules(store))
-        session.refresh_passages(None if progress is None else lambda done, total: _saving(progress, "passages", done, total))
-        _saving(progress, "counts")
-        session.mark_imported(source_id, importer.format)
-        session.recount()
-    report.changed = True
-    if progress is not None:
-        progress(SAVING, 1, 1)
+        _derive_and_save(session, store, importer, source_id, run)
+    run.report.changed = True
+    if run.progress is not None:
+        run.progress(SAVING, 1, 1)
+
+
+def _replace_changed(session: ImportSession, importer: Importer, source_id: int, plan: _Plan, run: _Run) -> None:
+    """Forget the records of changed, new and deleted files and of the derived ones, then write
+    the changed files' new records (parsed before the transaction)."""
+    replaced = [c for c in plan.changes if c.parsed is not None]
+    # New files too: another import of this folder may have written them while this one read.
+    session.forget_files(source_id, [c.info.relpath for c in replaced] + [f[0] for f in plan.fresh], plan.vanished)
+    run.report.files_deleted = len(plan.vanished)
+    session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in plan.changes])
+    # Derived records depend on the whole source, so they are recomputed from scratch.
+    session.forget_derived(source_id)
+    session.defer_indexes()
+    nodes, edges = _records_of(replaced)
+    _insert(session, importer, source_id, nodes, edges, _token_counter(run.progress, len(nodes)), run.report)
+
+
+def _write_fresh(session: ImportSession, importer: Importer, source_id: int, fresh: list[_Stat], run: _Run) -> bool:
+    """Read, parse and write the files never imported, a batch at a time; whether any was written."""
+    from ctx.tokens import estimate_many
+
+    written = False
+    for batch in _batches(fresh):
+        new = []
+        for rel, abspath, st in batch:
+            change = _read_and_parse(importer, rel, abspath, st, None, run.report, run.limits)
+            if change is not None:
+                new.append(change)
+            run.reading.step()
+        session.record_files(source_id, [(c.info.relpath, c.mtime_ns, c.size, c.hash) for c in new])
+        _insert(session, importer, source_id, *_records_of(new), estimate_many, run.report)
+        written = written or bool(new)
+    return written
+
+
+def _derive_and_save(session: ImportSession, store: GraphStore, importer: Importer, source_id: int, run: _Run) -> None:
+    """The source's derived records, then every step that reads the whole source: tag nodes, link
+    resolution, indexes, privacy, passages, counts."""
+    from ctx.tokens import estimate_many
+
+    progress, report = run.progress, run.report
+    derived = importer.finalize(session.source_records(source_id))
+    check_parsed(derived, "derived", run.limits)
+    report.warnings.extend(derived.warnings)
+    count = _token_counter(progress, len(derived.nodes))
+    _insert(session, importer, source_id, [("", n) for n in derived.nodes], [("", e) for e in derived.edges], count, report)
+    # The last phase names each step it waits for, and counts the one that takes long (the
+    # passages: 11-14 s at 13k notes), instead of sitting at "saving 0/N".
+    _saving(progress, "tags")
+    session.insert_tag_nodes(source_id, estimate_many)
+    _saving(progress, "links")
+    session.resolve_edges(source_id)
+    _saving(progress, "indexes")
+    session.build_deferred_indexes()
+    _saving(progress, "privacy")
+    # The user's markers, plus those each source's project adds (the new source's too).
+    session.refresh_private_flags(graph_privacy_rules(store))
+    session.refresh_passages(None if progress is None else lambda done, total: _saving(progress, "passages", done, total))
+    _saving(progress, "counts")
+    session.mark_imported(source_id, importer.format)
+    session.recount()
 
 
 def _saving(progress: ProgressFn | None, step: str, done: int = 0, total: int = 1) -> None:
@@ -543,14 +606,7 @@ def _saving(progress: ProgressFn | None, step: str, done: int = 0, total: int = 
         progress(f"{SAVING}: {step}", done, total)
 
 
-def _not_older(
-    store: GraphStore,
-    source_id: int,
-    known: dict[str, FileState],
-    changes: list[_Change],
-    vanished: list[str],
-    fresh: list[tuple[str, Path, os.stat_result]],
-) -> tuple[list[_Change], list[str], list[tuple[str, Path, os.stat_result]]]:
+def _not_older(store: GraphStore, source_id: int, known: dict[str, FileState], plan: _Plan) -> _Plan:
     """What is left to write once the file states are read again under the write lock.
 
     Files were looked at and parsed before the lock was taken: another import may have committed
@@ -558,25 +614,26 @@ def _not_older(
     is stored is at least as recent (by modification time) as what this import read, and a
     deletion is left to the next import: rows are never replaced by an older parse (issue 24, M3;
     a build read COUNTER=24, one 1.7 s later COUNTER=16)."""
-    paths = [c.info.relpath for c in changes] + vanished + [f[0] for f in fresh]
+    paths = [c.info.relpath for c in plan.changes] + plan.vanished + [f[0] for f in plan.fresh]
     # The store's reader shares the session's connection: it sees what the lock now protects.
     stored = store.reader(include_private=True).file_states_of(source_id, paths)
     if all(stored.get(rel) == known.get(rel) for rel in paths):
-        return changes, vanished, fresh
+        return plan
 
     def newer_stored(rel: str, mtime_ns: int) -> bool:
         now = stored.get(rel)
         return now != known.get(rel) and now is not None and now[0] >= mtime_ns
 
-    return (
-        [c for c in changes if not newer_stored(c.info.relpath, c.mtime_ns)],
-        [rel for rel in vanished if stored.get(rel) == known.get(rel)],
-        [f for f in fresh if not newer_stored(f[0], f[2].st_mtime_ns)],
+    return _Plan(
+        changes=[c for c in plan.changes if not newer_stored(c.info.relpath, c.mtime_ns)],
+        vanished=[rel for rel in plan.vanished if stored.get(rel) == known.get(rel)],
+        fresh=[f for f in plan.fresh if not newer_stored(f[0], f[2].st_mtime_ns)],
+        streamed=plan.streamed,
     )
 
 
-def _batches(files: list[tuple[str, Path, os.stat_result]]) -> list[list[tuple[str, Path, os.stat_result]]]:
-    out: list[list[tuple[str, Path, os.stat_result]]] = []
+def _batches(files: list[_Stat]) -> list[list[_Stat]]:
+    out: list[list[_Stat]] = []
     size = 0
     for entry in files:
         if not out or len(out[-1]) >= BATCH_FILES or size + entry[2].st_size > BATCH_BYTES:

@@ -246,66 +246,90 @@ def _stub_title(title: str, child_id: str) -> str:
 
 def _outline(text: str) -> tuple[list[tuple[str, str]], list[_Block]]:
     """Page properties and the block tree of a Logseq markdown page."""
-    page_properties: list[tuple[str, str]] = []
-    roots: list[_Block] = []
-    stack: list[_Block] = []
-    current: _Block | None = None
-    previous_blank = False
+    reader = _OutlineReader()
     for raw in text.split("\n"):  # not splitlines(): U+2028 or a form feed is text in a block
-        line = raw.expandtabs(4)
+        reader.line(raw.expandtabs(4))
+    return reader.page_properties, reader.roots
+
+
+class _OutlineReader:
+    """Reads a page a line at a time into page properties and a tree of blocks."""
+
+    def __init__(self) -> None:
+        self.page_properties: list[tuple[str, str]] = []
+        self.roots: list[_Block] = []
+        self.stack: list[_Block] = []
+        self.current: _Block | None = None
+        self.previous_blank = False
+
+    def line(self, line: str) -> None:
         stripped = line.strip()
+        current = self.current
         if current is not None and current.in_fence:
             current.lines.append(_dedent(line, current.content_col))
             if stripped.startswith("```"):
                 current.in_fence = False
-            continue
+            return
         bullet = _BULLET.match(line)
-        if bullet is None and current is None and not roots:
-            attribute = parse_attribute(line)
-            if attribute is not None:
-                page_properties.append(attribute)
-                continue
-            if not stripped:
-                continue
+        if bullet is None and current is None and not self.roots and self._before_blocks(line, stripped):
+            return
         if bullet is not None:
-            width = len(bullet.group(1))
-            first_line = bullet.group(2) or ""
-            block = _Block(width, width + 2, [first_line], paragraph=False)
-            attribute = parse_attribute(first_line)
-            if attribute is not None and attribute[1]:
-                # "- type:: [[Command]]": a block made of properties, which Logseq shows as such.
-                block.properties.append(attribute)
-                block.lines = []
+            block = _bullet_block(bullet)
         elif not stripped:
             if current is not None:
                 current.lines.append("")
-            previous_blank = True
-            continue
+            self.previous_blank = True
+            return
         else:
             width = len(line) - len(line.lstrip())
-            continues = current is not None and (
-                width > current.width or (current.paragraph and not previous_blank)
-            )
-            if continues:
-                assert current is not None
-                attribute = parse_attribute(line)
-                if attribute is not None and attribute[1]:
-                    current.properties.append(attribute)
-                else:
-                    current.lines.append(_dedent(line, current.content_col))
-                    current.in_fence = stripped.startswith("```") and stripped.count("```") == 1
-                previous_blank = False
-                continue
+            if current is not None and (width > current.width or (current.paragraph and not self.previous_blank)):
+                _continue_block(current, line, stripped)
+                self.previous_blank = False
+                return
             block = _Block(width, width, [stripped], paragraph=True)
-        previous_blank = False
+        self.previous_blank = False
+        self._open(block)
+
+    def _before_blocks(self, line: str, stripped: str) -> bool:
+        """Whether a line before the first block is used up: a page property or a blank line."""
+        attribute = parse_attribute(line)
+        if attribute is not None:
+            self.page_properties.append(attribute)
+            return True
+        return not stripped
+
+    def _open(self, block: _Block) -> None:
+        """A new block, under the nearest open block indented less than it."""
+        stack = self.stack
         while stack and stack[-1].width >= block.width:
             stack.pop()
-        (stack[-1].children if stack else roots).append(block)
+        (stack[-1].children if stack else self.roots).append(block)
         stack.append(block)
-        current = block
+        self.current = block
         first = block.lines[0].strip() if block.lines else ""
         block.in_fence = first.startswith("```") and first.count("```") == 1
-    return page_properties, roots
+
+
+def _bullet_block(bullet: re.Match[str]) -> _Block:
+    width = len(bullet.group(1))
+    first_line = bullet.group(2) or ""
+    block = _Block(width, width + 2, [first_line], paragraph=False)
+    attribute = parse_attribute(first_line)
+    if attribute is not None and attribute[1]:
+        # "- type:: [[Command]]": a block made of properties, which Logseq shows as such.
+        block.properties.append(attribute)
+        block.lines = []
+    return block
+
+
+def _continue_block(block: _Block, line: str, stripped: str) -> None:
+    """A line of an open block: one of its properties, or more of its text."""
+    attribute = parse_attribute(line)
+    if attribute is not None and attribute[1]:
+        block.properties.append(attribute)
+    else:
+        block.lines.append(_dedent(line, block.content_col))
+        block.in_fence = stripped.startswith("```") and stripped.count("```") == 1
 
 
 def _dedent(line: str, column: int) -> str:
