@@ -350,18 +350,18 @@ class HubNeighbours:
     ) -> list[tuple[str, str, str]]:
         """``GraphReader.edges_around`` of a hub: each neighbour's edges of every class the hub has,
         kept, then cut to ``classes`` (the lens's at this hop)."""
-        if not others:
-            return []
         key = (self.state, self.graph.include_private, node_id)
-        with _lock:
-            kept = _around.get(key)
-            missing = [v for v in others if kept is None or v not in kept]
+        with _lock:  # copied out: another thread may clear the hub's dict once it is full
+            kept = _around.get(key, {})
+            found = {v: kept[v] for v in others if v in kept}
+        missing = [v for v in others if v not in found]
         if missing:
             read: dict[str, list[tuple[str, str]]] = {v: [] for v in missing}
             for other, etype, direction in self.graph.edges_around(
                 node_id, self.edge_classes(node_id), missing, degree
             ):
                 read[other].append((etype, direction))
+            found.update(read)
             if self.graph.warm_state() == self.state:
                 with _lock:
                     kept = _around.setdefault(key, {})
@@ -370,10 +370,7 @@ class HubNeighbours:
                     kept.update(read)
                     while len(_around) > MAX_HUBS_MET:
                         _around.popitem(last=False)
-            else:
-                kept = {**(kept or {}), **read}
-        assert kept is not None
-        return [(v, etype, direction) for v in others for etype, direction in kept[v] if (etype, direction) in classes]
+        return [(v, etype, direction) for v in others for etype, direction in found[v] if (etype, direction) in classes]
 
 
 def _keep_hub(key: Hashable, kept: tuple[list[RankedNeighbour], dict[str, float]]) -> None:
