@@ -80,94 +80,130 @@ def watch(
     except ImportError:
         raise WatchExtraMissing() from None
     import logging
-    import time
 
     # watchfiles logs its own line on Ctrl-C; the CLI says "stopped watching" itself.
     logging.getLogger("watchfiles").setLevel(logging.ERROR)
     from ctx.store import open_store
-    from ctx.store.errors import is_lock_busy, is_storage_error
-    from ctx.sync import embed_pending, sync, syncable
 
-    report_problem = on_problem or (lambda _line: None)
     graph = _Graph(db_path, open_store)
     try:
-        sources = graph.store.reader().sources()
-        if not sources:
-            raise CtxError("no sources to watch; add one with `ctx import PATH` first")
-        pending: set[str] = {s.root for s in sources}  # what changed while nobody watched
-        retry_at = 0.0
-        watched = _watched(syncable(graph.store, sources)[0])
-        if not watched:
-            raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
-        graph_files = (
-            set() if isinstance(db_path, str)  # a database URL: no graph file among the sources
-            else {str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
-        )
-
-        def relevant(_change: object, path: str) -> bool:
-            if path in graph_files:
-                return False
-            changed = Path(path)
-            return any(_concerns(w, changed) for w in watched)
-
-        def run(roots: set[str]) -> bool:
-            """Sync the sources at ``roots``; False when it must be tried again."""
-            affected = [s for s in graph.store.reader().sources() if s.root in roots]
-            if not affected:
-                return True
-            try:
-                report = sync(graph.store, embed=False, only=affected, progress=progress)
-            except Exception as exc:
-                if not (is_storage_error(exc) or is_lock_busy(exc)):
-                    raise  # an untrusted graph, say: no retry makes it right
-                report_problem(f"not synced: {exc}; trying again in {RETRY_SECONDS:g} s")
-                return False
-            on_sync(report)  # the graph is updated: said before any model loads for vectors
-            failed = bool(report.failed)
-            if embed:
-                try:
-                    embedded = embed_pending(graph.store, progress)
-                except Exception as exc:
-                    if not (is_storage_error(exc) or isinstance(exc, CtxError)):
-                        raise
-                    report_problem(f"vectors not updated: {exc}; trying again in {RETRY_SECONDS:g} s")
-                    return False
-                if embedded.embedded or embedded.embed_skipped:
-                    on_sync(embedded)
-            if failed:
-                report_problem(f"{len(report.failed)} source(s) failed; trying again in {RETRY_SECONDS:g} s")
-            return not failed
-
-        batches = 0
-        if run(pending):
-            pending.clear()
-        else:
-            retry_at = time.monotonic() + RETRY_SECONDS
+        watcher = _Watcher(graph, db_path, on_sync, embed, progress, on_problem or (lambda _line: None))
+        watcher.settle(watcher.run(watcher.pending))
         for changes in watchfiles.watch(
-            *sorted({str(w.folder) for w in watched}),
-            watch_filter=relevant,
+            *sorted({str(w.folder) for w in watcher.watched}),
+            watch_filter=watcher.relevant,
             debounce=debounce_ms,
             stop_event=stop_event,
             raise_interrupt=False,
             rust_timeout=WAKE_MS,
             yield_on_timeout=True,
         ):
-            if graph.replaced():
-                report_problem(f"{db_path} was replaced: reopened it")
-                graph.reopen()
-                pending |= {s.root for s in graph.store.reader().sources()}
-            touched = {str(w.root) for _, path in changes for w in watched if _concerns(w, Path(path))}
-            pending |= touched
-            if not pending or (not touched and time.monotonic() < retry_at):
-                continue
-            if run(pending):
-                pending.clear()
-                batches += 1
-            else:
-                retry_at = time.monotonic() + RETRY_SECONDS
-        return batches
+            watcher.on_changes(changes)
+        return watcher.batches
     finally:
         graph.close()
+
+
+class _Watcher:
+    """One watch's state: what is watched, which sources wait for a sync (changed, or failed
+    and due again at ``retry_at``), and how many batches were synced."""
+
+    def __init__(
+        self,
+        graph: _Graph,
+        db_path: Path | str,
+        on_sync: Callable[[Any], None],
+        embed: bool,
+        progress: Callable[[str, int, int], None] | None,
+        report_problem: Callable[[str], None],
+    ) -> None:
+        from ctx.sync import syncable
+
+        self.graph, self.db_path, self.on_sync = graph, db_path, on_sync
+        self.embed, self.progress, self.report_problem = embed, progress, report_problem
+        sources = graph.store.reader().sources()
+        if not sources:
+            raise CtxError("no sources to watch; add one with `ctx import PATH` first")
+        self.pending: set[str] = {s.root for s in sources}  # what changed while nobody watched
+        self.retry_at = 0.0
+        self.batches = 0
+        self.watched = _watched(syncable(graph.store, sources)[0])
+        if not self.watched:
+            raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
+        self.graph_files = (
+            set() if isinstance(db_path, str)  # a database URL: no graph file among the sources
+            else {str(db_path.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+        )
+
+    def relevant(self, _change: object, path: str) -> bool:
+        if path in self.graph_files:
+            return False
+        changed = Path(path)
+        return any(_concerns(w, changed) for w in self.watched)
+
+    def on_changes(self, changes: set[tuple[Any, str]]) -> None:
+        """One wake of the watcher: a batch of changes, or none (a timeout, for retries and a
+        replaced graph file)."""
+        import time
+
+        if self.graph.replaced():
+            self.report_problem(f"{self.db_path} was replaced: reopened it")
+            self.graph.reopen()
+            self.pending |= {s.root for s in self.graph.store.reader().sources()}
+        touched = {str(w.root) for _, path in changes for w in self.watched if _concerns(w, Path(path))}
+        self.pending |= touched
+        if not self.pending or (not touched and time.monotonic() < self.retry_at):
+            return
+        if self.settle(self.run(self.pending)):
+            self.batches += 1
+
+    def settle(self, synced: bool) -> bool:
+        """Forget what was synced, or schedule the next try."""
+        import time
+
+        if synced:
+            self.pending.clear()
+        else:
+            self.retry_at = time.monotonic() + RETRY_SECONDS
+        return synced
+
+    def run(self, roots: set[str]) -> bool:
+        """Sync the sources at ``roots``; False when it must be tried again."""
+        from ctx.store.errors import is_lock_busy, is_storage_error
+        from ctx.sync import sync
+
+        affected = [s for s in self.graph.store.reader().sources() if s.root in roots]
+        if not affected:
+            return True
+        try:
+            report = sync(self.graph.store, embed=False, only=affected, progress=self.progress)
+        except Exception as exc:
+            if not (is_storage_error(exc) or is_lock_busy(exc)):
+                raise  # an untrusted graph, say: no retry makes it right
+            self.report_problem(f"not synced: {exc}; trying again in {RETRY_SECONDS:g} s")
+            return False
+        self.on_sync(report)  # the graph is updated: said before any model loads for vectors
+        if self.embed and not self.embed_changed():
+            return False
+        if report.failed:
+            self.report_problem(f"{len(report.failed)} source(s) failed; trying again in {RETRY_SECONDS:g} s")
+        return not report.failed
+
+    def embed_changed(self) -> bool:
+        """Bring vectors up to date after a sync; False when it must be tried again."""
+        from ctx.store.errors import is_storage_error
+        from ctx.sync import embed_pending
+
+        try:
+            embedded = embed_pending(self.graph.store, self.progress)
+        except Exception as exc:
+            if not (is_storage_error(exc) or isinstance(exc, CtxError)):
+                raise
+            self.report_problem(f"vectors not updated: {exc}; trying again in {RETRY_SECONDS:g} s")
+            return False
+        if embedded.embedded or embedded.embed_skipped:
+            self.on_sync(embedded)
+        return True
 
 
 class _Graph:
