@@ -15,33 +15,11 @@ import sqlite3
 from ctx.config import PrivacyConfig, PrivacyRules
 
 TRUE_VALUES = ("true", "yes", "1", "on")
+_TRUE_LIST = ", ".join(f"'{v}'" for v in TRUE_VALUES)
 
 
-def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | PrivacyConfig) -> int:
-    """Recompute ``nodes.private`` for the whole graph; returns how many nodes are private.
-
-    ``rules``: the user's markers for every source, plus those a project adds for its own sources.
-    Must run inside the caller's transaction when it follows an import.
-    """
-    if isinstance(rules, PrivacyConfig):
-        rules = PrivacyRules(rules)
-    true_values = ", ".join(f"'{v}'" for v in TRUE_VALUES)
-    conn.execute("DROP TABLE IF EXISTS temp.privacy_markers")
-    conn.execute(
-        "CREATE TEMP TABLE privacy_markers (source_id INTEGER, kind TEXT, name TEXT,"
-        " PRIMARY KEY (source_id, kind, name)) WITHOUT ROWID"
-    )
-    markers = []
-    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
-        config = rules.for_source(source_id)
-        markers += [(source_id, "tag", t.lower()) for t in config.tags]
-        # A field's JSON path, quoted as json_each wants it.
-        markers += [(source_id, "field", '$."' + name.replace('"', '""') + '"') for name in config.fields]
-    conn.executemany("INSERT OR IGNORE INTO temp.privacy_markers VALUES (?, ?, ?)", markers)
-    conn.execute("DROP TABLE IF EXISTS temp.private_ids")
-    conn.execute("CREATE TEMP TABLE private_ids (id TEXT PRIMARY KEY)")
-    conn.execute(
-        f"""
+# Nodes a marker names, and everything below them (children by edge or by parent).
+_MARKED_AND_BELOW = f"""
         INSERT INTO temp.private_ids (id)
         WITH RECURSIVE marked(id) AS (
             SELECT n.id FROM nodes n
@@ -52,7 +30,7 @@ def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | Privac
             OR EXISTS (
                 SELECT 1 FROM temp.privacy_markers m, json_each(n.fields, m.name) v
                 WHERE m.source_id = n.source_id AND m.kind = 'field'
-                  AND lower(CAST(v.value AS TEXT)) IN ({true_values})
+                  AND lower(CAST(v.value AS TEXT)) IN ({_TRUE_LIST})
             )
         ),
         below(id) AS (
@@ -64,14 +42,11 @@ def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | Privac
             SELECT n.id FROM nodes n JOIN below b ON n.parent_id = b.id
         )
         SELECT DISTINCT id FROM below
-        """
-    )
-    conn.execute("DROP TABLE temp.privacy_markers")
-    _add_derived_only_private(conn)
-    # An outline page's passages hold its blocks' text, private blocks left out: when a block's
-    # privacy changes, the pages above it are split again (store/passages.py).
-    conn.execute(
-        """
+"""
+
+# An outline page's passages hold its blocks' text, private blocks left out: when a block's
+# privacy changes, the pages above it are split again (store/passages.py).
+_RESPLIT_PAGES_ABOVE_CHANGED = """
         UPDATE nodes SET split = 0 WHERE split != 0 AND id IN (
             WITH RECURSIVE up(id, depth) AS (
                 SELECT parent_id, 1 FROM nodes
@@ -84,8 +59,50 @@ def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | Privac
             )
             SELECT id FROM up
         )
-        """
+"""
+
+
+def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | PrivacyConfig) -> int:
+    """Recompute ``nodes.private`` for the whole graph; returns how many nodes are private.
+
+    ``rules``: the user's markers for every source, plus those a project adds for its own sources.
+    Must run inside the caller's transaction when it follows an import.
+    """
+    if isinstance(rules, PrivacyConfig):
+        rules = PrivacyRules(rules)
+    _load_markers(conn, rules)
+    conn.execute("DROP TABLE IF EXISTS temp.private_ids")
+    conn.execute("CREATE TEMP TABLE private_ids (id TEXT PRIMARY KEY)")
+    conn.execute(_MARKED_AND_BELOW)
+    conn.execute("DROP TABLE temp.privacy_markers")
+    _add_derived_only_private(conn)
+    conn.execute(_RESPLIT_PAGES_ABOVE_CHANGED)
+    count = _store_flags(conn)
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (rules.fingerprint(),)
     )
+    return count
+
+
+def _load_markers(conn: sqlite3.Connection, rules: PrivacyRules) -> None:
+    """Each source's private tags and fields, in ``temp.privacy_markers``."""
+    conn.execute("DROP TABLE IF EXISTS temp.privacy_markers")
+    conn.execute(
+        "CREATE TEMP TABLE privacy_markers (source_id INTEGER, kind TEXT, name TEXT,"
+        " PRIMARY KEY (source_id, kind, name)) WITHOUT ROWID"
+    )
+    markers = []
+    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
+        config = rules.for_source(source_id)
+        markers += [(source_id, "tag", t.lower()) for t in config.tags]
+        # A field's JSON path, quoted as json_each wants it.
+        markers += [(source_id, "field", '$."' + name.replace('"', '""') + '"') for name in config.fields]
+    conn.executemany("INSERT OR IGNORE INTO temp.privacy_markers VALUES (?, ?, ?)", markers)
+
+
+def _store_flags(conn: sqlite3.Connection) -> int:
+    """Write ``temp.private_ids`` into ``nodes.private`` (touching only rows that change) and
+    drop it; returns how many nodes are private."""
     conn.execute(
         "UPDATE nodes SET private = 0 WHERE private = 1"
         " AND id NOT IN (SELECT id FROM temp.private_ids)"
@@ -95,9 +112,6 @@ def refresh_private_flags(conn: sqlite3.Connection, rules: PrivacyRules | Privac
     )
     count = conn.execute("SELECT COUNT(*) FROM temp.private_ids").fetchone()[0]
     conn.execute("DROP TABLE temp.private_ids")
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('privacy_config', ?)", (rules.fingerprint(),)
-    )
     return int(count)
 
 

@@ -18,29 +18,8 @@ if TYPE_CHECKING:
     from ctx.config import PrivacyConfig, PrivacyRules
 
 
-def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules | PrivacyConfig) -> int:
-    """``rules``: the user's markers for every source, plus those a project adds for its own."""
-    from ctx.config import PrivacyConfig, PrivacyRules
-
-    if isinstance(rules, PrivacyConfig):
-        rules = PrivacyRules(rules)
-    markers: set[tuple[int, str, str]] = set()
-    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
-        config = rules.for_source(source_id)
-        markers |= {(source_id, "tag", t.lower()) for t in config.tags}
-        markers |= {(source_id, "field", name) for name in config.fields}
-    conn.execute("DROP TABLE IF EXISTS ctx_privacy_markers")
-    conn.execute(
-        "CREATE TEMP TABLE ctx_privacy_markers (source_id integer, kind text, name text COLLATE \"C\")"
-        " ON COMMIT DROP"
-    )
-    with conn.cursor().copy("COPY ctx_privacy_markers (source_id, kind, name) FROM STDIN") as copy:
-        for row in sorted(markers):
-            copy.write_row(row)
-    conn.execute("DROP TABLE IF EXISTS ctx_private_ids")
-    conn.execute("CREATE TEMP TABLE ctx_private_ids (id text COLLATE \"C\" PRIMARY KEY) ON COMMIT DROP")
-    conn.execute(
-        """
+# Nodes a marker names, and everything below them (children by edge or by parent_id).
+_MARKED_AND_BELOW = """
         INSERT INTO ctx_private_ids (id)
         WITH RECURSIVE marked(id) AS (
             SELECT n.id FROM nodes n
@@ -69,12 +48,10 @@ def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules |
             ) x
         )
         SELECT DISTINCT id FROM below WHERE id IS NOT NULL
-        """,
-        [list(TRUE_VALUES)],
-    )
-    _add_derived_only_private(conn)
-    conn.execute(
-        """
+"""
+
+# The pages above a block whose privacy changes are split again (``ctx.store.privacy``).
+_RESPLIT_PAGES_ABOVE_CHANGED = """
         UPDATE nodes SET split = 0 WHERE split <> 0 AND id IN (
             WITH RECURSIVE up(id, depth) AS (
                 SELECT parent_id, 1 FROM nodes
@@ -87,8 +64,21 @@ def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules |
             )
             SELECT id FROM up
         )
-        """
-    )
+"""
+
+
+def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules | PrivacyConfig) -> int:
+    """``rules``: the user's markers for every source, plus those a project adds for its own."""
+    from ctx.config import PrivacyConfig, PrivacyRules
+
+    if isinstance(rules, PrivacyConfig):
+        rules = PrivacyRules(rules)
+    _load_markers(conn, rules)
+    conn.execute("DROP TABLE IF EXISTS ctx_private_ids")
+    conn.execute("CREATE TEMP TABLE ctx_private_ids (id text COLLATE \"C\" PRIMARY KEY) ON COMMIT DROP")
+    conn.execute(_MARKED_AND_BELOW, [list(TRUE_VALUES)])
+    _add_derived_only_private(conn)
+    conn.execute(_RESPLIT_PAGES_ABOVE_CHANGED)
     conn.execute("UPDATE nodes SET private = false WHERE private AND id NOT IN (SELECT id FROM ctx_private_ids)")
     conn.execute("UPDATE nodes SET private = true WHERE NOT private AND id IN (SELECT id FROM ctx_private_ids)")
     count = int(conn.execute("SELECT count(*) FROM ctx_private_ids").fetchone()[0])  # type: ignore[index]
@@ -99,6 +89,23 @@ def refresh_private_flags(conn: "psycopg.Connection[Any]", rules: PrivacyRules |
     )
     conn.execute("DROP TABLE ctx_privacy_markers")
     return count
+
+
+def _load_markers(conn: "psycopg.Connection[Any]", rules: PrivacyRules) -> None:
+    """Each source's private tags and fields, copied into ``ctx_privacy_markers``."""
+    markers: set[tuple[int, str, str]] = set()
+    for (source_id,) in conn.execute("SELECT id FROM sources").fetchall():
+        config = rules.for_source(source_id)
+        markers |= {(source_id, "tag", t.lower()) for t in config.tags}
+        markers |= {(source_id, "field", name) for name in config.fields}
+    conn.execute("DROP TABLE IF EXISTS ctx_privacy_markers")
+    conn.execute(
+        "CREATE TEMP TABLE ctx_privacy_markers (source_id integer, kind text, name text COLLATE \"C\")"
+        " ON COMMIT DROP"
+    )
+    with conn.cursor().copy("COPY ctx_privacy_markers (source_id, kind, name) FROM STDIN") as copy:
+        for row in sorted(markers):
+            copy.write_row(row)
 
 
 def _add_derived_only_private(conn: "psycopg.Connection[Any]") -> None:
