@@ -359,6 +359,20 @@ def _top_level(data: dict[str, Any], key: str, problems: _Problems) -> Any:
     return _option(f.metadata, data, key, f.default, "", problems)
 
 
+# The lens sections that are plain option groups, by the Lens field (and YAML key) they fill.
+_OPTION_GROUPS: dict[str, type] = {
+    "boosts": Boosts,
+    "scoring": Scoring,
+    "packing": Packing,
+    "truncation": Truncation,
+    "dedup": Dedup,
+    "semantic": Semantic,
+    "privacy": Privacy,
+    "activity": Activity,
+    "seeds": Seeds,
+}
+
+
 def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     """Validate a lens document and build the model; raises LensError listing every problem."""
     problems = _Problems(where)
@@ -366,32 +380,52 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
         problems.add("", f"a lens file must be a mapping of keys, not {_kind(data)}")
         raise LensError(problems.lines)
     _unknown(data, TOP_KEYS, "", problems)
+    # Parsed in the file's reading order, so that problems are listed the same way every time.
+    parts = _walk(data, problems)
+    parts["fields"] = _field_filter(data, problems)
+    parts |= _option_groups(data, ("boosts", "scoring"), problems)
+    parts |= _output_and_sections(data, problems)
+    parts |= _option_groups(data, ("packing", "truncation", "dedup", "semantic", "privacy", "activity", "seeds"), problems)
+    parts["cycles"] = _cycle_edges(data, problems)
+    declared, description = _name_and_description(data, name, problems)
+    parts["paths"] = _top_level(data, "paths", problems)
+    parts["passages"] = bool(_top_level(data, "passages", problems))
+    if problems.lines:
+        raise LensError(problems.lines)
+    return Lens(name=declared, description=description, source=source, path=where, raw=data, **parts)
 
+
+def _walk(data: dict[str, Any], problems: _Problems) -> dict[str, Any]:
+    """How far and along which edges the lens walks: depth, max_depth, fan_out and the edge rules."""
     max_depth = _top_level(data, "max_depth", problems)
     depth = _top_level(data, "depth", problems)
     if depth > max_depth:
         problems.add("depth", f"the default depth {depth} is above max_depth {max_depth}")
     fan_out = _top_level(data, "fan_out", problems)
     rules = _parse_edges(data if "edges" in data else {"edges": {"*": {"direction": "both"}}}, max_depth, problems)
-    field_filter = _field_filter(data, problems)
-    boosts = _section_options(Boosts, data, "boosts", problems)
-    scoring = _section_options(Scoring, data, "scoring", problems)
+    return {"depth": depth, "max_depth": max_depth, "fan_out": fan_out, "rules": rules}
+
+
+def _option_groups(data: dict[str, Any], keys: tuple[str, ...], problems: _Problems) -> dict[str, Any]:
+    return {key: _section_options(_OPTION_GROUPS[key], data, key, problems) for key in keys}
+
+
+def _output_and_sections(data: dict[str, Any], problems: _Problems) -> dict[str, Any]:
     # ``output.order`` is every section's default order, not an option of its own.
     output_map = _mapping(data.get("output"), "output", problems)
     output = _parse_options(OutputOptions, output_map, "output.", problems, extra_keys=("order",))
     default_order = _choice(output_map, "order", Section.order, SECTION_ORDERS, "output.", problems)
-    sections = _parse_sections(data, default_order, problems)
-    packing = _section_options(Packing, data, "packing", problems)
-    truncation = _section_options(Truncation, data, "truncation", problems)
-    dedup = _section_options(Dedup, data, "dedup", problems)
-    semantic = _section_options(Semantic, data, "semantic", problems)
-    privacy = _section_options(Privacy, data, "privacy", problems)
-    activity = _section_options(Activity, data, "activity", problems)
-    seeds = _section_options(Seeds, data, "seeds", problems)
+    return {"output": output, "sections": _parse_sections(data, default_order, problems)}
+
+
+def _cycle_edges(data: dict[str, Any], problems: _Problems) -> tuple[str, ...]:
     cycles = _mapping(data.get("cycles"), "cycles", problems)
     _unknown(cycles, {"edges"}, "cycles.", problems)
-    cycle_edges = tuple(CANONICAL_OF.get(e, e) for e in _strings(cycles.get("edges"), "cycles.edges", problems))
+    return tuple(CANONICAL_OF.get(e, e) for e in _strings(cycles.get("edges"), "cycles.edges", problems))
 
+
+def _name_and_description(data: dict[str, Any], name: str, problems: _Problems) -> tuple[str, str]:
+    """The lens's declared name (else its file's) and its description, stripped."""
     description = data.get("description", "")
     if not isinstance(description, str):
         problems.add("description", f"must be a string, not {_kind(description)}")
@@ -400,33 +434,4 @@ def parse_lens(data: Any, *, where: str, name: str, source: str) -> Lens:
     if not isinstance(declared, str) or not declared.strip():
         problems.add("name", f"must be a non-empty string, not {_kind(declared)}")
         declared = name
-    paths = _top_level(data, "paths", problems)
-    passages = bool(_top_level(data, "passages", problems))
-    if problems.lines:
-        raise LensError(problems.lines)
-    return Lens(
-        name=declared,
-        description=description.strip(),
-        source=source,
-        path=where,
-        depth=depth,
-        max_depth=max_depth,
-        fan_out=fan_out,
-        paths=paths,
-        passages=passages,
-        rules=rules,
-        fields=field_filter,
-        boosts=boosts,
-        scoring=scoring,
-        sections=sections,
-        output=output,
-        packing=packing,
-        truncation=truncation,
-        dedup=dedup,
-        semantic=semantic,
-        privacy=privacy,
-        activity=activity,
-        cycles=cycle_edges,
-        seeds=seeds,
-        raw=data,
-    )
+    return declared, description.strip()

@@ -24,16 +24,9 @@ __all__ = ["embed_text", "query_key", "refresh"]
 
 def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None] | None = None) -> int:
     """Split every node not split by the current splitter (inside the caller's transaction)."""
-    from ctx.passages import SPLITTER_VERSION, split
-    from ctx.store.postgres.reader import PostgresReader
+    from ctx.passages import SPLITTER_VERSION
 
-    row = conn.execute("SELECT value FROM meta WHERE key = %s", (_VERSION_KEY,)).fetchone()
-    if row is None or int(row[0]) != SPLITTER_VERSION:
-        conn.execute("UPDATE nodes SET split = 0 WHERE split <> 0")
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (_VERSION_KEY, str(SPLITTER_VERSION)),
-        )
+    _reset_if_splitter_changed(conn, SPLITTER_VERSION)
     _index_nodes(conn)
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS ctx_stage_passages (id bigint, node_id text, ord integer, start integer,"
@@ -42,7 +35,6 @@ def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None
     )
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
-    public: Any = PostgresReader(conn)  # duck-typed for _with_outline; what a reader without private access sees of an outline page
     total = int(conn.execute("SELECT count(*) FROM nodes WHERE split = 0").fetchone()[0])  # type: ignore[index]
     next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM passages").fetchone()[0]) + 1  # type: ignore[index]
     while True:
@@ -51,55 +43,84 @@ def refresh(conn: "psycopg.Connection[Any]", progress: Callable[[int, int], None
         ).fetchall()
         if not rows:
             return done
-        ids = [r[1] for r in rows]
-        conn.execute("DELETE FROM passages WHERE node_id = ANY(%s)", (ids,))
+        conn.execute("DELETE FROM passages WHERE node_id = ANY(%s)", ([r[1] for r in rows],))
         _load_ancestors(conn, [r[4] for r in rows if r[4]], titles)
-        pages = {
-            r[0]
-            for r in conn.execute(
-                "SELECT DISTINCT parent_id FROM nodes WHERE type = 'block' AND parent_id = ANY(%s)", (ids,)
-            )
-        }
-        out = []
-        for _, node_id, title, body, parent_id, node_type in rows:
-            if node_type == "block" and parent_id:
-                continue
-            context = _context(parent_id, titles)
-            text = body or ""
-            outline = node_id in pages
-            if outline:
-                text = _with_outline(public, node_id, text)
-            for p in split(text, title):
-                heading = HEADING_SEP.join(p.heading)
-                digest = passage_hash(embed_text(title, context, heading, p.text))
-                own = None if not outline and p.text == text[p.start : p.end].strip("\n") else p.text
-                out.append((next_id, node_id, p.ord, p.start, p.end, context, heading, own, p.tokens, digest, title,
-                            p.text))
-                next_id += 1
+        out = _split_rows(conn, rows, titles, next_id)
+        next_id += len(out)
         if out:
-            # Both full-text indexes of each passage, cut by FTS5's tokenizers (as SQLite's
-            # passages_fts and passages_exact read title, ancestors, heading path and text).
-            texts = [(r[10], r[5], r[6], r[11]) for r in out]
-            stemmed = tokens.index_rows(tokens.STEMMED, texts)
-            exact = tokens.index_rows(tokens.EXACT, texts)
-            conn.execute("TRUNCATE ctx_stage_passages")
-            with conn.cursor().copy(
-                'COPY ctx_stage_passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
-                " stemmed, stemmed_tf, exact, exact_tf, fts_length) FROM STDIN"
-            ) as copy:
-                for item, s, e in zip(out, stemmed, exact, strict=True):
-                    copy.write_row((*item[:10], s.vector, s.tf, e.vector, e.tf, s.length))
-            conn.execute(
-                'INSERT INTO passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
-                " stemmed, stemmed_tf, exact, exact_tf, fts_length)"
-                ' SELECT id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
-                " stemmed::tsvector, stemmed_tf::jsonb, exact::tsvector, exact_tf::jsonb, fts_length"
-                " FROM ctx_stage_passages ORDER BY id"
-            )
+            _write_passages(conn, out)
         conn.execute("UPDATE nodes SET split = %s WHERE seq = ANY(%s)", (SPLITTER_VERSION, [r[0] for r in rows]))
         done += len(rows)
         if progress is not None:
             progress(done, total)
+
+
+def _reset_if_splitter_changed(conn: "psycopg.Connection[Any]", version: int) -> None:
+    """A new splitter splits every node again."""
+    row = conn.execute("SELECT value FROM meta WHERE key = %s", (_VERSION_KEY,)).fetchone()
+    if row is None or int(row[0]) != version:
+        conn.execute("UPDATE nodes SET split = 0 WHERE split <> 0")
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (_VERSION_KEY, str(version)),
+        )
+
+
+def _split_rows(
+    conn: "psycopg.Connection[Any]", rows: list[Any], titles: dict[str, tuple[str, str | None]], next_id: int
+) -> list[tuple[Any, ...]]:
+    """The passages of a batch of nodes, numbered from ``next_id``: (id, node_id, ord, start, end,
+    context, heading, own_text, tokens, hash, title, text). A page's blocks are passages of the
+    page (its outline), not of their own."""
+    from ctx.passages import split
+    from ctx.store.postgres.reader import PostgresReader
+
+    public: Any = PostgresReader(conn)  # duck-typed for _with_outline; what a reader without private access sees of an outline page
+    pages = {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT parent_id FROM nodes WHERE type = 'block' AND parent_id = ANY(%s)", ([r[1] for r in rows],)
+        )
+    }
+    out: list[tuple[Any, ...]] = []
+    for _, node_id, title, body, parent_id, node_type in rows:
+        if node_type == "block" and parent_id:
+            continue
+        context = _context(parent_id, titles)
+        text = body or ""
+        outline = node_id in pages
+        if outline:
+            text = _with_outline(public, node_id, text)
+        for p in split(text, title):
+            heading = HEADING_SEP.join(p.heading)
+            digest = passage_hash(embed_text(title, context, heading, p.text))
+            own = None if not outline and p.text == text[p.start : p.end].strip("\n") else p.text
+            out.append((next_id + len(out), node_id, p.ord, p.start, p.end, context, heading, own, p.tokens, digest,
+                        title, p.text))
+    return out
+
+
+def _write_passages(conn: "psycopg.Connection[Any]", out: list[tuple[Any, ...]]) -> None:
+    """Both full-text indexes of each passage, cut by FTS5's tokenizers (as SQLite's
+    passages_fts and passages_exact read title, ancestors, heading path and text), and the
+    passages themselves, staged by COPY."""
+    texts = [(r[10], r[5], r[6], r[11]) for r in out]
+    stemmed = tokens.index_rows(tokens.STEMMED, texts)
+    exact = tokens.index_rows(tokens.EXACT, texts)
+    conn.execute("TRUNCATE ctx_stage_passages")
+    with conn.cursor().copy(
+        'COPY ctx_stage_passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+        " stemmed, stemmed_tf, exact, exact_tf, fts_length) FROM STDIN"
+    ) as copy:
+        for item, s, e in zip(out, stemmed, exact, strict=True):
+            copy.write_row((*item[:10], s.vector, s.tf, e.vector, e.tf, s.length))
+    conn.execute(
+        'INSERT INTO passages (id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+        " stemmed, stemmed_tf, exact, exact_tf, fts_length)"
+        ' SELECT id, node_id, ord, start, "end", context, heading, own_text, tokens, hash,'
+        " stemmed::tsvector, stemmed_tf::jsonb, exact::tsvector, exact_tf::jsonb, fts_length"
+        " FROM ctx_stage_passages ORDER BY id"
+    )
 
 
 def _index_nodes(conn: "psycopg.Connection[Any]") -> None:
