@@ -289,41 +289,55 @@ class CtxTools:
             replaced = self._blocked is not None or (
                 now is not None and self._mark is not None and self._mark.replaced_by(now)
             )
-            if not replaced and not self._stale:
-                if now is not None and self._mark is not None:
-                    if now.birth is None and self._mark.birth is not None:
-                        now = FileMark(now.inode, now.content, self._mark.birth)  # unread: still the same
-                    self._mark = now  # the same graph, perhaps updated: how it looks now
-                    return
+            if not replaced and not self._stale and self._still_the_same(now):
+                return
             if self._in_use > 0:
                 self._pool.wait()  # calls still reading the old graph finish first
                 continue
-            if now is None:
-                for handle in self._all:  # the file is gone: nothing of it to keep apart
-                    handle.close()
-            elif not replaced:
-                # A call met pages that did not fit, and the file cannot say it was replaced (a
-                # graph without a birth mark): opened afresh, without copying anything into it.
-                for handle in self._all:
-                    handle.abandon()
-            else:
-                for handle in self._all:
-                    handle.abandon()
-                same_file = self._blocked is None and now is not None and self._mark is not None and now.inode == self._mark.inode
-                old_wal = self._wal is not None and _inode(f"{path}-wal") == self._wal
-                if self._blocked is not None or same_file or old_wal:
-                    from ctx.store import discard_stale_wal
-
-                    if not discard_stale_wal(path):
-                        self._blocked = (
-                            f"{path} was replaced while another process had the graph open: its write-ahead"
-                            f" log ({path}-wal) still holds the old graph's pages, which would mix into the new"
-                            " one. Call again once the other ctx processes (ctx watch, another ctx mcp) have ended"
-                        )
-                        raise CtxError(self._blocked)
+            self._let_go(path, now, replaced)
             _forget_warm_state()
             self._mark, self._stale, self._wal, self._blocked = FileMark.of(path), False, None, None
             return
+
+    def _still_the_same(self, now: FileMark | None) -> bool:
+        """The same graph, perhaps updated: remember how it looks now. False when there is no
+        mark to compare (the file is gone, or was never seen)."""
+        if now is None or self._mark is None:
+            return False
+        if now.birth is None and self._mark.birth is not None:
+            now = FileMark(now.inode, now.content, self._mark.birth)  # unread: still the same
+        self._mark = now
+        return True
+
+    def _let_go(self, path: Path, now: FileMark | None, replaced: bool) -> None:
+        """Give up every connection (no call is running). A gone file's are closed. Otherwise
+        they are abandoned: after a replacement, so that nothing is copied into the new file;
+        and when a call met pages that did not fit and the file cannot say it was replaced (a
+        graph without a birth mark), so that the graph is opened afresh."""
+        if now is None:
+            for handle in self._all:  # the file is gone: nothing of it to keep apart
+                handle.close()
+            return
+        for handle in self._all:
+            handle.abandon()
+        if replaced:
+            self._discard_old_wal(path, now)
+
+    def _discard_old_wal(self, path: Path, now: FileMark) -> None:
+        """Remove the replaced graph's write-ahead log, or refuse calls (``_blocked``) while
+        another process still reads through it."""
+        same_file = self._blocked is None and self._mark is not None and now.inode == self._mark.inode
+        old_wal = self._wal is not None and _inode(f"{path}-wal") == self._wal
+        if self._blocked is not None or same_file or old_wal:
+            from ctx.store import discard_stale_wal
+
+            if not discard_stale_wal(path):
+                self._blocked = (
+                    f"{path} was replaced while another process had the graph open: its write-ahead"
+                    f" log ({path}-wal) still holds the old graph's pages, which would mix into the new"
+                    " one. Call again once the other ctx processes (ctx watch, another ctx mcp) have ended"
+                )
+                raise CtxError(self._blocked)
 
     def _checkin(self, handle: GraphHandle) -> None:
         with self._pool:
