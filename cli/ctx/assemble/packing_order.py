@@ -38,10 +38,18 @@ def packing_order(members: list[Candidate], strategy: str) -> list[Candidate]:
 def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candidate]]:
     """(-value, rank, ord, candidate) for every passage worth packing, most valuable first.
 
-    A passage is worth its node's score (a share of the best member's) times how it compares with
-    the node's best passage for the topic: the best passages of the best nodes come first, and a
-    long note's weaker passages compete with the next notes' best ones. A node the topic matched
-    nowhere (a bridge the walk found) competes with its opening passages.
+    A passage is worth its node's score (a share of the best member's) times its relevance:
+
+    * a note of one passage: the note is the passage, and the node's score (which knows more than
+      the passage's words: names found through the seeds, the walk) speaks for it whole;
+    * a note of several passages: each passage's own relevance to the topic (a share of the best
+      passage in the graph), not its standing within the note. A long note's passages the topic
+      matched weakly stay weak however well the note ranks, so the next notes' well-matched
+      passages win over them (a multi-topic log contributes its matching passages, not its bulk),
+      and a note whose best passage matched weakly does not get that passage priced as if it
+      answered (issue 23).
+
+    A node the topic matched nowhere (a bridge the walk found) competes with its opening passages.
     """
     top = max((c.score for c in members), default=0.0) or 1.0
     units: list[tuple[float, int, int, Candidate]] = []
@@ -50,7 +58,8 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
         share = max(c.score, 0.0) / top
         best = max((p.relevance for p in pieces), default=0.0)
         if best > 0:
-            units.extend((-share * p.relevance / best, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
+            scale = best if len(pieces) == 1 else 1.0
+            units.extend((-share * p.relevance / scale, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
         else:
             units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
     units.sort(key=lambda u: u[:3])

@@ -30,8 +30,22 @@ if TYPE_CHECKING:
     from ctx.assemble.passage_rank import PassageRanking
 
 
-def worth_reading(ranked: list[Candidate], room: int) -> list[Candidate]:
-    """Seeds plus the prefix of the ranking (sectioned candidates only) that could be shown."""
+# What one passage the topic matched is reckoned to cost when choosing how far down the ranking to
+# read (the splitter's largest passage; the packer counts the real text), and how many of a node's
+# matched passages are reckoned with at most.
+PASSAGE_ESTIMATE = 250
+PASSAGES_RECKONED = 4
+
+
+def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | None = None) -> list[Candidate]:
+    """Seeds plus the prefix of the ranking (sectioned candidates only) that could be shown.
+
+    ``matched``: how many passages of each node the topic matched, when the lens packs passages.
+    Such a node competes passage by passage (``plan.focused_fill``), so it is reckoned at the size
+    of those passages, not its own: a long multi-topic note (a meeting log, a chat transcript)
+    does not hide the notes ranked after it from the packer, and their matching passages get to
+    compete with its weaker ones (issue 23).
+    """
     wanted: list[Candidate] = []
     running = 0
     for c in ranked:
@@ -42,8 +56,19 @@ def worth_reading(ranked: list[Candidate], room: int) -> list[Candidate]:
         elif running < 2 * room + 200:
             wanted.append(c)
             # A node can never use more than the whole budget, however long it is.
-            running += min(c.store_tokens, room)
+            size = min(c.store_tokens, room)
+            if matched and c.id in matched:
+                size = min(size, PASSAGE_ESTIMATE * min(matched[c.id], PASSAGES_RECKONED))
+            running += size
     return wanted
+
+
+def matched_passages(ranking: PassageRanking) -> dict[str, int]:
+    """Node id -> how many of its passages the topic matched."""
+    out: dict[str, int] = {}
+    for node_id in ranking.node_of.values():
+        out[node_id] = out.get(node_id, 0) + 1
+    return out
 
 
 def prepare_body(body: str, title: str) -> str:
@@ -62,7 +87,8 @@ def prepare_text(
 ) -> set[str]:
     """Load and clean the bodies worth reading, with their passages when ``ranking`` says which
     matter for the topic; drop duplicates. Returns the ids ready to pack."""
-    wanted = worth_reading(ranked, room)
+    matched = matched_passages(ranking) if ranking is not None and lens.passages else None
+    wanted = worth_reading(ranked, room, matched)
     load_bodies(graph, wanted)
     # Block references show the text they name, with its page (titles of every candidate: the
     # ones only summarised are named by them too).

@@ -1,0 +1,81 @@
+"""Passages compete across notes (issue 23): a long multi-topic note (a meeting log, one note per
+session) contributes the passages a question matches, not its bulk, and the budget reaches the
+other sessions' matching passages.
+
+The logs are written here: every session has the same recurring agenda topics, so the sessions
+are alike in words; each answer fact sits in one section of one session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctx.assemble import BuildRequest, build_context
+from ctx.tokens import count_tokens
+
+TOPICS = {
+    "Hiring": "candidates interviews recruiters offers onboarding",
+    "Metrics": "signups dashboards churn spreadsheets accounts",
+    "Documentation": "glossary guides diagrams readmes pages",
+    "Office": "desks plants coffee printers heating",
+    "Security": "passwords tokens audits laptops badges",
+    "Travel": "flights hotels visas receipts trains",
+}
+# The facts a question asks for: (session, section, text). Each names the "boiler" the question
+# asks about; the rest of each session says nothing about it.
+FACTS = [
+    (2, "Office", "Tessa said the boiler quote from Brightwater came in at 4,180 euros."),
+    (6, "Travel", "Marco asked Brightwater to move the boiler visit to after his trip."),
+    (10, "Office", "Marco reported the boiler was serviced by Brightwater on a Friday."),
+    (14, "Metrics", "Gas use fell by a fifth since Brightwater replaced the boiler valve."),
+    (18, "Security", "Brightwater's boiler engineer now signs in with a visitor badge."),
+    (22, "Office", "The boiler contract with Brightwater now renews every March."),
+]
+SESSIONS = 24
+
+
+def section(session: int, name: str) -> str:
+    words = TOPICS[name]
+    lines = [f"We spent a while on {words} in session {session}, item {i}, without deciding." for i in range(12)]
+    for s, where, fact in FACTS:
+        if s == session and where == name:
+            lines.insert(5, fact)
+    return f"## {name}\n\n" + " ".join(lines)
+
+
+def write_logs(root: Path) -> Path:
+    root.mkdir(parents=True)
+    for session in range(1, SESSIONS + 1):
+        body = "\n\n".join(section(session, name) for name in TOPICS)
+        day = f"2024-{1 + (session - 1) // 28:02d}-{1 + (session - 1) % 28:02d}"
+        (root / f"Team sync {session:02d}.md").write_text(
+            f"---\ndate: {day}\n---\n# Team sync {session:02d}\n\n{body}\n"
+        )
+    return root
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("logs")
+    conn = connect(root / "graph.db", create=True)
+    import_path(conn, write_logs(root / "vault"))
+    return conn
+
+
+@pytest.mark.parametrize("budget", [1500, 2000])
+def test_a_question_gets_the_matching_passages_of_every_session_not_one_session_s_bulk(logs, budget):
+    session_tokens = logs.execute("SELECT tokens FROM nodes WHERE id = 'Team sync 03'").fetchone()[0]
+    assert session_tokens > budget * 3 // 4  # a session is a long note: two fill the budget
+    text = build_context(logs, BuildRequest(("what do we know about the boiler from Brightwater?",),
+                                            max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    flat = " ".join(text.split())
+    found = [fact for _, _, fact in FACTS if fact in flat]
+    assert found == [fact for _, _, fact in FACTS], text
+    # The sessions' other topics are not what was asked: no session is shown whole.
+    assert text.count("## Security") + text.count("› Security") < SESSIONS // 2

@@ -1,0 +1,93 @@
+"""How far down the ranking prepare reads (``prepare.worth_reading``) and what each passage is worth
+when a section is packed passage by passage (``packing_order.passage_units``): a long note the
+topic matched in a few passages enters a context as those passages, so it is reckoned at their size
+and its weak passages compete with the next notes' matching ones (issue 23)."""
+
+from __future__ import annotations
+
+from ctx.assemble.candidate import Candidate
+from ctx.assemble.focus import Piece
+from ctx.assemble.packing_order import passage_units
+from ctx.assemble.prepare import PASSAGE_ESTIMATE, PASSAGES_RECKONED, worth_reading
+
+
+def _cand(node_id: str, tokens: int, seed: bool = False) -> Candidate:
+    c = Candidate(node_id, node_id, "note", [], {}, f"{node_id}.md", None, None, None, None, tokens,
+                  0 if seed else 1, 0.0 if seed else 1.0, (), seed)
+    c.section = "Sources"
+    return c
+
+
+def test_long_notes_are_reckoned_at_their_whole_size_without_a_passage_ranking():
+    ranked = [_cand("log-1", 3000, seed=True), *(_cand(f"log-{i}", 3000) for i in range(2, 12))]
+    wanted = [c.id for c in worth_reading(ranked, 1000)]
+    # The seed, then notes worth 1,000 tokens each (a node never counts for more than the room)
+    # until twice the room and 200 more are reckoned: three after the seed.
+    assert wanted == ["log-1", "log-2", "log-3", "log-4"]
+
+
+def test_matched_long_notes_are_reckoned_at_their_matched_passages():
+    ranked = [_cand("log-1", 3000, seed=True), *(_cand(f"log-{i}", 3000) for i in range(2, 12))]
+    matched = {f"log-{i}": 1 for i in range(1, 12)}
+    wanted = [c.id for c in worth_reading(ranked, 1000, matched)]
+    after_seed = -(-(2 * 1000 + 200) // PASSAGE_ESTIMATE)  # notes read before the total passes the bound
+    assert wanted == ["log-1", *(f"log-{i}" for i in range(2, 2 + after_seed))]
+    assert len(wanted) > len(worth_reading(ranked, 1000))
+
+
+def test_many_matched_passages_count_up_to_a_cap_and_short_notes_their_own_size():
+    ranked = [_cand("a", 5000, seed=True), _cand("b", 5000), _cand("c", 120), _cand("d", 5000),
+              _cand("e", 5000), _cand("f", 5000)]
+    matched = {"b": 40, "c": 3, "d": 2}  # e, f: the topic matched none of their passages
+    wanted = [c.id for c in worth_reading(ranked, 1000, matched)]
+    # b: capped at PASSAGES_RECKONED passages; c: its own 120 tokens; d: two passages; e: the room.
+    reckoned = [PASSAGE_ESTIMATE * PASSAGES_RECKONED, 120, 2 * PASSAGE_ESTIMATE, 1000, 1000]
+    running, expected = 0, ["a"]
+    for node_id, size in zip("bcdef", reckoned, strict=True):
+        if running < 2 * 1000 + 200:
+            expected.append(node_id)
+            running += size
+    assert wanted == expected == ["a", "b", "c", "d", "e"]
+
+
+def _with_pieces(node_id: str, score: float, rank: int, relevances: list[float]) -> Candidate:
+    c = _cand(node_id, 200 * len(relevances))
+    c.score, c.rank = score, rank
+    c.pieces = [Piece(i, (), f"passage {i}", 200, r) for i, r in enumerate(relevances)]
+    return c
+
+
+def _order(members: list[Candidate]) -> list[tuple[str, int]]:
+    return [(c.id, ord_) for _, _, ord_, c in passage_units(members)]
+
+
+def test_a_long_note_s_weak_passages_lose_to_the_next_notes_well_matched_ones():
+    # The top note (a multi-topic log) matched one passage half as well as the best passage in the
+    # graph and the rest weakly; the next note, ranked lower, matched one passage well. Reckoned
+    # against the top note's own best, its weak passages (0.2 / 0.5) would beat that one.
+    top = _with_pieces("log-1", 1.4, 1, [0.5, 0.2, 0.15, 0.0])
+    other = _with_pieces("log-2", 0.5, 2, [0.0, 0.9, 0.1])
+    order = _order([top, other])
+    assert order.index(("log-2", 1)) < order.index(("log-1", 1)) < order.index(("log-1", 2))
+    assert order[0] == ("log-1", 0)
+    # Passages the topic did not match are not packed passage by passage.
+    assert ("log-1", 3) not in order and ("log-2", 0) not in order
+
+
+def test_a_note_whose_best_passage_matched_weakly_does_not_price_it_as_an_answer():
+    top = _with_pieces("answer", 1.4, 1, [1.0, 0.5])
+    hub = _with_pieces("hub", 0.9, 2, [0.1, 0.05])  # linked and well ranked, its text barely matched
+    order = _order([top, hub])
+    assert order == [("answer", 0), ("answer", 1), ("hub", 0), ("hub", 1)]
+
+
+def test_a_note_of_one_passage_is_worth_its_node_s_score():
+    # One passage is the whole note: what ranked the node (names found through the seeds, the
+    # walk) speaks for it, however few of the question's words it has.
+    top = _with_pieces("seed", 1.4, 1, [1.0, 0.3])
+    second_hop = _with_pieces("second-hop", 0.7, 2, [0.05])
+    units = passage_units([top, second_hop])
+    value = {(c.id, o): -v for v, _, o, c in units}
+    assert value[("second-hop", 0)] == 0.7 / 1.4
+    assert value[("seed", 1)] == 0.3
+    assert _order([top, second_hop]) == [("seed", 0), ("second-hop", 0), ("seed", 1)]
