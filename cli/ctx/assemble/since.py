@@ -226,33 +226,47 @@ def seen_manifest(now: dict[str, Any], before: dict[str, Any], diff: Diff, whole
     offered = {node_id for node_id, _ in whole.texts}
     nodes = []
     for node in now["nodes"]:
-        node_id = node["id"]
-        entry = given.get(node_id)
-        if node_id not in offered:
-            nodes.append(node)  # unchanged
-        elif entry is not None and entry.change == CHANGED and entry.passages is not None:
-            # The passages the reader had that the note still has, those the diff showed, and
-            # (as the reader last saw them) those rewritten that it had no room for yet.
-            was = earlier.get(node_id, {}).get("passages") or {}
-            had = set(was.values())
-            now_at = diff.current.get(node_id, {})
-            passages = {o: h for o, h in node["passages"].items() if h in had}
-            passages.update({
-                o: h for o, h in was.items()
-                if h not in set(now_at.values()) and now_at.get(int(o), h) not in had and int(o) not in entry.passages
-            })
-            passages.update({str(o): now_at[o] for o in entry.passages if o in now_at})
-            nodes.append({**node, "passages": dict(sorted(passages.items(), key=lambda kv: int(kv[0])))})
-        elif entry is not None:
-            nodes.append(node)  # new, or changed as a whole, and shown
-        elif node_id in earlier:
-            nodes.append(earlier[node_id])  # no room: as the reader last saw it
+        seen_node = _node_seen(node, given.get(node["id"]), node["id"] in offered, earlier, diff)
+        if seen_node is not None:
+            nodes.append(seen_node)
     nodes += [earlier[i] for i in sorted(whole.dropped - shown.dropped) if i in earlier]
     also = [a for a in now["also"] if a["id"] not in whole.also - shown.also]
     seen = {**now, "nodes": nodes, "also": also}
     if shown != whole:
         seen["partial"] = True
     return seen
+
+
+def _node_seen(
+    node: dict[str, Any], entry: Entry | None, offered: bool, earlier: dict[str, Any], diff: Diff
+) -> dict[str, Any] | None:
+    """How the reader has seen one node of the new manifest after the diff (None: not at all)."""
+    node_id = node["id"]
+    if not offered:
+        return node  # unchanged
+    if entry is not None and entry.change == CHANGED and entry.passages is not None:
+        passages = _passages_seen(node, earlier.get(node_id, {}).get("passages") or {},
+                                  diff.current.get(node_id, {}), entry.passages)
+        return {**node, "passages": dict(sorted(passages.items(), key=lambda kv: int(kv[0])))}
+    if entry is not None:
+        return node  # new, or changed as a whole, and shown
+    return earlier.get(node_id)  # no room: as the reader last saw it
+
+
+def _passages_seen(
+    node: dict[str, Any], was: dict[str, Any], now_at: dict[int, Any], shown: Any
+) -> dict[str, Any]:
+    """A changed note's passages as the reader has them: those they had that the note still has,
+    those the diff showed, and (as the reader last saw them) those rewritten that it had no room
+    for yet."""
+    had = set(was.values())
+    passages = {o: h for o, h in node["passages"].items() if h in had}
+    passages.update({
+        o: h for o, h in was.items()
+        if h not in set(now_at.values()) and now_at.get(int(o), h) not in had and int(o) not in shown
+    })
+    passages.update({str(o): now_at[o] for o in shown if o in now_at})
+    return passages
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,44 +304,11 @@ def markdown_text(doc: Document, diff: Diff, used: int) -> str:
         return unchanged_text(doc, diff.since, diff.version, used)
     if diff.level >= 2:
         return f"({used}/{doc.budget} tokens) since {diff.since}, now {diff.context}: {_counts_text(diff)}\n"
-    if diff.level == 1:
-        head = [f"# Context diff: {_clip(doc.label, 30)} ({used}/{doc.budget} tokens)",
-                f"since {diff.since}, now {diff.context}: {_counts_text(diff)}"]
-    else:
-        head = [
-            f"# Context diff: {_label(doc)}",
-            f"since {diff.since} (graph v{diff.since_version if diff.since_version is not None else '?'})"
-            f" · now {diff.context} (graph v{diff.version}) · tokens: {used}/{doc.budget}",
-            _counts_text(diff),
-        ]
-        if doc.freshness:
-            head.append(doc.freshness)
-    parts = ["\n".join(head)]
-    layouts = {s.name: s.layout for s in doc.sections}
+    parts = ["\n".join(_markdown_head(doc, diff, used))]
     for change, title in ((NEW, "## New"), (CHANGED, "## Changed")):
-        entries = [e for e in diff.entries if e.change == change]
-        if not entries:
-            continue
-        parts.append(title)
-        lines = []
-        for e in entries:
-            if not e.whole:
-                lines.append(_one_line(e))
-                continue
-            item = e.item
-            text = e.text
-            if e.removed:
-                text += ("\n\n" if text else "") + f"[{e.removed} passage(s) shown before: removed or rewritten]"
-            parts.append(markdown_block(
-                item.cand, item.variant if change == NEW else FULL, text, doc.show_scores, item.compact,
-                layouts.get(item.cand.section or "", "list"), None, doc.show_metadata,
-                item.outline_shown() if change == NEW else 0, doc.date_of(item.cand),
-            ))
-        if lines:
-            parts.append("\n".join(lines))
-    left = [f"- and {diff.more_entries} more new or changed node(s): no room"] if diff.more_entries else []
-    if left:
-        parts.append("\n".join(left))
+        parts += _markdown_entries(doc, [e for e in diff.entries if e.change == change], title)
+    if diff.more_entries:
+        parts.append(f"- and {diff.more_entries} more new or changed node(s): no room")
     if diff.dropped or diff.more_dropped:
         lines = ["## Dropped out"]
         lines += [f"- {d['title']} (id: {d['id']}; {d['reason']})" for d in diff.dropped]
@@ -339,6 +320,45 @@ def markdown_text(doc: Document, diff: Diff, used: int) -> str:
         lines += [markdown_summary_line(i.cand, doc.show_scores, doc.date_of(i.cand)) for i in diff.also]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+def _markdown_head(doc: Document, diff: Diff, used: int) -> list[str]:
+    if diff.level == 1:
+        return [f"# Context diff: {_clip(doc.label, 30)} ({used}/{doc.budget} tokens)",
+                f"since {diff.since}, now {diff.context}: {_counts_text(diff)}"]
+    head = [
+        f"# Context diff: {_label(doc)}",
+        f"since {diff.since} (graph v{diff.since_version if diff.since_version is not None else '?'})"
+        f" · now {diff.context} (graph v{diff.version}) · tokens: {used}/{doc.budget}",
+        _counts_text(diff),
+    ]
+    if doc.freshness:
+        head.append(doc.freshness)
+    return head
+
+
+def _markdown_entries(doc: Document, entries: list[Entry], title: str) -> list[str]:
+    """One change's section: each entry shown whole as a block, those without room as one line
+    each, after them."""
+    if not entries:
+        return []
+    layouts = {s.name: s.layout for s in doc.sections}
+    parts, lines = [title], []
+    for e in entries:
+        if not e.whole:
+            lines.append(_one_line(e))
+            continue
+        item, text, new = e.item, e.text, e.change == NEW
+        if e.removed:
+            text += ("\n\n" if text else "") + f"[{e.removed} passage(s) shown before: removed or rewritten]"
+        parts.append(markdown_block(
+            item.cand, item.variant if new else FULL, text, doc.show_scores, item.compact,
+            layouts.get(item.cand.section or "", "list"), None, doc.show_metadata,
+            item.outline_shown() if new else 0, doc.date_of(item.cand),
+        ))
+    if lines:
+        parts.append("\n".join(lines))
+    return parts
 
 
 def json_section(diff: Diff) -> dict[str, Any]:
