@@ -290,6 +290,24 @@ def _size(files: list[Path]) -> int:
 
 
 def _one_rendering(folder: Path, census: _Census, classes: dict[str, list[type[Importer]]]) -> Detection | None:
+    same_pages = _largest_same_pages(_renderings(census, classes))
+    # Renderings must be what the folder mostly is, not two look-alike corners of a vault.
+    if not same_pages or 2 * sum(len(r.files) for r in same_pages) <= sum(census.counts().values()):
+        return None
+    chosen = max(same_pages, key=lambda r: (RICHNESS[r.family], r.size, [-ord(c) for c in r.entry]))
+    inner = _detect_folder(folder / chosen.entry, allow_renderings=False)
+    others = [r for r in same_pages if r is not chosen]
+    listed = ", ".join(f"{r.entry}/" for r in same_pages)
+    note = (
+        f"{folder} holds {len(same_pages)} renderings of the same pages ({listed}); importing"
+        f" only the richest, {chosen.entry}/ ({inner.format}). To import another instead:"
+        f" ctx import {folder / others[0].entry}"
+    )
+    return Detection(inner.format, inner.root, (note, *inner.notes))
+
+
+def _renderings(census: _Census, classes: dict[str, list[type[Importer]]]) -> list[_Rendering]:
+    """Each top-level entry that is clearly one format's rendering of enough pages."""
     entries = sorted({e for by_entry in census.files.values() for e in by_entry if e})
     renderings: list[_Rendering] = []
     for entry in entries:
@@ -301,10 +319,12 @@ def _one_rendering(folder: Path, census: _Census, classes: dict[str, list[type[I
         names = _page_names(family, files, classes[family][0].title_key)
         if len(names) >= MIN_RENDERED_PAGES:
             renderings.append(_Rendering(entry, family, files, names, _size(files)))
-    if len(renderings) < 2:
-        return None
+    return renderings
 
-    # Folders rendering the same pages are joined into groups (a union-find over similar pairs).
+
+def _largest_same_pages(renderings: list[_Rendering]) -> list[_Rendering] | None:
+    """The largest group of renderings of the same pages (a union-find over similar pairs), or
+    None when no two render the same pages."""
     group = list(range(len(renderings)))
 
     def root(i: int) -> int:
@@ -325,17 +345,4 @@ def _one_rendering(folder: Path, census: _Census, classes: dict[str, list[type[I
     groups = [g for g in members.values() if len(g) > 1]
     if not groups:
         return None
-    same_pages = max(groups, key=lambda g: (sum(len(r.files) for r in g), [r.entry for r in g]))
-    # Renderings must be what the folder mostly is, not two look-alike corners of a vault.
-    if 2 * sum(len(r.files) for r in same_pages) <= sum(census.counts().values()):
-        return None
-    chosen = max(same_pages, key=lambda r: (RICHNESS[r.family], r.size, [-ord(c) for c in r.entry]))
-    inner = _detect_folder(folder / chosen.entry, allow_renderings=False)
-    others = [r for r in same_pages if r is not chosen]
-    listed = ", ".join(f"{r.entry}/" for r in same_pages)
-    note = (
-        f"{folder} holds {len(same_pages)} renderings of the same pages ({listed}); importing"
-        f" only the richest, {chosen.entry}/ ({inner.format}). To import another instead:"
-        f" ctx import {folder / others[0].entry}"
-    )
-    return Detection(inner.format, inner.root, (note, *inner.notes))
+    return max(groups, key=lambda g: (sum(len(r.files) for r in g), [r.entry for r in g]))

@@ -67,51 +67,64 @@ def shortened_id(node_id: str) -> str:
 
 def check_node(node: NodeRecord, where: str, limits: ImportLimits, warnings: list[str]) -> bool:
     """Make ``node`` storable in place; False when it cannot be kept at all (its id is unusable)."""
-
-    def bounded(text: str, limit: int, what: str, setting: str) -> str:
-        if len(text) <= limit:
-            return text
-        warnings.append(
-            f"{where}: node {short(node.id)}: {what} of {len(text):,} characters cut to {limit:,} ({setting})"
-        )
-        return _cut(text, limit)
-
     if not isinstance(node.id, str) or not node.id.strip():
         what = "empty" if isinstance(node.id, str) else "not text"
         warnings.append(f"{where}: a node id that is {what} ({short(node.id)}); node skipped")
         return False
     node.id = _text(node.id)
-    node.title = bounded(_text(node.title), limits.max_title_chars, "title", "import.max_title_chars")
-    node.body = bounded(_text(node.body), limits.max_note_chars, "text", "import.max_note_chars")
+    node.title = _bounded(node, _text(node.title), limits.max_title_chars, "title", "import.max_title_chars",
+                          where, warnings)
+    node.body = _bounded(node, _text(node.body), limits.max_note_chars, "text", "import.max_note_chars",
+                         where, warnings)
     node.type = _name(node.type) or "note"
-    node.tags = [_name(t) for t in node.tags if isinstance(t, str)] if isinstance(node.tags, list) else []
-    node.aliases = [_name(a) for a in node.aliases if isinstance(a, str)] if isinstance(node.aliases, list) else []
+    node.tags = _names(node.tags)
+    node.aliases = _names(node.aliases)
     node.fields = _fields(node.fields)
     node.source_path = _text(node.source_path) if isinstance(node.source_path, str) else None
     node.parent_id = _text(node.parent_id) if isinstance(node.parent_id, str) and node.parent_id else None
     node.position = _integer(node.position)
     for attribute in ("created", "updated"):
-        stamp = getattr(node, attribute)
-        if stamp is None:
-            continue
-        problem = "not a number" if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) else None
-        if problem is None:
-            try:
-                stamp = float(stamp)
-            except OverflowError:
-                stamp = float("inf")
-            problem = date_problem(stamp)
-        if problem is not None:
-            warnings.append(f"{where}: node {short(node.id)}: {attribute} date {problem}; dropped")
-            setattr(node, attribute, None)
-        else:
-            setattr(node, attribute, stamp)
+        _check_stamp(node, attribute, where, warnings)
     node.keys = [
         (_text(k), _text(kind), priority)
         for k, kind, priority in node.keys
         if isinstance(k, str) and k and isinstance(priority, int) and not isinstance(priority, bool)
     ]
     return True
+
+
+def _bounded(node: NodeRecord, text: str, limit: int, what: str, setting: str, where: str,
+             warnings: list[str]) -> str:
+    if len(text) <= limit:
+        return text
+    warnings.append(
+        f"{where}: node {short(node.id)}: {what} of {len(text):,} characters cut to {limit:,} ({setting})"
+    )
+    return _cut(text, limit)
+
+
+def _names(values: Any) -> list[str]:
+    return [_name(v) for v in values if isinstance(v, str)] if isinstance(values, list) else []
+
+
+def _check_stamp(node: NodeRecord, attribute: str, where: str, warnings: list[str]) -> None:
+    """A node's created/updated time as a float, or dropped with a warning when it is not a
+    usable date."""
+    stamp = getattr(node, attribute)
+    if stamp is None:
+        return
+    problem = "not a number" if isinstance(stamp, bool) or not isinstance(stamp, (int, float)) else None
+    if problem is None:
+        try:
+            stamp = float(stamp)
+        except OverflowError:
+            stamp = float("inf")
+        problem = date_problem(stamp)
+    if problem is not None:
+        warnings.append(f"{where}: node {short(node.id)}: {attribute} date {problem}; dropped")
+        setattr(node, attribute, None)
+    else:
+        setattr(node, attribute, stamp)
 
 
 def _fields(fields: Any) -> dict[str, list[str]]:

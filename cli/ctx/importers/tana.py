@@ -101,13 +101,23 @@ PROP_TYPES: dict[str, tuple[type, ...]] = {
 def _clean_doc(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bool]:
     """(doc, props) with every value the import reads of the type it expects; and whether
     anything had to be dropped (a ``props`` that is a list, a child id that is an object)."""
-    changed = False
-    props = doc.get("props")
+    props, props_changed = _clean_props(doc.get("props"))
+    children, children_changed = _clean_list(doc.get("children"), lambda c: isinstance(c, str))
+    stamps, stamps_changed = _clean_list(
+        doc.get("modifiedTs"), lambda t: isinstance(t, (int, float)) and not isinstance(t, bool)
+    )
+    changed = props_changed or children_changed or stamps_changed
+    return {"id": doc["id"], "children": children, "modifiedTs": stamps}, props, changed
+
+
+def _clean_props(props: Any) -> tuple[dict[str, Any], bool]:
+    """The props the import reads, each of its expected type; and whether any was dropped."""
     if props is None:
-        props = {}
-    elif not isinstance(props, dict):
-        props, changed = {}, True
-    clean_props: dict[str, Any] = {}
+        return {}, False
+    if not isinstance(props, dict):
+        return {}, True
+    changed = False
+    clean: dict[str, Any] = {}
     for key, value in props.items():
         wanted = PROP_TYPES.get(key)
         if wanted is None:
@@ -115,18 +125,18 @@ def _clean_doc(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], boo
         if value is None or isinstance(value, bool) or not isinstance(value, wanted):
             changed = changed or value is not None
             continue
-        clean_props[key] = str(value) if key == "name" else value
-    children = doc.get("children") or []
-    if not isinstance(children, list):
-        children, changed = [], True
-    clean_children = [c for c in children if isinstance(c, str)]
-    changed = changed or len(clean_children) != len(children)
-    stamps = doc.get("modifiedTs") or []
-    if not isinstance(stamps, list):
-        stamps, changed = [], True
-    clean_stamps = [t for t in stamps if isinstance(t, (int, float)) and not isinstance(t, bool)]
-    changed = changed or len(clean_stamps) != len(stamps)
-    return {"id": doc["id"], "children": clean_children, "modifiedTs": clean_stamps}, clean_props, changed
+        clean[key] = str(value) if key == "name" else value
+    return clean, changed
+
+
+def _clean_list(values: Any, keep: Callable[[Any], bool]) -> tuple[list[Any], bool]:
+    """The items of a list value that ``keep`` accepts (a missing value is an empty list); and
+    whether anything was dropped."""
+    values = values or []
+    if not isinstance(values, list):
+        return [], True
+    clean = [v for v in values if keep(v)]
+    return clean, len(clean) != len(values)
 
 
 class _Workspace:
@@ -271,6 +281,15 @@ class _Workspace:
             updated=parse_date(max(doc.get("modifiedTs") or [0])) or None,
         )
         out.nodes.append(node)
+        self._add_children(node, doc, out, missing)
+        raw_name = props.get("name")
+        if isinstance(raw_name, str) and "data-inlineref-node" in raw_name:
+            for target in dict.fromkeys(_INLINE_NODE.findall(raw_name)):
+                out.edges.append(EdgeRecord(node_id, "link", target, by_id=True))
+
+    def _add_children(self, node: NodeRecord, doc: dict[str, Any], out: ParsedFile, missing: set[str]) -> None:
+        """A node's children: its fields (tuples), its own content children (in order) and
+        references to content owned elsewhere (links)."""
         position = 0
         for child_id in doc.get("children") or ():
             child = self.docs.get(child_id)
@@ -283,15 +302,11 @@ class _Workspace:
                 continue
             if self.kind(child_id) != "content":
                 continue
-            if child_props.get("_ownerId") == node_id:
-                out.edges.append(EdgeRecord(node_id, "child", child_id, by_id=True, position=position))
+            if child_props.get("_ownerId") == node.id:
+                out.edges.append(EdgeRecord(node.id, "child", child_id, by_id=True, position=position))
                 position += 1
             else:
-                out.edges.append(EdgeRecord(node_id, "link", child_id, by_id=True))
-        raw_name = props.get("name")
-        if isinstance(raw_name, str) and "data-inlineref-node" in raw_name:
-            for target in dict.fromkeys(_INLINE_NODE.findall(raw_name)):
-                out.edges.append(EdgeRecord(node_id, "link", target, by_id=True))
+                out.edges.append(EdgeRecord(node.id, "link", child_id, by_id=True))
 
     def _add_field(self, node: NodeRecord, tuple_doc: dict[str, Any], out: ParsedFile) -> None:
         members = [m for m in tuple_doc.get("children") or () if isinstance(m, str)]
