@@ -760,22 +760,30 @@ def check_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> dict[str, Any]
                 problems.append(f"{spec.name} needs {param.name!r}")
             continue
         value = arguments[param.name]
-        if value is None and param.default is None:
-            values[param.name] = None
-            continue
         try:
-            if param.many and isinstance(value, list):
-                values[param.name] = [_coerce(param.kind, item) for item in value]
-            else:
-                values[param.name] = _coerce(param.kind, value)
+            values[param.name] = _converted(param, value)
         except ValueError:
-            wanted = _KIND_WORDS[param.kind] + (" or a list" if param.many and not isinstance(value, list) else "")
-            if param.many and isinstance(value, list):
-                wanted = f"a list of {_KIND_WORDS[param.kind].split(' ', 1)[1]}s"
-            problems.append(f"{param.name} must be {wanted}, not {_shown_kind(value)}")
+            problems.append(f"{param.name} must be {_wanted(param, value)}, not {_shown_kind(value)}")
     if problems:
         raise ArgumentError("; ".join(problems))
     return values
+
+
+def _converted(param: Param, value: Any) -> Any:
+    """One argument's value of its parameter's kind (a list of them where it takes many);
+    ValueError when it cannot be."""
+    if value is None and param.default is None:
+        return None
+    if param.many and isinstance(value, list):
+        return [_coerce(param.kind, item) for item in value]
+    return _coerce(param.kind, value)
+
+
+def _wanted(param: Param, value: Any) -> str:
+    """What a parameter takes, in words, for the error on a value it cannot take."""
+    if param.many and isinstance(value, list):
+        return f"a list of {_KIND_WORDS[param.kind].split(' ', 1)[1]}s"
+    return _KIND_WORDS[param.kind] + (" or a list" if param.many else "")
 
 
 def as_result(reply: ToolReply) -> dict[str, Any]:

@@ -222,6 +222,22 @@ def split(body: str, title: str, count: Count = estimate_tokens) -> list[Passage
     """The passages of a node's body, in order. An empty body has none."""
     if not body.strip():
         return []
+    passages: list[Passage] = []
+    for group in _groups(_units(body, title, count)):
+        content = next((u for u in group if u.kind != "heading"), group[0])
+        # A passage that opens with a heading sits under that heading.
+        heading = group[0].heading if group[0].kind == "heading" else content.heading
+        text = collapse_attachments(body[group[0].start : group[-1].end]).strip("\n")
+        if not text.strip():
+            continue
+        passages.append(
+            Passage(len(passages), group[0].start, group[-1].end, heading, text, _tokens(group))
+        )
+    return passages
+
+
+def _units(body: str, title: str, count: Count) -> list[_Block]:
+    """The body's blocks, each counted, a text block over MAX_TOKENS cut into pieces."""
     units: list[_Block] = []
     for block in _blocks(body, title):
         block.tokens = count(body[block.start : block.end])
@@ -229,6 +245,13 @@ def split(body: str, title: str, count: Count = estimate_tokens) -> list[Passage
             units.extend(_split_long(body, block, count))
         else:
             units.append(block)
+    return units
+
+
+def _groups(units: list[_Block]) -> list[list[_Block]]:
+    """Consecutive units joined into passages: a heading starts a new one once the current one
+    holds MIN_TOKENS, none grows past MAX_TOKENS once it holds TAIL_TOKENS, and a short tail
+    without a heading joins the passage before it when that stays within 1.2 x MAX_TOKENS."""
     groups: list[list[_Block]] = []
     current: list[_Block] = []
     size = 0
@@ -249,18 +272,7 @@ def split(body: str, title: str, count: Count = estimate_tokens) -> list[Passage
             groups[-1].extend(current)
         else:
             groups.append(current)
-    passages: list[Passage] = []
-    for group in groups:
-        content = next((u for u in group if u.kind != "heading"), group[0])
-        # A passage that opens with a heading sits under that heading.
-        heading = group[0].heading if group[0].kind == "heading" else content.heading
-        text = collapse_attachments(body[group[0].start : group[-1].end]).strip("\n")
-        if not text.strip():
-            continue
-        passages.append(
-            Passage(len(passages), group[0].start, group[-1].end, heading, text, _tokens(group))
-        )
-    return passages
+    return groups
 
 
 def _tokens(group: list[_Block]) -> int:
