@@ -196,20 +196,9 @@ def _bm25(
     join = "" if table.table == "nodes" else " JOIN nodes n ON n.id = x.node_id"
     private = "x.private" if table.table == "nodes" else "n.private"
     hide = "" if reader.include_private else f" AND NOT {private}"
-    # Each term's frequency in each matching row, computed once (a phrase's from positions).
-    frequencies, frequency_params = [], []
-    for i, term in enumerate(usable):
-        tf, tf_params = term.frequency(table)
-        frequencies.append(f"{tf} AS f{i}")
-        frequency_params += tf_params
+    frequencies, frequency_params = _term_frequencies(usable, table)
     counts = ", ".join(f"count(*) FILTER (WHERE m.f{i} > 0) AS d{i}" for i in range(len(usable)))
-    parts = []
-    for i in range(len(usable)):
-        ratio = f"((t.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
-        parts.append(
-            f"CASE WHEN m.f{i} > 0 THEN (CASE WHEN {ratio} > 1 THEN ln({ratio}) ELSE 1e-6 END)"
-            f" * (m.f{i} * 2.2 / (m.f{i} + 1.2 * (0.25 + 0.75 * m.len / t.avgdl))) ELSE 0 END"
-        )
+    parts = [_term_score(i) for i in range(len(usable))]
     stats = ", ".join("(%s::boolean, %s::float8, %s::float8)" for _ in totals)
     stats_params = [x for private, (rows, avgdl) in sorted(totals.items()) for x in (private, rows, avgdl)]
     # Document frequencies are counted over the rows matching any term; with ``every``, only
@@ -230,6 +219,27 @@ def _bm25(
         f"{every_sql} ORDER BY score DESC, m.id LIMIT %s"
     )
     return [(r[0], r[1], float(r[2])) for r in reader._rows(sql, params)]
+
+
+def _term_frequencies(usable: list[Term], table: Table) -> tuple[list[str], list[Any]]:
+    """Each term's frequency in each matching row as a column ``f<i>``, computed once (a
+    phrase's from positions), and the parameters they take."""
+    frequencies: list[str] = []
+    params: list[Any] = []
+    for i, term in enumerate(usable):
+        tf, tf_params = term.frequency(table)
+        frequencies.append(f"{tf} AS f{i}")
+        params += tf_params
+    return frequencies, params
+
+
+def _term_score(i: int) -> str:
+    """Term ``i``'s BM25 share of a row's score (k1 1.2, b 0.75; FTS5's IDF floor)."""
+    ratio = f"((t.n - df.d{i} + 0.5) / (df.d{i} + 0.5))"
+    return (
+        f"CASE WHEN m.f{i} > 0 THEN (CASE WHEN {ratio} > 1 THEN ln({ratio}) ELSE 1e-6 END)"
+        f" * (m.f{i} * 2.2 / (m.f{i} + 1.2 * (0.25 + 0.75 * m.len / t.avgdl))) ELSE 0 END"
+    )
 
 
 def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) -> list[SearchHit]:
