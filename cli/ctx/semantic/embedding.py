@@ -8,7 +8,7 @@ passages. Choosing a different model than the graph's makes every vector stale, 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import time
 from collections.abc import Callable
@@ -95,83 +95,93 @@ def embed_graph(
     if previous != model.name:
         with store.import_session() as session:
             session.set_active_model(model.name)
-    dim = 0
-    embedded = 0
-    work = len(pending_passages) + len(pending)
-    done = 0
-    encoder = None
-    if work:
-        # Only now pay for sentence-transformers: an up-to-date graph never imports torch.
-        if encoder_factory is None:
-            from ctx.semantic.encoder import document_encoder
+    run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending))
+    if run.work:
+        run.load(model, encoder_factory)
 
-            encoder_factory = document_encoder
-        if progress:
-            progress(LOADING, 0, 1)
-        encoder = encoder_factory(model)
-        dim = int(getattr(encoder, "dim", 0))
-        if progress:
-            progress(EMBEDDING, 0, work)
-
-    def lengths(texts: list[str]) -> list[int]:
-        measure = getattr(encoder, "token_lengths", None)
-        return list(measure(texts)) if measure is not None else [len(t) for t in texts]
-
-    def embed_sorted(texts: list[str], write: Callable[[list[int], list[np.ndarray]], None]) -> None:
-        """Embed ``texts`` longest first, so each batch holds texts of one length (padding is work
-        thrown away: sorting by characters left 31% of a vault's passage batches padding, by word
-        pieces 0.5%). ``write(indices, vectors)`` stores each chunk of a few batches as it is done,
-        so an interrupted run keeps its work; progress moves after every batch."""
-        nonlocal dim, done
-        if not texts:
-            return
-        size = lengths(texts)
-        order = sorted(range(len(texts)), key=lambda i: (-size[i], i))
-        chunk = batch_size * 8
-        for start in range(0, len(order), chunk):
-            part = order[start : start + chunk]
-            out: list[np.ndarray] = []
-            for first in range(0, len(part), batch_size):
-                batch = part[first : first + batch_size]
-                encoded = encoder.encode([texts[i] for i in batch], batch_size=batch_size)  # type: ignore[attr-defined]
-                dim = int(encoded.shape[1])
-                out.extend(encoded)
-                done += len(batch)
-                if progress:
-                    progress(EMBEDDING, done, work)
-            write(part, out)
-
-    passage_texts = [text[:MAX_CHARS] for _, text in pending_passages]
     def write_passages(part: list[int], out: list[np.ndarray]) -> None:
         with store.import_session() as session:
             session.write_passage_vectors(model.name, [(pending_passages[i][0], v) for i, v in zip(part, out, strict=True)])
 
-    embed_sorted(passage_texts, write_passages)
+    run.embed_sorted([text[:MAX_CHARS] for _, text in pending_passages], write_passages)
+    embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):
 
         def write_nodes(part: list[int], out: list[np.ndarray], rows: list[tuple[str, str, str, str]] = rows) -> None:
-            nonlocal embedded
             with store.import_session() as session:
                 session.write_vectors(model.name, [(rows[i][0], rows[i][3], v) for i, v in zip(part, out, strict=True)])
-            embedded += len(part)
 
-        embed_sorted([node_text(title, body) for _, title, body, _ in rows], write_nodes)
+        embedded += run.embed_sorted([node_text(title, body) for _, title, body, _ in rows], write_nodes)
     if embedded:
         # The engine's approximate index, built once the vectors are in (PostgreSQL's HNSW).
         with store.import_session() as session:
             session.index_vectors(model.name)
-    if not dim:
-        dim = reader.model_dim(model.name)
     return EmbedReport(
         model=model.name,
-        dim=dim,
+        dim=run.dim or reader.model_dim(model.name),
         embedded=embedded,
         unchanged=total - len(pending),
         pruned=pruned,
         seconds=time.perf_counter() - started,
         switched_from=previous if previous not in (None, model.name) else None,
         passages=len(pending_passages),
-        precision=getattr(encoder, "precision", None),
-        threads=getattr(encoder, "threads", None),
+        precision=getattr(run.encoder, "precision", None),
+        threads=getattr(run.encoder, "threads", None),
     )
+
+
+class _EmbedRun:
+    """One embed's encoder, loaded only when there is work, and its progress over all the texts
+    to embed (passages, then nodes)."""
+
+    def __init__(self, batch_size: int, progress: Progress | None, work: int) -> None:
+        self.batch_size, self.progress, self.work = batch_size, progress, work
+        self.encoder: Any = None  # a DocumentEncoder, or what a test passes as encoder_factory
+        self.dim = 0
+        self.done = 0
+
+    def load(self, model: ModelRef, encoder_factory: Callable[[ModelRef], object] | None) -> None:
+        # Only now pay for sentence-transformers: an up-to-date graph never imports torch.
+        if encoder_factory is None:
+            from ctx.semantic.encoder import document_encoder
+
+            encoder_factory = document_encoder
+        if self.progress:
+            self.progress(LOADING, 0, 1)
+        self.encoder = encoder_factory(model)
+        self.dim = int(getattr(self.encoder, "dim", 0))
+        if self.progress:
+            self.progress(EMBEDDING, 0, self.work)
+
+    def lengths(self, texts: list[str]) -> list[int]:
+        measure = getattr(self.encoder, "token_lengths", None)
+        return list(measure(texts)) if measure is not None else [len(t) for t in texts]
+
+    def embed_sorted(self, texts: list[str], write: Callable[[list[int], list[np.ndarray]], None]) -> int:
+        """Embed ``texts`` longest first, so each batch holds texts of one length (padding is work
+        thrown away: sorting by characters left 31% of a vault's passage batches padding, by word
+        pieces 0.5%). ``write(indices, vectors)`` stores each chunk of a few batches as it is done,
+        so an interrupted run keeps its work; progress moves after every batch. Returns how many
+        texts were embedded."""
+        if not texts:
+            return 0
+        size = self.lengths(texts)
+        order = sorted(range(len(texts)), key=lambda i: (-size[i], i))
+        chunk = self.batch_size * 8
+        for start in range(0, len(order), chunk):
+            part = order[start : start + chunk]
+            write(part, self._encode_chunk([texts[i] for i in part]))
+        return len(texts)
+
+    def _encode_chunk(self, texts: list[str]) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for first in range(0, len(texts), self.batch_size):
+            batch = texts[first : first + self.batch_size]
+            encoded = self.encoder.encode(batch, batch_size=self.batch_size)
+            self.dim = int(encoded.shape[1])
+            out.extend(encoded)
+            self.done += len(batch)
+            if self.progress:
+                self.progress(EMBEDDING, self.done, self.work)
+        return out
