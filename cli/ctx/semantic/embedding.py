@@ -90,11 +90,7 @@ def embed_graph(
     pending_passages = reader.pending_passages(model.name)
     pending = reader.pending_node_ids(model.name)
     total = reader.node_count()
-    with store.import_session() as session:
-        pruned = session.prune_orphan_vectors(model.name)
-    if previous != model.name:
-        with store.import_session() as session:
-            session.set_active_model(model.name)
+    pruned = _prune_and_activate(store, model.name, previous)
     run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending))
     if run.work:
         run.load(model, encoder_factory)
@@ -129,6 +125,17 @@ def embed_graph(
         precision=getattr(run.encoder, "precision", None),
         threads=getattr(run.encoder, "threads", None),
     )
+
+
+def _prune_and_activate(store: GraphStore, model_name: str, previous: str | None) -> int:
+    """Drop the vectors no node or passage needs; make ``model_name`` the graph's model, so every
+    other model's vectors are stale and never ranked with this one's. Returns node vectors dropped."""
+    with store.import_session() as session:
+        pruned = int(session.prune_orphan_vectors(model_name))
+    if previous != model_name:
+        with store.import_session() as session:
+            session.set_active_model(model_name)
+    return pruned
 
 
 class _EmbedRun:
