@@ -513,7 +513,6 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
     key and value is still resolved (null, bool, int, float, timestamp, str) and constructed by
     PyYAML's own resolver and constructors, so the result is exactly what ``yaml.load`` gives.
     """
-    global _scalar_loader, _ScalarNode
     if speedups.plain():
         return None
     lines = raw.split("\n")
@@ -521,12 +520,7 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
         lines.pop()
     if not lines:
         return None
-    if _scalar_loader is None:
-        import yaml
-
-        _ScalarNode = yaml.ScalarNode
-        _scalar_loader = _yaml_loader()("")
-    loader = _scalar_loader
+    loader = _shared_scalar_loader()
     out: dict[str, Any] = {}
     i, count = 0, len(lines)
     while i < count:
@@ -539,21 +533,9 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
             return None  # `yes:` or `null:` is not the string key it looks like
         i += 1
         if not value.strip(" ") and i < count and lines[i].lstrip(" ").startswith("-"):
-            items: list[Any] = []
-            indent: str | None = None
-            while i < count and lines[i].lstrip(" ").startswith("-"):
-                item = _SIMPLE_ITEM_LINE.fullmatch(lines[i])
-                if item is None or not lines[i].isprintable():
-                    return None
-                if indent is None:
-                    indent = item.group(1)
-                elif item.group(1) != indent:
-                    return None
-                parsed = _simple_scalar(loader, item.group(2))
-                if parsed is _NOT_SIMPLE or not item.group(2).strip(" "):
-                    return None
-                items.append(parsed)
-                i += 1
+            items, i = _simple_block_list(loader, lines, i)
+            if items is _NOT_SIMPLE:
+                return None
             out[key] = items
             continue
         parsed = _simple_flow_list(loader, value) if value.startswith("[") else _simple_scalar(loader, value)
@@ -561,6 +543,38 @@ def _simple_frontmatter(raw: str) -> dict[str, Any] | None:
             return None
         out[key] = parsed
     return out
+
+
+def _shared_scalar_loader() -> Any:
+    """One PyYAML loader kept for resolving and constructing scalars, made on first use."""
+    global _scalar_loader, _ScalarNode
+    if _scalar_loader is None:
+        import yaml
+
+        _ScalarNode = yaml.ScalarNode
+        _scalar_loader = _yaml_loader()("")
+    return _scalar_loader
+
+
+def _simple_block_list(loader: Any, lines: list[str], i: int) -> tuple[Any, int]:
+    """The ``- item`` lines from ``lines[i]`` on (one indent, plain non-empty scalars) as PyYAML
+    constructs them, and the index after them; _NOT_SIMPLE when they are not that simple."""
+    items: list[Any] = []
+    indent: str | None = None
+    while i < len(lines) and lines[i].lstrip(" ").startswith("-"):
+        item = _SIMPLE_ITEM_LINE.fullmatch(lines[i])
+        if item is None or not lines[i].isprintable():
+            return _NOT_SIMPLE, i
+        if indent is None:
+            indent = item.group(1)
+        elif item.group(1) != indent:
+            return _NOT_SIMPLE, i
+        parsed = _simple_scalar(loader, item.group(2))
+        if parsed is _NOT_SIMPLE or not item.group(2).strip(" "):
+            return _NOT_SIMPLE, i
+        items.append(parsed)
+        i += 1
+    return items, i
 
 
 def _simple_flow_list(loader: Any, value: str) -> Any:

@@ -51,11 +51,7 @@ def fused_ranking(
         [h.id for h in graph.search(query, limit=pool, mode="or")]
         if mode != "vector" else []
     )
-    dense: list[tuple[str, float]] = []
-    if mode != "fts" and topic.vector is not None and topic.model is not None:
-        nearest = load_index(graph, topic.model).nearest(topic.vector, pool + graph.hidden_total())
-        allowed = graph.visible_ids([i for i, _ in nearest])
-        dense = [(i, s) for i, s in nearest if i in allowed][:pool]
+    dense = _nearest_visible(graph, topic, pool) if mode != "fts" else []
     dense_ids = [node_id for node_id, _ in dense]
     unvectored: set[str] = set()
     if dense_ids and bm25:
@@ -74,3 +70,12 @@ def fused_ranking(
         HybridHit(node_id, score, bm25_rank.get(node_id), vector_rank.get(node_id), sims.get(node_id))
         for node_id, score in fused
     ]
+
+
+def _nearest_visible(graph: GraphReader, topic: TopicVector, pool: int) -> list[tuple[str, float]]:
+    """(node id, similarity) of the ``pool`` visible nodes nearest the topic's vector, if it has one."""
+    if topic.vector is None or topic.model is None:
+        return []
+    nearest = load_index(graph, topic.model).nearest(topic.vector, pool + graph.hidden_total())
+    allowed = graph.visible_ids([i for i, _ in nearest])
+    return [(i, s) for i, s in nearest if i in allowed][:pool]
