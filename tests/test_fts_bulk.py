@@ -174,3 +174,35 @@ def test_a_first_import_builds_the_readers_indexes_at_its_end(tmp_path, vaults, 
     import_path(conn, outline, format="logseq")
     assert dropped[-1] == set() and indexes(conn) == fresh
     assert_indexed_as_by_triggers(conn, tmp_path, "first")
+
+
+def test_a_first_import_fills_each_full_text_index_once_at_its_end(tmp_path, vaults, monkeypatch):
+    """Into an empty graph, nodes and passages written a batch at a time enter each index in one
+    fill at the end (not one per batch); a later import, into a graph with rows, fills per batch.
+    Either way the indexes hold what the per-row triggers would have written."""
+    from ctx.importers import engine
+    from ctx.store import fts
+
+    markdown, outline = vaults
+    monkeypatch.setattr(engine, "BATCH_FILES", 2)
+    fills: list[str] = []
+    fill_after = fts.fill_after
+
+    def counted(conn: sqlite3.Connection, fill: tuple[str, ...], before: int) -> None:
+        fills.extend(statement.split()[2] for statement in fill)
+        fill_after(conn, fill, before)
+
+    monkeypatch.setattr(fts, "fill_after", counted)
+    conn = connect(tmp_path / "g.db", create=True)
+    all_triggers = triggers(conn)
+    import_path(conn, markdown)
+    files = len(list(markdown.rglob("*.md")))
+    assert files > 4  # several batches
+    assert sorted(fills) == sorted(INDEXES + tuple(index + fts.PRIVATE_SUFFIX for index in INDEXES))
+    assert triggers(conn) == all_triggers
+    assert_indexed_as_by_triggers(conn, tmp_path, "first")
+    fills.clear()
+    import_path(conn, outline, format="logseq")
+    assert fills.count("nodes_fts") > 1  # a batch at a time into a graph with rows
+    assert triggers(conn) == all_triggers
+    assert_indexed_as_by_triggers(conn, tmp_path, "second")

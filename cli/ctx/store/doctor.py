@@ -104,7 +104,14 @@ def _listed(check: str, what: str, items: list[str], hint: str = REBUILD_HINT) -
 
 
 def _sqlite_integrity(conn: sqlite3.Connection) -> list[Problem]:
-    rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(100)")]
+    # A row may hold several lines (a "*** in database main ***" header, then the first problem):
+    # one problem a line, the header left out.
+    rows = [
+        line.strip()
+        for r in conn.execute("PRAGMA integrity_check(100)")
+        for line in str(r[0]).splitlines()
+        if line.strip() and not line.startswith("*** in database ")
+    ]
     if rows == ["ok"]:
         return []
     return [Problem("sqlite", f"integrity check: {row}") for row in rows[:MAX_LISTED]] + (

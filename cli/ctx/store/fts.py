@@ -33,9 +33,63 @@ def indexed_in_bulk(conn: sqlite3.Connection, trigger: str, table: str, key: str
     finally:
         # Also after a failed statement: the rows it did insert are indexed, so a caller that
         # goes on in the same transaction still has an index equal to its table.
-        for statement in fill:
-            conn.execute(statement, (before,))
+        fill_after(conn, fill, before)
         conn.execute(found[0])
+
+
+# What FTS5 holds in memory before it writes a segment (its default is 1 MB). A fill statement
+# writes a segment each time its pending terms reach this size, and FTS5 then merges the
+# segments; with 1 MB a 100k-note fill wrote hundreds of segments and rewrote each term list
+# several times while merging them. The pending terms of one statement are all written at its
+# end, so this bounds the memory of one fill, not of the import.
+FILL_PENDING_BYTES = 64 * 1024 * 1024
+_DEFAULT_PENDING_BYTES = 1024 * 1024
+
+
+def fill_after(conn: sqlite3.Connection, fill: tuple[str, ...], before: int) -> None:
+    """Run the ``fill`` statements (each an ``INSERT INTO <index> ... WHERE <key> > ?``) for the
+    rows above ``before``, each index taking up to ``FILL_PENDING_BYTES`` of terms at a time."""
+    for statement in fill:
+        index = statement.split()[2]
+        _pending_bytes(conn, index, FILL_PENDING_BYTES)
+        try:
+            conn.execute(statement, (before,))
+        finally:
+            _pending_bytes(conn, index, _DEFAULT_PENDING_BYTES)
+
+
+def _pending_bytes(conn: sqlite3.Connection, index: str, size: int) -> None:
+    try:
+        conn.execute(f"INSERT INTO {index} ({index}, rank) VALUES ('hashsize', ?)", (size,))
+    except sqlite3.OperationalError:
+        pass  # an SQLite whose FTS5 has no 'hashsize' setting: its default holds
+
+
+@contextmanager
+def deferred_while_empty(
+    conn: sqlite3.Connection, table: str, triggers: tuple[str, ...], fill: tuple[str, ...]
+) -> Iterator[None]:
+    """While ``table`` starts empty inside a transaction (a first import), its full-text indexes
+    are filled once at the end of the block, from the rows then in the table, instead of a batch
+    (or a row) at a time: the triggers that keep them up to date are set aside for the block. An
+    index filled once is written as one run of segments, not merged again after every batch.
+    Otherwise the block runs with the triggers as they are."""
+    found = [
+        conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
+        for name in triggers
+    ]
+    empty = conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None
+    if not conn.in_transaction or not empty or any(row is None for row in found):
+        yield
+        return
+    for name in triggers:
+        conn.execute(f"DROP TRIGGER {name}")
+    try:
+        yield
+    finally:
+        fill_after(conn, fill, 0)
+        for row in found:
+            conn.execute(row[0])
 
 
 # Private nodes' rows are in indexes of their own (migration 10): a search without access to

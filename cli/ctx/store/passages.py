@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from ctx.passages import SPLITTER_VERSION, split
-from ctx.store.fts import indexed_in_bulk, passage_fill_statements
+from ctx.store.fts import deferred_while_empty, indexed_in_bulk, passage_fill_statements
 from ctx.store.passage_reads import (  # noqa: F401 - the passages' reads, named here too
     _VERSION_KEY,
     EXACT_WEIGHTS,
@@ -52,6 +52,12 @@ def refresh(conn: sqlite3.Connection, progress: Callable[[int, int], None] | Non
     if row is None or int(row[0]) != SPLITTER_VERSION:
         conn.execute("UPDATE nodes SET split = 0 WHERE split != 0")
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_VERSION_KEY, str(SPLITTER_VERSION)))
+    # A graph's first passages enter the full-text indexes once, at the end.
+    with deferred_while_empty(conn, "passages", ("passages_ai", "passages_bd"), passage_fill_statements(conn)):
+        return _split_unsplit(conn, progress)
+
+
+def _split_unsplit(conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> int:
     done = 0
     titles: dict[str, tuple[str, str | None]] = {}
     public = GraphView(conn)  # what a reader without private access sees of an outline page

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +34,7 @@ class SqliteSession:
     conn: sqlite3.Connection
     _deferred: list[str] | None = None
     _savepoints: int = 0
+    _deferred_text: ExitStack | None = None
 
     def ensure_source(self, root: Path, fmt: str) -> int:
         from ctx.store import writes
@@ -59,12 +60,19 @@ class SqliteSession:
         from ctx.store import writes
 
         self._deferred = (self._deferred or []) + writes.defer_indexes(self.conn)
+        if self._deferred_text is None:
+            # Into an empty graph, the nodes' full-text indexes are filled once, at the end.
+            self._deferred_text = ExitStack()
+            self._deferred_text.enter_context(writes.nodes_indexed_at_end(self.conn))
 
     def build_deferred_indexes(self) -> None:
         from ctx.store import writes
 
         writes.build_indexes(self.conn, self._deferred or [])
         self._deferred = None
+        if self._deferred_text is not None:
+            self._deferred_text.close()
+            self._deferred_text = None
 
     def insert_records(
         self,

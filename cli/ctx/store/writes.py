@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx.store.fts import indexed_in_bulk, node_fill_statements
+from ctx.store.fts import deferred_while_empty, indexed_in_bulk, node_fill_statements
 from ctx.store.records import EdgeRecord, NodeRecord, content_hash, tag_node_id
 from ctx.store.types import FileState, Written
 
@@ -285,6 +285,12 @@ def _nodes_indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[
     (dwarves-brain: 0.175 s by trigger, 0.06 s in bulk)."""
     return indexed_in_bulk(
         conn, "nodes_ai", "nodes", "rowid", node_fill_statements(conn))
+
+
+def nodes_indexed_at_end(conn: sqlite3.Connection) -> "AbstractContextManager[None]":
+    """In an empty graph, the nodes written inside the block enter the full-text indexes in one
+    statement per index at its end (``fts.deferred_while_empty``)."""
+    return deferred_while_empty(conn, "nodes", ("nodes_ai", "nodes_ad", "nodes_au"), node_fill_statements(conn))
 
 
 def _tag_edges(nodes: list[tuple[str, NodeRecord]]) -> list[tuple[str, EdgeRecord]]:
