@@ -206,3 +206,24 @@ def test_a_first_import_fills_each_full_text_index_once_at_its_end(tmp_path, vau
     assert fills.count("nodes_fts") > 1  # a batch at a time into a graph with rows
     assert triggers(conn) == all_triggers
     assert_indexed_as_by_triggers(conn, tmp_path, "second")
+
+
+def test_a_first_import_that_fails_leaves_empty_indexes_and_every_trigger(tmp_path, vaults, monkeypatch):
+    """Killed after its rows are written, a first import rolls back with its deferred fills: nothing
+    is indexed then or later (when the abandoned session is collected), and the next import is
+    indexed as the triggers would have done."""
+    import gc
+
+    markdown, _ = vaults
+    conn = connect(tmp_path / "g.db", create=True)
+    all_triggers = triggers(conn)
+    monkeypatch.setattr(passages, "refresh", lambda conn, progress=None: (_ for _ in ()).throw(RuntimeError("killed")))
+    with pytest.raises(RuntimeError, match="killed"):
+        import_path(conn, markdown)
+    monkeypatch.undo()
+    gc.collect()
+    assert not conn.in_transaction and triggers(conn) == all_triggers
+    assert conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0] == 0
+    assert all(postings(conn, index) == [] for index in INDEXES)
+    import_path(conn, markdown)
+    assert_indexed_as_by_triggers(conn, tmp_path, "after")

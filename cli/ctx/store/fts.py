@@ -73,7 +73,8 @@ def deferred_while_empty(
     are filled once at the end of the block, from the rows then in the table, instead of a batch
     (or a row) at a time: the triggers that keep them up to date are set aside for the block. An
     index filled once is written as one run of segments, not merged again after every batch.
-    Otherwise the block runs with the triggers as they are."""
+    Otherwise the block runs with the triggers as they are. A block that raises must be followed
+    by a rollback of the transaction."""
     found = [
         conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
         for name in triggers
@@ -84,12 +85,13 @@ def deferred_while_empty(
         return
     for name in triggers:
         conn.execute(f"DROP TRIGGER {name}")
-    try:
-        yield
-    finally:
-        fill_after(conn, fill, 0)
-        for row in found:
-            conn.execute(row[0])
+    # No ``finally``: a block that fails leaves the rows unindexed and the triggers dropped, for
+    # the rollback of its transaction to undo with the rows (an import always rolls back on an
+    # error). Filling then would write to an index after that rollback, outside any transaction.
+    yield
+    fill_after(conn, fill, 0)
+    for row in found:
+        conn.execute(row[0])
 
 
 # Private nodes' rows are in indexes of their own (migration 10): a search without access to
