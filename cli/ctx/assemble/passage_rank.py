@@ -26,7 +26,13 @@ if TYPE_CHECKING:
 # How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
 # of them ranks well and the other poorly still surfaces.
 POOL = 200
-RRF_K = 60
+# Reciprocal rank fusion's constant for passages. The paper's 60 suits fusing a few dozen documents;
+# over a pool of 200 passages it flattens relevance: a passage only one retriever found late scores
+# about half the best, so every passage of a long note the vectors find vaguely similar competed
+# almost as well as the passage that answers, and an embedded graph packed a long note's bulk where
+# the same graph without vectors packed other notes' matching passages (issue 23). At 10 a passage
+# one retriever ranks 50th is worth 0.09 of one both rank first (0.28 at 60).
+RRF_K = 10
 # A question longer than this many distinct content words keeps its first ones (a pasted page
 # would otherwise become a query of thousands of OR-ed terms): the same cap as every search.
 MAX_TERMS = MAX_QUERY_TERMS
