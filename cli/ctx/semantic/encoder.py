@@ -99,6 +99,8 @@ class DocumentEncoder:
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.max_length = int(getattr(self._model, "max_seq_length", 0) or 0)
+        if model.window and model.window < (self.max_length or model.window + 1):
+            self._model.max_seq_length = self.max_length = model.window
 
     def token_lengths(self, texts: list[str]) -> list[int]:
         """How many word pieces the model will see of each text (its window caps it), so batches
