@@ -4,6 +4,7 @@ freshness check before builds and MCP calls. Real files, real SQLite, the real C
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -404,16 +405,23 @@ def test_ctrl_c_stops_watch_cleanly_with_exit_0(vault, db_path):
     conn = connect(db_path, create=True)
     import_path(conn, vault)
     conn.close()
-    proc = subprocess.Popen([ctx, "watch", "--db", str(db_path)], stderr=subprocess.PIPE, text=True)
+    # PYTHONFAULTHANDLER: should the watcher ever hang, SIGABRT makes it print every thread's stack,
+    # so the failure says where (it hung once in a full CI run and never when run alone).
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.Popen([ctx, "watch", "--db", str(db_path)], stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr.readline() == f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n"
     time.sleep(1.5)  # past the first sync, into the wait for file events
     proc.send_signal(signal.SIGINT)
     try:
         _, rest = proc.communicate(timeout=60)  # never hang the suite on a watcher that ignores it
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("ctx watch did not stop within 60 s of Ctrl-C")
+        proc.send_signal(signal.SIGABRT)
+        try:
+            _, stacks = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, stacks = proc.communicate()
+        pytest.fail(f"ctx watch did not stop within 60 s of Ctrl-C; where it was:\n{stacks}")
     assert proc.returncode == 0
     assert rest == "ctx: stopped watching\n"
 
