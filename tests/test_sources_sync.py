@@ -408,7 +408,10 @@ def test_ctrl_c_stops_watch_cleanly_with_exit_0(vault, db_path):
     # PYTHONFAULTHANDLER: should the watcher ever hang, SIGABRT makes it print every thread's stack,
     # so the failure says where (it hung once in a full CI run and never when run alone).
     env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
-    proc = subprocess.Popen([ctx, "watch", "--db", str(db_path)], stderr=subprocess.PIPE, text=True, env=env)
+    # Ctrl-C as a terminal delivers it: the suite may itself run where SIGINT is ignored (a
+    # background job of a script), and a child inherits that; ctx watch rightly keeps ignoring it.
+    proc = subprocess.Popen([ctx, "watch", "--db", str(db_path)], stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr.readline() == f"ctx: watching the sources of {db_path} (Ctrl-C to stop)\n"
     time.sleep(1.5)  # past the first sync, into the wait for file events
     proc.send_signal(signal.SIGINT)
