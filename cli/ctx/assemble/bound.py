@@ -103,28 +103,15 @@ class ScoreBound:
 
     def at_least(self, node_id: str, info: NodeInfo, cost: float) -> float:
         """The least a walked node at ``cost`` scores (it may score more: similarity, a field boost)."""
-        w = self.weights
-        boost, recent = self._facts(node_id, info)
-        distance = 1.0 / cost if cost > 0 else 1.0
-        total = w.distance * distance + w.recency * recent
-        if w.relevance:
-            total += w.relevance * self.search.get(node_id, 0.0)
-        return boost * self.field_floor * total
+        return self.both(node_id, info, cost)[0]
 
     def at_most_for(self, node_id: str, info: NodeInfo, cost: float) -> float:
         """The most a walked node at ``cost`` can score, whatever its similarity and fields."""
-        w = self.weights
-        boost, recent = self._facts(node_id, info)
-        distance = 1.0 / cost if cost > 0 else 1.0
-        total = w.distance * distance + w.recency * recent
-        if self.has_similarity:
-            total += w.similarity
-        if w.relevance:
-            total += w.relevance * self.search.get(node_id, 0.0)
-        return boost * self.field_ceiling * total
+        return self.both(node_id, info, cost)[1]
 
     def both(self, node_id: str, info: NodeInfo, cost: float) -> tuple[float, float]:
-        """``at_least`` and ``at_most_for`` at once (the same floats: the same sums in the same order)."""
+        """(the least, the most) a walked node at ``cost`` scores: ``at_least`` and ``at_most_for``
+        at once."""
         w = self.weights
         boost, recent = self._facts(node_id, info)
         distance = 1.0 / cost if cost > 0 else 1.0

@@ -330,7 +330,6 @@ class HubNeighbours:
             _keep_hub(key, kept)
         return kept
 
-
     def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
         """``GraphReader.edge_classes`` of a hub, kept."""
         key = (self.state, node_id)
@@ -466,10 +465,10 @@ class NodeEdges:
             # Kept as tuples of shared strings: the node's own id, and the few edge and node types
             # (a row's strings are new objects from SQLite: a third of what a kept row weighs).
             if column == "src":
-                src = _shared(src)
+                src = sys.intern(src)
             else:
-                dst = _shared(dst)
-            row = (src, dst, _shared(etype), _shared(ntype), tags, updated, title)
+                dst = sys.intern(dst)
+            row = (src, dst, sys.intern(etype), sys.intern(ntype), tags, updated, title)
             by_node[row[0] if column == "src" else row[1]].append(row)
         with _lock:
             for node_id, kept in by_node.items():
@@ -481,11 +480,6 @@ class NodeEdges:
                 _, dropped = _edges.popitem(last=False)
                 _edge_rows -= len(dropped) + 1
         return rows
-
-
-def _shared(text: str) -> str:
-    """One string object for equal ids and type names in kept rows (``sys.intern``)."""
-    return sys.intern(text)
 
 
 def node_edges(graph: GraphReader) -> NodeEdges | None:
