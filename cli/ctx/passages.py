@@ -106,53 +106,69 @@ def _lines(body: str) -> list[tuple[int, int, str]]:
     out = []
     pos = 0
     for line in body.splitlines(keepends=True):
-        out.append((pos, pos + len(line), line.rstrip("\n")))
-        pos += len(line)
+        end = pos + len(line)
+        out.append((pos, end, line.rstrip("\n")))
+        pos = end
     return out
+
+
+# The first characters a heading or fence line can start with: any other line is neither, and
+# is not matched against their patterns (most lines of prose, at every import).
+_MARK_FIRST = frozenset(" \t#`~")
+
+
+def _marked(line: str) -> bool:
+    """Whether a non-blank ``line`` is a heading or a fence opening."""
+    return line[0] in _MARK_FIRST and (_FENCE.match(line) is not None or _HEADING.match(line) is not None)
 
 
 def _blocks(body: str, title: str) -> list[_Block]:
     """Headings, fenced code and runs of non-blank lines, each with the heading path in force."""
     blocks: list[_Block] = []
     stack: list[tuple[int, str]] = []  # (level, text) of the headings in force
+    path: tuple[str, ...] = ()  # their texts, as each block records them
     lines = _lines(body)
+    count = len(lines)
     i = 0
     seen_content = False
-    while i < len(lines):
+    while i < count:
         start, end, line = lines[i]
         if not line.strip():
             i += 1
             continue
-        fence = _FENCE.match(line)
-        if fence:
-            marker = fence.group(1)
-            j = i + 1
-            while j < len(lines) and not lines[j][2].lstrip().startswith(marker[0] * len(marker)):
-                j += 1
-            last = min(j, len(lines) - 1)
-            blocks.append(_Block(start, lines[last][1], "fence", tuple(t for _, t in stack)))
-            seen_content = True
-            i = last + 1
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            level, text = len(heading.group(1)), heading.group(2).strip()
-            if not seen_content and not stack and text.lower() == title.strip().lower():
-                pass  # the note's own title as its first heading: the node's block already says it
-            else:
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                stack.append((level, text))
-                blocks.append(_Block(start, end, "heading", tuple(t for _, t in stack)))
-            i += 1
-            continue
+        if line[0] in _MARK_FIRST:
+            fence = _FENCE.match(line)
+            if fence:
+                marker = fence.group(1)
+                closing = marker[0] * len(marker)
+                j = i + 1
+                while j < count and not lines[j][2].lstrip().startswith(closing):
+                    j += 1
+                last = min(j, count - 1)
+                blocks.append(_Block(start, lines[last][1], "fence", path))
+                seen_content = True
+                i = last + 1
+                continue
+            heading = _HEADING.match(line)
+            if heading:
+                level, text = len(heading.group(1)), heading.group(2).strip()
+                if not seen_content and not stack and text.lower() == title.strip().lower():
+                    pass  # the note's own title as its first heading: the node's block already says it
+                else:
+                    while stack and stack[-1][0] >= level:
+                        stack.pop()
+                    stack.append((level, text))
+                    path = tuple(t for _, t in stack)
+                    blocks.append(_Block(start, end, "heading", path))
+                i += 1
+                continue
         j = i
-        while j + 1 < len(lines):
+        while j + 1 < count:
             nxt = lines[j + 1][2]
-            if not nxt.strip() or _FENCE.match(nxt) or _HEADING.match(nxt):
+            if not nxt.strip() or _marked(nxt):
                 break
             j += 1
-        blocks.append(_Block(start, lines[j][1], "text", tuple(t for _, t in stack)))
+        blocks.append(_Block(start, lines[j][1], "text", path))
         seen_content = True
         i = j + 1
     return blocks

@@ -75,6 +75,8 @@ _WIKILINK_VALUE = re.compile(r"^\s*\[\[([^\[\]\n]+?)\]\]\s*$")
 
 def normalize(text: str) -> str:
     """How names compare: trimmed, case-folded, NFC (macOS writes file names decomposed)."""
+    if text.isascii():  # NFC leaves ASCII as it is: most names, every link of an import
+        return text.strip().lower()
     return unicodedata.normalize("NFC", text.strip()).lower()
 
 
@@ -479,6 +481,29 @@ def _implicit_tag(loader: Any, value: str) -> str:
     return tag
 
 
+_FLOW_CHAR = re.compile(r"[\[\]{}]")
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+# The shapes nearly every note's dates take; PyYAML's timestamp constructor (a verbose regex and
+# a dict of groups) cost a tenth of reading a note's frontmatter.
+_PLAIN_STAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2}))?")
+
+
+def _plain_timestamp(value: str) -> dt.date | None:
+    """What PyYAML constructs for a timestamp written ``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM:SS``
+    (a date, or a datetime without zone); None for any other shape, or a day the calendar does
+    not have, which PyYAML's constructor (as ctx's loader wraps it) then decides."""
+    match = _PLAIN_STAMP.fullmatch(value)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = match.groups()
+    try:
+        if hour is None:
+            return dt.date(int(year), int(month), int(day))
+        return dt.datetime(int(year), int(month), int(day), int(hour), int(minute), int(second))
+    except ValueError:
+        return None
+
+
 def _simple_scalar(loader: Any, value: str) -> Any:
     """The value of a one-line scalar as PyYAML constructs it, or _NOT_SIMPLE."""
     value = value.rstrip(" ")
@@ -493,12 +518,16 @@ def _simple_scalar(loader: Any, value: str) -> Any:
         or value[-1] == ":"
         or ": " in value
         or " #" in value
-        or any(c in value for c in "[]{}")
+        or _FLOW_CHAR.search(value) is not None
     ):
         return _NOT_SIMPLE
     tag = _implicit_tag(loader, value)
     if tag == _STR_TAG:
         return value
+    if tag == _TIMESTAMP_TAG:
+        stamp = _plain_timestamp(value)
+        if stamp is not None:
+            return stamp
     constructor = loader.yaml_constructors.get(tag)
     if constructor is None:
         return _NOT_SIMPLE

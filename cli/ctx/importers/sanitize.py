@@ -143,9 +143,15 @@ def _fields(fields: Any) -> dict[str, list[str]]:
 def check_edge(edge: EdgeRecord) -> bool:
     if not isinstance(edge.src, str) or not isinstance(edge.target, str) or not isinstance(edge.type, str):
         return False
-    edge.src, edge.target, edge.type = _text(edge.src), _text(edge.target), _name(edge.type)
-    edge.label = _name(edge.label) if isinstance(edge.label, str) else None
-    edge.position = _integer(edge.position)
+    src, target, kind, label = edge.src, edge.target, edge.type, edge.label
+    # Nearly every edge is plain ASCII of a sane length: nothing to replace or cut.
+    if not (src.isascii() and target.isascii() and kind.isascii() and len(kind) <= MAX_NAME_CHARS):
+        edge.src, edge.target, edge.type = _text(src), _text(target), _name(kind)
+    if label is not None:
+        edge.label = _name(label) if isinstance(label, str) else None
+    position = edge.position
+    if position is not None and (position.__class__ is not int or not SQLITE_INT_MIN <= position <= SQLITE_INT_MAX):
+        edge.position = _integer(position)
     return bool(edge.src and edge.type)
 
 
