@@ -83,4 +83,4 @@ def test_a_graph_from_an_older_schema_is_upgraded_in_place(db_path):
     assert conn.execute("SELECT name FROM sources").fetchone()[0] == "x"
     assert migrate(conn) == len(MIGRATIONS)  # idempotent
     plan = conn.execute("EXPLAIN QUERY PLAN SELECT MAX(updated) FROM nodes").fetchall()
-    assert "nodes_by_updated" in plan[0][3]
+    assert "nodes_by_recency" in plan[0][3]

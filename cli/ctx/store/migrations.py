@@ -486,6 +486,15 @@ CREATE INDEX IF NOT EXISTS contexts_by_key ON contexts (key, private, seq);
 CREATE INDEX IF NOT EXISTS contexts_by_seq ON contexts (seq);
 """
 
+# A big hub's best neighbours are found by reading nodes newest first (``store/hub_scan.py``);
+# among nodes of one date (a vault imported at once, dates clamped to a day) they rank by id, so
+# the index holds them in that order too. It serves the newest update (MAX) and the recent nodes
+# (ORDER BY updated DESC, id) as well, so it replaces the index on the date alone.
+_M015_RECENCY_INDEX = """
+CREATE INDEX IF NOT EXISTS nodes_by_recency ON nodes (updated DESC, id);
+DROP INDEX IF EXISTS nodes_by_updated;
+"""
+
 
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
@@ -504,11 +513,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     # 13 speeds up the PostgreSQL engine's phrase frequencies: nothing here either.
     "-- 13: nothing to do on SQLite\n",
     _M014_CONTEXTS,
+    _M015_RECENCY_INDEX,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
 # to whole nodes, passages that store their own text, build manifests): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctx.store import reads
+from ctx.store import hub_scan, reads
 from ctx.edges import canonical_and_direction
 from ctx.store.outline import outline_of
 from ctx.store.transaction import savepoint
@@ -276,7 +276,11 @@ class GraphView:
         heaviest edge to each, as (id, type, tags, updated, title). Fresh: not reached yet
         (``remember_reached``), or reached at more than ``base`` plus the cheapest step to it.
         The pre-score is computed in SQL, so a hub of 10,000s of links costs one sorted scan
-        rather than a Python loop over every edge."""
+        rather than a Python loop over every edge; a big hub's best are read newest first
+        instead (``hub_scan``), where that pays."""
+        scanned = hub_scan.scan_best(self.conn, node_id, base, weights, ranker, limit, self.include_private)
+        if scanned is not None:
+            return scanned
         fresh, params = self._prescored(node_id, weights, ranker)
         # The fresh neighbours are grouped once (SQLite keeps a CTE read twice) and counted from
         # there: a window COUNT(*) OVER () would sort them all instead of keeping only the best.

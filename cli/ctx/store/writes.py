@@ -108,7 +108,7 @@ def _delete_file_records(conn: sqlite3.Connection, source_id: int, rel: str) -> 
 # of a B-tree update per row (10k notes: about a third of the time spent writing and resolving
 # edges). Inside the import's transaction: a rollback restores them with everything else.
 _BUILT_AFTER_FIRST_IMPORT = (
-    "nodes_by_parent", "nodes_by_title", "nodes_by_updated", "nodes_walked",
+    "nodes_by_parent", "nodes_by_title", "nodes_by_recency", "nodes_walked",
     "node_keys_by_node", "edges_out", "edges_in", "edges_by_file",
 )
 

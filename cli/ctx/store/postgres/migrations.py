@@ -323,4 +323,7 @@ MIGRATIONS: list[str] = [
     _M012_BM25,
     _M013_PHRASE_FREQUENCY,
     _M014_CONTEXTS,
+    # 15 orders SQLite's date index by (updated DESC, id) for reading a hub's neighbours newest
+    # first; here a hub's neighbours are ranked in SQL as before: nothing to do.
+    "-- 15: nothing to do on PostgreSQL\n",
 ]

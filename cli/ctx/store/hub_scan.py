@@ -1,0 +1,327 @@
+"""A big hub's best neighbours read newest first, not all of them (SQLite's ``best_neighbours``).
+
+A hub's neighbours are ranked by ``boost(type) * (weight + share * recency(updated))``
+(``GraphReader.best_neighbours``). Ranking a tag of 200,000 notes in SQL reads every one of them
+(0.3-0.6 s CPU each at a million nodes). But within one edge class the weight is the same for
+all, and recency only falls with age: the hub's best neighbours over its biggest class are among
+the newest nodes of the graph. So the nodes are read newest first (``nodes_by_updated``), each
+asked whether it links the hub (one index step), until the best ``limit`` found are sure to beat
+anything older: what an older node can score is bounded by the largest boost and the class's
+weight with the recency of the node about to be read. For a hub with d neighbours among N nodes
+that reads about ``limit * N / d`` nodes; it is used only where that is less than d. The hub's
+other classes (a few dozen links: its own outgoing links, say) are read whole.
+
+How many fresh neighbours there are is counted without reading them: the biggest class's
+distinct neighbours from its index (no node rows), less the private ones among them (the few
+private nodes are each asked), less those the walk holds at least as cheaply (each held node is
+asked). The answer is the one the SQL ranking gives, neighbour for neighbour and count for
+count; where any of these steps would cost more than ranking in SQL (no dates in the graph, tag
+boosts, many private nodes, a second big class), ``scan_best`` says so and the caller ranks in SQL.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import NeighbourOrder
+    from ctx.store.types import Neighbour
+
+# A class with fewer links than this is ranked in SQL (reading it whole is cheap).
+SCAN_AT_LEAST = 2_000
+# The hub's other classes are read whole, up to this many links between them.
+OTHERS_AT_MOST = 20_000
+# Private nodes asked one by one whether they are the hub's neighbours, at most.
+PRIVATE_AT_MOST = 2_048
+# Nodes read newest first before giving up (a hub whose neighbours are all old), as a share of
+# the class's links: reading that many costs about what the SQL ranking would.
+SCAN_SHARE = 1.0
+# A value computed twice the same way is the same double; the margin only guards the bound
+# against a libm whose pow is not monotonic in the last bit.
+_MARGIN = 1e-9
+# Nodes read per step of the newest-first scan.
+_PAGE = 256
+_SECONDS_PER_DAY = 86400.0
+
+Class = tuple[str, str]
+
+
+def recency(updated: float | None, reference: float, half_life: float) -> float:
+    """The recency term of ``GraphReader.best_neighbours``, as its SQL computes it."""
+    if updated is None:
+        return 0.0
+    return math.pow(0.5, (max(0.0, reference - updated) / _SECONDS_PER_DAY) / half_life)
+
+
+def _ends(direction: str) -> tuple[str, str, str]:
+    """(near column, far column, index whose leading column is the far one) of a class."""
+    return ("src", "dst", "edges_in") if direction == "out" else ("dst", "src", "edges_out")
+
+
+def scan_best(
+    conn: sqlite3.Connection,
+    node_id: str,
+    base: float,
+    weights: dict[Class, float],
+    ranker: NeighbourOrder,
+    limit: int,
+    include_private: bool,
+) -> tuple[int, list[Neighbour]] | None:
+    """``best_neighbours`` by reading nodes newest first, or None where that would not pay."""
+    reference, share = ranker.reference, ranker.recency_share
+    if reference is None or not share or ranker.tag_boosts or not weights or limit <= 0:
+        return None
+    links = {c: _links(conn, node_id, c) for c in sorted(weights)}
+    big = max(sorted(links), key=lambda c: links[c])
+    if links[big] < SCAN_AT_LEAST or sum(links.values()) - links[big] > OTHERS_AT_MOST:
+        return None
+    nodes = conn.execute("SELECT MAX(rowid) FROM nodes").fetchone()[0] or 0
+    if limit * nodes / links[big] > links[big] * SCAN_SHARE / 2:
+        return None  # the newest nodes would mostly not be its neighbours: reading all is cheaper
+    hidden: set[str] = set()
+    if not include_private:
+        found = _private_in(conn, node_id, big)
+        if found is None:
+            return None
+        hidden = found
+    try:
+        return _Scan(conn, node_id, base, weights, ranker, limit, include_private, big, links, hidden).run()
+    except sqlite3.OperationalError as exc:
+        if "no such index" in str(exc):  # a read-only graph from before nodes_by_updated
+            return None
+        raise
+
+
+def _links(conn: sqlite3.Connection, node_id: str, cls: Class) -> int:
+    """Distinct other ends of the node's edges of one class (hidden ones included), from the index."""
+    etype, direction = cls
+    near, far, _ = _ends(direction)
+    return int(
+        conn.execute(
+            f"SELECT COUNT(DISTINCT {far}) FROM edges WHERE {near} = ? AND type = ? AND {far} != ?",
+            (node_id, etype, node_id),
+        ).fetchone()[0]
+    )
+
+
+def _member_probe(cls: Class, alias: str) -> str:
+    """SQL condition: the node ``alias``.id is the hub's (parameter 1, 2: type, hub) neighbour by ``cls``."""
+    near, far, _ = _ends(cls[1])
+    return f"EXISTS (SELECT 1 FROM edges e WHERE e.{far} = {alias}.id AND e.type = ? AND e.{near} = ?)"
+
+
+def _private_in(conn: sqlite3.Connection, node_id: str, cls: Class) -> set[str] | None:
+    """The private nodes that are the hub's neighbours by ``cls``, or None when there are too many
+    private nodes to ask each."""
+    many = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM nodes WHERE private = 1 LIMIT ?)", (PRIVATE_AT_MOST + 1,)
+    ).fetchone()[0]
+    if many > PRIVATE_AT_MOST:
+        return None
+    rows = conn.execute(
+        f"SELECT p.id FROM nodes p WHERE p.private = 1 AND p.id != ? AND {_member_probe(cls, 'p')}",
+        (node_id, cls[0], node_id),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+class _Scan:
+    """One hub's ranking: the small classes read whole, the big one newest first."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        node_id: str,
+        base: float,
+        weights: dict[Class, float],
+        ranker: NeighbourOrder,
+        limit: int,
+        include_private: bool,
+        big: Class,
+        links: dict[Class, int],
+        hidden: set[str],
+    ) -> None:
+        self.conn, self.node_id, self.base, self.weights = conn, node_id, base, weights
+        self.ranker, self.limit, self.include_private = ranker, limit, include_private
+        self.big, self.links, self.hidden = big, links, hidden
+        self.reference = float(ranker.reference)  # type: ignore[arg-type]
+        self.best: list[tuple[float, _Desc, Neighbour]] = []  # a heap of the best ``limit``: worst first
+        self.fresh = 0  # fresh visible neighbours counted so far (the small classes' and the scanned)
+        self.known: set[str] = set()  # neighbours already valued (every one of the small classes)
+        self.top_boost = max([1.0, *ranker.type_boosts.values()])
+
+    def run(self) -> tuple[int, list[Neighbour]] | None:
+        in_big = self.small_classes()
+        # The big class's visible neighbours not in a small class: counted, not read.
+        big_only = self.links[self.big] - len(self.hidden) - in_big
+        stale = self.held_in_big()
+        total = self.fresh + big_only - stale
+        if not self.scan_big():
+            return None
+        ranked = sorted(self.best, key=lambda item: (-item[0], item[1].id))
+        return total, [row for _, _, row in ranked]
+
+    def value(self, weight: float, ntype: str, tags: str | None, updated: float | None) -> float:
+        r = recency(updated, self.reference, self.ranker.half_life)
+        return self.ranker.boost(ntype, tags) * (weight + self.ranker.recency_share * r)
+
+    def is_fresh(self, held: float | None, weight: float) -> bool:
+        return held is None or self.base + 1.0 / weight < held - 1e-12
+
+    def offer(self, value: float, row: Neighbour) -> None:
+        item = (value, _Desc(row[0]), row)
+        if len(self.best) < self.limit:
+            heapq.heappush(self.best, item)
+        elif (value, _Desc(row[0])) > (self.best[0][0], self.best[0][1]):
+            heapq.heapreplace(self.best, item)
+
+    def small_classes(self) -> int:
+        """Value every neighbour of the small classes (with the big class's weight where it is one
+        of its neighbours too); how many visible ones are also the big class's."""
+        node_id = self.node_id
+        heaviest: dict[str, float] = {}
+        for etype, direction in sorted(c for c in self.weights if c != self.big):
+            near, far, _ = _ends(direction)
+            w = self.weights[(etype, direction)]
+            for (other,) in self.conn.execute(
+                f"SELECT {far} FROM edges WHERE {near} = ? AND type = ? AND {far} != ?", (node_id, etype, node_id)
+            ):
+                if other is not None and heaviest.get(other, -math.inf) < w:
+                    heaviest[other] = w
+        if not heaviest:
+            return 0
+        others = sorted(heaviest)
+        near, far, index = _ends(self.big[1])
+        in_big: set[str] = set()
+        facts: dict[str, tuple[int, str, str | None, float | None, str]] = {}
+        held: dict[str, float] = {}
+        for chunk in _chunks(others):
+            marks = ",".join("?" * len(chunk))
+            in_big.update(
+                r[0] for r in self.conn.execute(
+                    f"SELECT {far} FROM edges INDEXED BY {index} WHERE {far} IN ({marks}) AND type = ? AND {near} = ?",
+                    [*chunk, self.big[0], node_id],
+                )
+            )
+            for nid, private, ntype, updated, tags, title in self.conn.execute(
+                f"SELECT id, private, type, updated, tags, title FROM nodes WHERE id IN ({marks})", chunk
+            ):
+                facts[nid] = (private, ntype, tags, updated, title)
+            held.update(self.conn.execute(f"SELECT id, cost FROM temp.walk_reached WHERE id IN ({marks})", chunk))
+        w_big = self.weights[self.big]
+        visible_in_big = 0
+        for other in others:
+            fact = facts.get(other)
+            if fact is None:
+                continue  # an edge to no node: never a neighbour
+            private, ntype, tags, updated, title = fact
+            if private and not self.include_private:
+                continue
+            w = max(heaviest[other], w_big) if other in in_big else heaviest[other]
+            visible_in_big += other in in_big
+            self.known.add(other)
+            if self.is_fresh(held.get(other), w):
+                self.fresh += 1
+                self.offer(self.value(w, ntype, tags, updated), (other, ntype, tags, updated, title))
+        return visible_in_big
+
+    def held_in_big(self) -> int:
+        """The big class's visible neighbours, outside the small classes, that the walk holds at
+        least as cheaply as a step from the hub: not fresh, so not counted."""
+        w = self.weights[self.big]
+        rows = self.conn.execute(
+            f"SELECT r.id, r.cost FROM temp.walk_reached r WHERE r.id != ? AND {_member_probe(self.big, 'r')}",
+            (self.node_id, self.big[0], self.node_id),
+        ).fetchall()
+        return sum(
+            1 for nid, cost in rows
+            if nid not in self.known and nid not in self.hidden and not self.is_fresh(cost, w)
+        )
+
+    def scan_big(self) -> bool:
+        """Offer the big class's fresh visible neighbours newest first (one date's in id order,
+        as they rank) until no later one can enter the best ``limit``; False when that would read
+        more than ranking in SQL does (the caller ranks there)."""
+        w = self.weights[self.big]
+        cursor = self.conn.execute(
+            f"SELECT n.id, n.updated, r.cost, {_member_probe(self.big, 'n')}"
+            " FROM nodes n INDEXED BY nodes_by_recency LEFT JOIN temp.walk_reached r ON r.id = n.id"
+            " WHERE n.updated IS NOT NULL ORDER BY n.updated DESC, n.id",
+            (self.big[0], self.node_id),
+        )
+        budget = max(self.limit, int(SCAN_SHARE * self.links[self.big]))
+        page = _PAGE // 4
+        try:
+            while budget > 0:
+                rows = cursor.fetchmany(page)
+                page = _PAGE
+                if not rows:
+                    # Every dated node read: the undated rest all score the same, at most this.
+                    return len(self.best) == self.limit and self._beats(self._bound(None))
+                budget -= len(rows)
+                wanted: list[str] = []
+                for nid, updated, cost, member in rows:
+                    if not member or nid == self.node_id or nid in self.known or nid in self.hidden:
+                        continue
+                    if len(self.best) + len(wanted) >= self.limit:
+                        self._offer_scanned(wanted, w)
+                        wanted = []
+                        # Every later node is older, or of this date with a later id: worth at
+                        # most ``bound``, and after this id among those worth exactly that.
+                        bound = self._bound(updated)
+                        worst, worst_id = self.best[0][0], self.best[0][1].id
+                        if self._beats(bound) or (worst == bound and worst_id < nid):
+                            return True
+                    self.known.add(nid)
+                    if self.is_fresh(cost, w):
+                        wanted.append(nid)
+                self._offer_scanned(wanted, w)
+            return False
+        finally:
+            cursor.close()
+
+    def _bound(self, updated: float | None) -> float:
+        """The most a neighbour of the big class only, dated ``updated``, can be worth."""
+        r = 0.0 if updated is None else recency(updated, self.reference, self.ranker.half_life)
+        return self.top_boost * (self.weights[self.big] + self.ranker.recency_share * r)
+
+    def _beats(self, bound: float) -> bool:
+        """Whether the worst of the best ``limit`` scores above anything worth at most ``bound``."""
+        return self.best[0][0] > bound + _MARGIN * max(1.0, abs(bound))
+
+    def _offer_scanned(self, ids: list[str], w: float) -> None:
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            for nid, ntype, tags, updated, title in self.conn.execute(
+                f"SELECT id, type, tags, updated, title FROM nodes WHERE id IN ({marks})", chunk
+            ):
+                self.offer(self.value(w, ntype, tags, updated), (nid, ntype, tags, updated, title))
+
+
+class _Desc:
+    """An id that sorts backwards: in the heap of the best, the worst on top is the lowest value,
+    then the greatest id."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, node_id: str) -> None:
+        self.id = node_id
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.id > other.id
+
+    def __gt__(self, other: _Desc) -> bool:
+        return self.id < other.id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.id == other.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]

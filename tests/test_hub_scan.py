@@ -1,0 +1,172 @@
+"""A big hub's best neighbours read newest first (``ctx.store.hub_scan``) are the ones SQLite's
+ranking of every neighbour gives: the same rows in the same order, the same count, whatever the
+walk holds, the reader may see, the ranker boosts, and however dates tie.
+
+The graph is generated here (seeded) with what makes the scan's shortcuts risky: a tag on most
+notes and a note most notes link to (hubs), a third of the notes on one clamped date (ties broken
+by id), undated notes, private notes, a note linking the hub twice and one linking itself, and the
+hub's own few outgoing links (a second, small class)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import ctx.assemble.traverse as traverse
+from build_graphs import import_into, write_jsonl
+from ctx.assemble import BuildRequest, build_context
+from ctx.assemble.score import NeighbourRanker
+from ctx.lenses import load_lens
+from ctx.store import hub_scan
+from ctx.store.view import GraphView
+
+N = 600
+
+
+def records(seed: int, *, undated: bool) -> list[dict]:
+    rng = random.Random(seed)
+    ids = [f"n{i:04d}" for i in range(N)]
+    out = []
+    for i, node_id in enumerate(ids):
+        links = sorted({ids[int(rng.random() ** 2 * N)] for _ in range(rng.randint(0, 3))})
+        if rng.random() < 0.6:
+            links.append("n0000")
+        if i % 97 == 5:
+            links += ["n0000", "n0000"]  # the same link twice: one neighbour, two edge rows
+        record = {
+            "id": node_id,
+            "title": f"Note {i}",
+            "body": f"Body of note {i}.",
+            "type": rng.choice(["note", "note", "task", "project"]),
+            "tags": (["big"] if rng.random() < 0.7 else []) + (["private"] if rng.random() < 0.04 else []),
+            "links": links,
+        }
+        if i < N // 3:
+            record["updated"] = "2024-12-31"  # ties: the newest date, like dates clamped to a day
+        elif not (undated and i % 11 == 0):
+            record["updated"] = f"2024-{1 + i % 12:02d}-{1 + (i * 7) % 28:02d}T{i % 24:02d}:00:00"
+        out.append(record)
+    out[0]["links"] = ["n0000", "n0001", "n0002", "n0003"]  # a self-loop and a few outgoing links
+    return out
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("hub-scan")
+    return {
+        name: import_into(root / f"{name}.db", write_jsonl(root / f"{name}.jsonl", records(5, undated=undated)))
+        for name, undated in (("dated", False), ("some-undated", True))
+    }
+
+
+@pytest.fixture
+def scan_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a hub of 100,000s of links is to a graph of millions, these hubs are to 600 notes."""
+    monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 20)
+    monkeypatch.setattr(hub_scan, "SCAN_SHARE", 1000.0)
+
+
+def sql_ranking(view: GraphView, *args: object) -> object:
+    scan = hub_scan.scan_best
+    hub_scan.scan_best = lambda *a, **k: None  # type: ignore[assignment]
+    try:
+        return view.best_neighbours(*args)  # type: ignore[arg-type]
+    finally:
+        hub_scan.scan_best = scan
+
+
+def rankers(conn) -> list[NeighbourRanker]:
+    reference = GraphView(conn).newest_update()
+    plain = NeighbourRanker(load_lens("general"), reference)
+    boosted = NeighbourRanker(load_lens("general"), reference)
+    boosted.type_boosts = {"task": 2.0, "project": 0.5}
+    damped = NeighbourRanker(load_lens("general"), reference)
+    damped.type_boosts = {"note": 0.25}
+    return [plain, boosted, damped]
+
+
+@pytest.mark.parametrize("name", ["dated", "some-undated"])
+def test_the_newest_first_scan_ranks_as_sql_does(graphs, name, scan_everywhere):
+    conn = graphs[name]
+    rng = random.Random(9)
+    ids = [f"n{i:04d}" for i in range(N)]
+    hubs = [
+        ("tag:big", {("tag", "in"): 0.5}),
+        ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0}),
+        ("n0000", {("link", "in"): 0.5, ("link", "out"): 2.0}),
+    ]
+    scanned = compared = 0
+    for include_private in (False, True):
+        view = GraphView(conn, include_private=include_private)
+        for ranker in rankers(conn):
+            for hub, weights in hubs:
+                for limit in (1, 7, 40):
+                    for base, held in ((0.0, 0), (1.0, 30), (2.0, 300)):
+                        costs = [(hub, base)] + [(v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)]
+                        view.remember_reached(costs, reset=True)
+                        fast = hub_scan.scan_best(conn, hub, base, weights, ranker, limit, include_private)
+                        expected = sql_ranking(view, hub, base, weights, ranker, limit)
+                        compared += 1
+                        if fast is not None:
+                            scanned += 1
+                            assert fast == expected, (hub, weights, limit, base, held, include_private)
+                        assert view.best_neighbours(hub, base, weights, ranker, limit) == expected
+    # The scan answered most of them (not a test of the SQL path against itself).
+    assert scanned > compared // 2, (scanned, compared)
+
+
+def test_what_the_scan_leaves_to_sql(graphs, scan_everywhere, monkeypatch):
+    conn = graphs["some-undated"]
+    ranker = rankers(conn)[0]
+    view = GraphView(conn)
+    view.remember_reached([("tag:big", 0.0)], reset=True)
+    args = (conn, "tag:big", 0.0, {("tag", "in"): 0.5})
+    assert hub_scan.scan_best(*args, ranker, 7, False) is not None
+    # Tag boosts are not monotonic in the date; no reference date, no recency: ranked in SQL.
+    tagged = NeighbourRanker(load_lens("general"), ranker.reference)
+    tagged.tag_boosts = {"big": 2.0}
+    assert hub_scan.scan_best(*args, tagged, 7, False) is None
+    assert hub_scan.scan_best(*args, NeighbourRanker(load_lens("general"), None), 7, False) is None
+    # A class too small to be worth it, or a scan that would read too many nodes.
+    monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 10**6)
+    assert hub_scan.scan_best(*args, ranker, 7, False) is None
+    monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 20)
+    monkeypatch.setattr(hub_scan, "SCAN_SHARE", 0.001)
+    assert hub_scan.scan_best(*args, ranker, 7, False) is None
+    # More private nodes than it asks one by one.
+    monkeypatch.setattr(hub_scan, "SCAN_SHARE", 1000.0)
+    monkeypatch.setattr(hub_scan, "PRIVATE_AT_MOST", 0)
+    assert hub_scan.scan_best(*args, ranker, 7, False) is None
+    assert hub_scan.scan_best(*args, ranker, 7, True) is not None
+
+
+CASES = [("n0000", "general", 2), ("n0005", "general", 3), ("n0300", "planning", 2), ("n0450", "writing", 3)]
+
+
+@pytest.mark.parametrize("name", ["dated", "some-undated"])
+def test_builds_are_the_same_with_and_without_the_scan(graphs, name, monkeypatch):
+    conn = graphs[name]
+    monkeypatch.setattr(traverse, "HUB_FAN_OUTS", 0)  # every node ranked by the store
+    for topic, lens, depth in CASES:
+        for fmt in ("markdown", "json"):
+            request = BuildRequest((topic,), lens=lens, depth=depth, format=fmt, max_tokens=3000, explain=True)
+            monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 10**9)
+            by_sql = build_context(conn, request)
+            monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 20)
+            monkeypatch.setattr(hub_scan, "SCAN_SHARE", 1000.0)
+            scanned = build_context(conn, request)
+            assert (scanned.text, scanned.candidates, scanned.warnings) == (
+                by_sql.text, by_sql.candidates, by_sql.warnings
+            ), (topic, lens, depth, fmt)
+
+
+def test_a_graph_without_the_recency_index_is_ranked_in_sql(tmp_path: Path, scan_everywhere):
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", records(3, undated=False)))
+    conn.execute("DROP INDEX nodes_by_recency")
+    view = GraphView(conn)
+    view.remember_reached([("tag:big", 0.0)], reset=True)
+    ranker = rankers(conn)[0]
+    assert hub_scan.scan_best(conn, "tag:big", 0.0, {("tag", "in"): 0.5}, ranker, 7, False) is None
+    assert view.best_neighbours("tag:big", 0.0, {("tag", "in"): 0.5}, ranker, 7)[0] > 7
