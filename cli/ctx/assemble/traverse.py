@@ -188,6 +188,9 @@ class _Walker:
         self.ranker = rank_neighbours if rank_neighbours is not None else NeighbourRanker(None, None)
         self.wants_out = any(r.direction == "out" for r in lens.rules)
         self.wants_in = any(r.direction == "in" for r in lens.rules)
+        self.hub_degree = HUB_FAN_OUTS * lens.fan_out  # more edges than this: a hub
+        # Degrees are counted up to here: past a hub's, and past the rows a hub's ranking returns.
+        self.degree_cap = max(self.hub_degree, lens.fan_out + HUB_SLACK) + 1
         # Reached nodes (and cheaper costs) the store's table of them has not seen yet: hubs need it.
         self.pending: dict[str, float] = {s: 0.0 for s in seeds}
         self.remembered = False
@@ -214,7 +217,7 @@ class _Walker:
     def step(self, frontier: list[str], hop: int) -> list[str]:
         """Take ``hop`` from every frontier node; the next frontier."""
         degree = self.degrees(frontier)
-        hubs = {u for u in frontier if degree.get(u, 0) > HUB_FAN_OUTS * self.lens.fan_out}
+        hubs = {u for u in frontier if degree.get(u, 0) > self.hub_degree}
         offers = self.offers([u for u in frontier if u not in hubs], hop)
         next_frontier: set[str] = set()
         for u in frontier:
@@ -223,11 +226,13 @@ class _Walker:
         return sorted(next_frontier)
 
     def degrees(self, frontier: list[str]) -> dict[str, int]:
-        """How many edges each frontier node has in the directions the lens walks."""
+        """How many edges each frontier node has in the directions the lens walks, each direction
+        counted up to one more than a hub's: what tells a hub, and all ``edges_around`` needs
+        (a hub's few chosen neighbours against its edges)."""
         degree: dict[str, int] = {}
         for wanted, column in ((self.wants_out, "src"), (self.wants_in, "dst")):
             if wanted:
-                for node_id, n in self.edges.degrees(frontier, column).items():
+                for node_id, n in self.edges.degrees(frontier, column, self.degree_cap).items():
                     degree[node_id] = degree.get(node_id, 0) + n
         return degree
 

@@ -418,24 +418,24 @@ class NodeEdges:
         self.graph = graph
         self.state = state
 
-    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         """``GraphReader.degrees``, from what is kept where it can."""
         out: dict[str, int] = {}
         missing: list[str] = []
         with _lock:
             for node_id in ids:
-                n = _degrees.get((self.state, column, node_id))
+                n = _degrees.get((self.state, column, at_most, node_id))
                 if n is None:
                     missing.append(node_id)
                 elif n:
                     out[node_id] = n
         if missing:
-            read = self.graph.degrees(missing, column)
+            read = self.graph.degrees(missing, column, at_most)
             out.update(read)
             if self.graph.warm_state() == self.state:
                 with _lock:
                     for node_id in missing:
-                        _degrees[(self.state, column, node_id)] = read.get(node_id, 0)
+                        _degrees[(self.state, column, at_most, node_id)] = read.get(node_id, 0)
                     while len(_degrees) > MAX_DEGREES:
                         _degrees.popitem(last=False)
         return out

@@ -262,9 +262,11 @@ class GraphReader(Protocol):
         sort."""
         ...
 
-    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         """How many edges each of ``ids`` has on ``column`` ('src': out, 'dst': in), hidden or
-        unresolved ends included; ids without any are absent."""
+        unresolved ends included; ids without any are absent. With ``at_most``, a node with more
+        counts as ``at_most`` (telling a hub from an ordinary node need not count a tag's
+        200,000 links)."""
         ...
 
     def edge_classes(self, node_id: str) -> list[tuple[str, str]]:

@@ -186,10 +186,18 @@ class GraphView:
             )
         return rows
 
-    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         """How many edges each of ``ids`` has on ``column`` (src: outgoing, dst: incoming), hidden
-        or unresolved ends included: an index-only count, to tell a hub from an ordinary node."""
+        or unresolved ends included: an index-only count, to tell a hub from an ordinary node
+        (each counted only up to ``at_most``, when given)."""
         out: dict[str, int] = {}
+        if at_most is not None:
+            rows = self.conn.execute(
+                f"SELECT j.value, (SELECT COUNT(*) FROM (SELECT 1 FROM edges WHERE {column} = j.value LIMIT ?))"
+                " FROM json_each(?) j",
+                (at_most, json.dumps(sorted(set(ids)))),
+            )
+            return {node_id: n for node_id, n in rows if n}
         for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             out.update(

@@ -298,10 +298,17 @@ class PostgresReader:
         )
         return [tuple(r) for r in rows]
 
-    def degrees(self, ids: list[str], column: str) -> dict[str, int]:
+    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         near = "src" if column == "src" else "dst"
         if not ids:
             return {}
+        if at_most is not None:
+            rows = self._rows(
+                f"SELECT i, (SELECT count(*) FROM (SELECT 1 FROM edges WHERE {near} = i LIMIT %s) x)"
+                " FROM unnest(%s::text[]) AS i",
+                (at_most, sorted(set(ids))),
+            )
+            return {r[0]: int(r[1]) for r in rows if r[1]}
         rows = self._rows(f"SELECT {near}, count(*) FROM edges WHERE {near} = ANY(%s) GROUP BY {near}", (list(ids),))
         return {r[0]: int(r[1]) for r in rows}
 
