@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import accumulate
 from dataclasses import dataclass
 
 from ctx.code_spans import outside_code
@@ -101,17 +102,6 @@ class _Block:
     tokens: int = 0
 
 
-def _lines(body: str) -> list[tuple[int, int, str]]:
-    """(start, end, line) for each line; ``end`` includes the newline."""
-    out = []
-    pos = 0
-    for line in body.splitlines(keepends=True):
-        end = pos + len(line)
-        out.append((pos, end, line.rstrip("\n")))
-        pos = end
-    return out
-
-
 # The first characters a heading or fence line can start with: any other line is neither, and
 # is not matched against their patterns (most lines of prose, at every import).
 _MARK_FIRST = frozenset(" \t#`~")
@@ -127,25 +117,30 @@ def _blocks(body: str, title: str) -> list[_Block]:
     blocks: list[_Block] = []
     stack: list[tuple[int, str]] = []  # (level, text) of the headings in force
     path: tuple[str, ...] = ()  # their texts, as each block records them
-    lines = _lines(body)
+    # Each line with its line break, and where each ends in the body. The patterns read a line
+    # the same with its break as without: ``$`` matches before a final newline, ``.`` never
+    # crosses one, and stripping removes it.
+    lines = body.splitlines(keepends=True)
+    ends = list(accumulate(map(len, lines)))
     count = len(lines)
     i = 0
     seen_content = False
     while i < count:
-        start, end, line = lines[i]
+        line = lines[i]
         if not line.strip():
             i += 1
             continue
+        start = ends[i] - len(line)
         if line[0] in _MARK_FIRST:
             fence = _FENCE.match(line)
             if fence:
                 marker = fence.group(1)
                 closing = marker[0] * len(marker)
                 j = i + 1
-                while j < count and not lines[j][2].lstrip().startswith(closing):
+                while j < count and not lines[j].lstrip().startswith(closing):
                     j += 1
                 last = min(j, count - 1)
-                blocks.append(_Block(start, lines[last][1], "fence", path))
+                blocks.append(_Block(start, ends[last], "fence", path))
                 seen_content = True
                 i = last + 1
                 continue
@@ -159,16 +154,16 @@ def _blocks(body: str, title: str) -> list[_Block]:
                         stack.pop()
                     stack.append((level, text))
                     path = tuple(t for _, t in stack)
-                    blocks.append(_Block(start, end, "heading", path))
+                    blocks.append(_Block(start, ends[i], "heading", path))
                 i += 1
                 continue
         j = i
         while j + 1 < count:
-            nxt = lines[j + 1][2]
+            nxt = lines[j + 1]
             if not nxt.strip() or _marked(nxt):
                 break
             j += 1
-        blocks.append(_Block(start, lines[j][1], "text", path))
+        blocks.append(_Block(start, ends[j], "text", path))
         seen_content = True
         i = j + 1
     return blocks

@@ -8,6 +8,7 @@ import re
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TZ_RE = re.compile(r"\s*(?:Z|UTC)$", re.IGNORECASE)
+_EPOCH_TEXT = re.compile(r"\d{9,14}(\.\d+)?")
 
 
 def parse_date(value: object) -> float | None:
@@ -35,7 +36,7 @@ def parse_date(value: object) -> float | None:
         text = value.strip()
         if not text:
             return None
-        if re.fullmatch(r"\d{9,14}(\.\d+)?", text):
+        if _EPOCH_TEXT.fullmatch(text):
             return parse_date(float(text))
         text = _TZ_RE.sub("+00:00", text)
         if _DATE_ONLY.match(text):
