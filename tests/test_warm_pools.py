@@ -5,6 +5,7 @@ another, vectors written, a note edited) is seen on the very next build."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -331,3 +332,57 @@ def test_kept_hub_edges_and_node_facts_follow_an_edit(tmp_path, warm_process, mo
     after = graph.build(request).text
     assert "Apollo harbour" in after and "Apollo Hazards" in after
     assert after == cold(graph, request)
+
+
+def test_a_build_on_another_connection_keeps_the_pool(tmp_path, warm_process, monkeypatch):
+    """A `ctx build` in a terminal records its manifest in the graph (for `--since`); that commit
+    moved ``PRAGMA data_version`` and used to empty everything a warm MCP server kept."""
+    from ctx.assemble import pipeline
+
+    _, db, graph = vault_graph(tmp_path)
+    request = BuildRequest(("Project Apollo",), depth=3, max_tokens=1200)
+    first = graph.build(request).text
+    probe = sqlite3.connect(db)  # sees the other connection's commit as the server's would
+    data_version = probe.execute("PRAGMA data_version").fetchone()[0]
+    recorded = probe.execute("SELECT COUNT(*) FROM contexts").fetchone()[0]
+    with Graph.open(db) as other, warm.paused():
+        other.build(BuildRequest(("Maya Chen",), max_tokens=800))
+    assert probe.execute("SELECT COUNT(*) FROM contexts").fetchone()[0] > recorded
+    assert probe.execute("PRAGMA data_version").fetchone()[0] != data_version
+    probe.close()
+
+    def walked_again(*args, **kwargs):
+        raise AssertionError("the kept pool was not used")
+
+    monkeypatch.setattr(pipeline, "collect", walked_again)
+    assert graph.build(request).text == first
+
+
+def test_vectors_written_by_another_connection_are_seen_at_once(tmp_path, warm_process):
+    """`ctx embed` in another process changes no graph version: the content counter sees it."""
+    _, db, graph = vault_graph(tmp_path)
+    request = BuildRequest(("how are meetings planned?",), max_tokens=900, format="json")
+    without = graph.build(request)
+    with Graph.open(db) as other:
+        embed_graph(other.store, FAKE_MODEL, encoder_factory=HashEncoder)
+    embedded = graph.build(request)
+    assert embedded.meta["scoring"]["similarity"] != without.meta["scoring"]["similarity"]
+    assert embedded.text == cold(graph, request)
+
+
+def test_every_table_a_build_reads_moves_the_content_counter(tmp_path):
+    """A table added later must say whether builds read it: if they do, writes to it must move the
+    counter the warm caches are keyed on (migration 16), or a warm server serves stale answers."""
+    _, db, graph = vault_graph(tmp_path)
+    graph.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")}
+    virtual = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'")}
+    shadows = {t for t in tables if any(t.startswith(v + "_") for v in virtual)}
+    counted = {r[0] for r in conn.execute("SELECT tbl_name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_content' ESCAPE '\\'")}
+    not_read_by_builds = {"contexts", "query_embeddings", "files", "content_version", "sqlite_sequence"}
+    assert tables - shadows - not_read_by_builds == counted
+    before = conn.execute("SELECT n FROM content_version").fetchone()[0]
+    conn.execute("UPDATE nodes SET title = title || '' WHERE id = (SELECT MIN(id) FROM nodes)")
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('sources_pending', '{}')")
+    assert conn.execute("SELECT n FROM content_version").fetchone()[0] == before + 1

@@ -4,8 +4,9 @@ A build's first half — the topics resolved to seeds, the walk, the candidates 
 ranked and cut to the pool — is a function of the graph and of a few request fields (topics,
 lens, depth, budget, fields shown, the reader's visibility). An agent asks about the same topic
 again and again; re-walking a hub-heavy neighbourhood at depth 3 took 0.3-0.9 s at 100k nodes.
-So a warm process keeps that half, under ``GraphReader.warm_state()`` (any commit of another
-connection, an import, vectors written on this one all move it; never a clock), and the next
+So a warm process keeps that half, under ``GraphReader.warm_state()`` (any connection writing what
+builds read, an import, vectors written on this one all move it; another process's build
+recording its manifest does not; never a clock), and the next
 build with the same inputs copies it and goes on from there: the header, the text of the
 candidates, the exact-budget packing and the audit are computed again, so a different format or
 freshness line still makes its own text, byte for byte what a cold build gives. The very same

@@ -306,6 +306,20 @@ def graph_version(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def content_state(conn: sqlite3.Connection) -> tuple[str, int]:
+    """What moves whenever a row a build reads was written by any connection (migration 16's
+    counter), so that a process can tell its kept results still hold. A read-only graph from
+    before the counter falls back to ``PRAGMA data_version``, which moves on any other
+    connection's commit, manifests and cached query vectors included."""
+    try:
+        row = conn.execute("SELECT n FROM content_version").fetchone()
+    except sqlite3.OperationalError:
+        row = None
+    if row is not None:
+        return ("content", int(row[0]))
+    return ("data", int(conn.execute("PRAGMA data_version").fetchone()[0]))
+
+
 def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else row[0]

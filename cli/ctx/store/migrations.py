@@ -496,6 +496,39 @@ DROP INDEX IF EXISTS nodes_by_updated;
 """
 
 
+# A counter of what builds read (``ctx.store.db.content_version``): bumped by every row written to
+# the tables a build reads, not by the rows a build itself leaves behind (manifests, cached query
+# vectors, freshness notes). ``PRAGMA data_version`` moves on any commit of another connection, so
+# a warm MCP server dropped everything it kept whenever a `ctx build` in a terminal recorded its
+# manifest; this moves only when the graph did. An import's first fill pays ~2 us a row for it.
+_QUIET_META_KEYS = "('sources_pending', 'vectors_version', 'birth')"  # freshness notes, the file's inode
+
+
+def _bump_triggers(table: str) -> str:
+    """Triggers that bump the content counter on every row written to ``table``."""
+    conditions = {"INSERT": "", "UPDATE": "", "DELETE": ""}
+    if table == "meta":
+        conditions = {event: f" WHEN {row}.key NOT IN {_QUIET_META_KEYS}"
+                      for event, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))}
+    elif table == "sources":
+        # An import run that changed nothing still stamps its source as checked.
+        conditions["UPDATE"] = " WHEN NEW.root IS NOT OLD.root OR NEW.name IS NOT OLD.name OR NEW.format IS NOT OLD.format"
+    return "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_{event.lower()}_content AFTER {event} ON {table}{when} BEGIN\n"
+        "    UPDATE content_version SET n = n + 1;\nEND;\n"
+        for event, when in conditions.items()
+    )
+
+
+_M016_CONTENT_VERSION = (
+    "CREATE TABLE IF NOT EXISTS content_version (n INTEGER NOT NULL);\n"
+    "INSERT INTO content_version (n) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM content_version);\n"
+) + "".join(
+    _bump_triggers(table)
+    for table in ("nodes", "edges", "passages", "node_keys", "embeddings", "passage_vectors", "sources", "meta")
+)
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -514,11 +547,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "-- 13: nothing to do on SQLite\n",
     _M014_CONTEXTS,
     _M015_RECENCY_INDEX,
+    _M016_CONTENT_VERSION,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text, build manifests): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests, the content counter): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

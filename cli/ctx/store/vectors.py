@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from ctx.store.db import content_state
 from ctx.store.transaction import transaction
 from ctx.store.types import EmbeddingStatus
 
@@ -165,8 +166,8 @@ _KEPT_PASSAGES: list[tuple[sqlite3.Connection, tuple[object, ...], tuple[list[in
 
 
 def passage_vectors_state(conn: sqlite3.Connection, model: str) -> tuple[object, ...]:
-    """Changes whenever ``all_passage_vectors(conn, model)`` may: another connection committed
-    (``data_version``), an import on this one (``graph_version``: passages are re-split and
+    """Changes whenever ``all_passage_vectors(conn, model)`` may: any connection wrote what builds
+    read (``db.content_state``), an import on this one (``graph_version``: passages are re-split and
     renumbered there), or vectors were written or removed on this one (their count and the
     highest rowid, which every INSERT OR REPLACE moves). Index steps only, no vector read."""
     try:
@@ -177,8 +178,7 @@ def passage_vectors_state(conn: sqlite3.Connection, model: str) -> tuple[object,
     except sqlite3.OperationalError:  # a graph from before passages existed
         passages = count = top = None
     version = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
-    data_version = conn.execute("PRAGMA data_version").fetchone()[0]
-    return (model, data_version, version[0] if version else None, passages, count, top)
+    return (model, content_state(conn), version[0] if version else None, passages, count, top)
 
 
 def kept_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], np.ndarray]:

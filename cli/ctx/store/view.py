@@ -263,13 +263,15 @@ class GraphView:
         finally:
             self.marks.quiet += self.conn.total_changes - before
 
-    def warm_state(self) -> tuple[ConnectionMarks, int, int, int] | None:
-        """Changes whenever anything a build reads may have changed: another connection committed
-        (``data_version``), an import (``graph_version``), or this connection changed rows other
-        than its quiet ones (vectors written by ``ctx embed`` on the same handle, say). Two index
-        steps; keys what a warm process keeps between builds (``ctx.assemble.warm``)."""
-        data_version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-        return (self.marks, int(data_version), self.graph_version(), self.conn.total_changes - self.marks.quiet)
+    def warm_state(self) -> tuple[ConnectionMarks, tuple[str, int], int, int] | None:
+        """Changes whenever anything a build reads may have changed: any connection wrote a row a
+        build reads (``db.content_state``; another process's manifests and cached query vectors do
+        not count), an import (``graph_version``), or this connection changed rows other than its
+        quiet ones (vectors written by ``ctx embed`` on the same handle, say). Index steps only;
+        keys what a warm process keeps between builds (``ctx.assemble.warm``)."""
+        from ctx.store.db import content_state
+
+        return (self.marks, content_state(self.conn), self.graph_version(), self.conn.total_changes - self.marks.quiet)
 
     def best_neighbours(
         self,

@@ -326,4 +326,6 @@ MIGRATIONS: list[str] = [
     # 15 orders SQLite's date index by (updated DESC, id) for reading a hub's neighbours newest
     # first; here a hub's neighbours are ranked in SQL as before: nothing to do.
     "-- 15: nothing to do on PostgreSQL\n",
+    # 16 counts SQLite's content writes for a warm process; PostgreSQL keeps no warm state.
+    "-- 16: nothing to do on PostgreSQL\n",
 ]
