@@ -91,10 +91,11 @@ def main() -> int:
     questions = load_questions()
     original_dense, original_vectors = passage_rank._dense, relevance._vector_ranking
     print(f"# bench_two_stage: {len(questions)} questions, {args.budget} tokens; load average {os.getloadavg()[0]:.2f}")
-    print("| configuration | recall | texts per question to embed (median / max) | s |")
-    print("|---|---:|---:|---:|")
+    print("| configuration | recall | dev | holdout | texts per question to embed (median / max) | s |")
+    print("|---|---:|---:|---:|---:|---:|")
     for config in args.configs.split(","):
         recalls: list[float] = []
+        by_split: dict[str, list[float]] = {}
         texts: list[int] = []
         started = time.perf_counter()
         for corpus in sorted({q.corpus for q in questions}):
@@ -110,10 +111,12 @@ def main() -> int:
                     two.question = q.question
                 text = graph.build(q.question, max_tokens=args.budget).text
                 recalls.append(len(q.facts_in(normalise(text))) / len(q.facts))
+                by_split.setdefault(q.split, []).append(recalls[-1])
             texts += two.texts if two is not None else []
             graph.close()
         spread = f"{statistics.median(texts):.0f} / {max(texts)}" if texts else "-"
-        print(f"| {config} | **{statistics.mean(recalls):.3f}** | {spread} | {time.perf_counter() - started:.0f} |", flush=True)
+        splits = " | ".join(f"{statistics.mean(by_split.get(name, [0.0])):.3f}" for name in ("dev", "holdout"))
+        print(f"| {config} | **{statistics.mean(recalls):.3f}** | {splits} | {spread} | {time.perf_counter() - started:.0f} |", flush=True)
     passage_rank._dense, relevance._vector_ranking = original_dense, original_vectors
     return 0
 
