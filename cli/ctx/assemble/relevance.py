@@ -109,7 +109,7 @@ def fused_relevance(
     text = " ".join(t.strip() for t in request.topics if t.strip())
     query = feedback_query(graph, text, seeds, lens.semantic.feedback)
     if ranking is None or lens.semantic.feedback > 0:
-        rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or")])
+        rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or", snippets=False)])
     unseen: list[set[str] | None] = [None] * len(rankings)
     if topic is not None and _has_vectors(topic):
         nearest, unvectored = _vector_ranking(graph, query, topic, rankings)

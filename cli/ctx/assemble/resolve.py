@@ -105,7 +105,7 @@ def _by_passages(topic: str, ranking: PassageRanking, max_seeds: int, cutoff: fl
 
 def _by_full_text(graph: GraphReader, topic: str, text: str, max_seeds: int, cutoff: float) -> ResolvedTopic:
     # Function words say nothing about which note is meant ("how does X work" is about X).
-    hits = graph.search(content_words(text), limit=max_seeds * 3)
+    hits = graph.search(content_words(text), limit=max_seeds * 3, snippets=False)
     if not hits:
         return ResolvedTopic(topic, (), "none")
     best = hits[0].score

@@ -48,7 +48,7 @@ def fused_ranking(
     every node), as full-text search already leaves them out, so they never move a visible node.
     """
     bm25 = (
-        [h.id for h in graph.search(query, limit=pool, mode="or")]
+        [h.id for h in graph.search(query, limit=pool, mode="or", snippets=False)]
         if mode != "vector" else []
     )
     dense = _nearest_visible(graph, topic, pool) if mode != "fts" else []

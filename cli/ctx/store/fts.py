@@ -110,6 +110,17 @@ def searched_indexes(conn: sqlite3.Connection, index: str, include_private: bool
     return [index, private] if found else [index]
 
 
+def rows_all_visible(conn: sqlite3.Connection, index: str, include_private: bool) -> bool:
+    """Whether every row of ``index`` (one that ``searched_indexes`` returned) is a row the reader
+    may see, so that a ranking over it needs no join with the nodes to leave rows out: a reader
+    with private access sees them all; without it, the public index of a split graph holds
+    public rows alone (in a graph from before the split it holds both)."""
+    if include_private:
+        return True
+    private = index + PRIVATE_SUFFIX
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (private,)).fetchone() is not None
+
+
 def _split(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'nodes_fts_private'").fetchone() is not None
 

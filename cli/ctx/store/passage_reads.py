@@ -112,9 +112,12 @@ def search(
 def _bm25(
     conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int, include_private: bool
 ) -> list[tuple[int, str, float]]:
-    visible = "" if include_private else " AND n.private = 0"
     columns = ", ".join(str(w) for w in weights)
     try:
+        ranked = _ranked(conn, table, columns, query, limit, include_private)
+        if ranked is not None:
+            return ranked
+        visible = "" if include_private else " AND n.private = 0"
         rows = conn.execute(
             f"SELECT p.id, p.node_id, -bm25({table}, {columns}) AS score"
             f" FROM {table} JOIN passages p ON p.id = {table}.rowid"
@@ -126,3 +129,39 @@ def _bm25(
     except sqlite3.OperationalError:
         return []  # a term FTS5 still refuses, or a graph from before passages: no match
     return [(r[0], r[1], float(r[2])) for r in rows]
+
+
+def _ranked(
+    conn: sqlite3.Connection, table: str, columns: str, query: str, limit: int, include_private: bool
+) -> list[tuple[int, str, float]] | None:
+    """The joined query's rows, the index ranking its matches alone (its rowid is the passage id,
+    the same tie-break) and only the best ``limit`` joined: SQLite joins every match before it
+    sorts, which cost as much as BM25 itself. None where the index holds rows the reader may not
+    see (a graph from before the private indexes), or rows without their passage or node."""
+    from ctx.store.fts import rows_all_visible
+
+    if not rows_all_visible(conn, table, include_private):
+        return None
+    ranked = conn.execute(
+        f"SELECT rowid, -bm25({table}, {columns}) AS score FROM {table}"
+        f" WHERE {table} MATCH ? ORDER BY score DESC, rowid LIMIT ?",
+        (query, limit),
+    ).fetchall()
+    if not ranked:
+        return []
+    owner: dict[int, tuple[str, int]] = {}
+    for start in range(0, len(ranked), 500):
+        ids = [r[0] for r in ranked[start : start + 500]]
+        for r in conn.execute(
+            f"SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n ON n.id = p.node_id"
+            f" WHERE p.id IN ({','.join('?' * len(ids))})",
+            ids,
+        ):
+            owner[r[0]] = (r[1], r[2])
+    out = []
+    for pid, score in ranked:
+        found = owner.get(pid)
+        if found is None or (found[1] and not include_private):
+            return None
+        out.append((pid, found[0], float(score)))
+    return out

@@ -228,11 +228,12 @@ class GraphReader(Protocol):
         lowered phrase ``p``: title/alias keys equal to ``p`` or starting with ``p + " ("``."""
         ...
 
-    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[SearchHit]:
+    def search(self, text: str, *, limit: int = 20, mode: str = "auto", snippets: bool = True) -> list[SearchHit]:
         """Full-text search over title, aliases and body (weights 10 : 5 : 1) of visible nodes:
         every word of ``text`` (``mode`` 'and'), any word ('or'), or 'and' then 'or' when the
         first finds nothing ('auto'). Best first, ties by id; at most ``limit``. Ranking, scores
-        and snippets are the engine's (the one place engines may differ)."""
+        and snippets are the engine's (the one place engines may differ). ``snippets=False``: a
+        ranking that needs no snippet, each hit's left empty (they cost more than the ranking)."""
         ...
 
     def notes_matching(self, word: str, *, at_most: int) -> int:

@@ -152,8 +152,10 @@ class GraphView:
     def find_mentions(self, text: str) -> list[str]:
         return reads.find_mentions(self.conn, text, include_private=self.include_private)
 
-    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[SearchHit]:
-        return reads.search(self.conn, text, limit=limit, mode=mode, include_private=self.include_private)
+    def search(self, text: str, *, limit: int = 20, mode: str = "auto", snippets: bool = True) -> list[SearchHit]:
+        return reads.search(
+            self.conn, text, limit=limit, mode=mode, include_private=self.include_private, snippets=snippets
+        )
 
     def notes_matching(self, word: str, *, at_most: int) -> int:
         """How many visible nodes full-text search finds ``word`` in, counted up to ``at_most``."""

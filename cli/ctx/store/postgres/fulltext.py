@@ -242,7 +242,7 @@ def _term_score(i: int) -> str:
     )
 
 
-def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) -> list[SearchHit]:
+def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str, snippets: bool = True) -> list[SearchHit]:
     """Nodes matching every word (``and``), any word (``or``), or every word and then any word
     (``auto``), ranked by BM25 over title (10), aliases (5) and body (1), as on SQLite."""
     words = _words(text)
@@ -257,11 +257,12 @@ def search_nodes(reader: PostgresReader, text: str, *, limit: int, mode: str) ->
         rows = {r[0]: r[1:] for r in reader._rows(
             "SELECT id, title, type, source_path, aliases, body FROM nodes WHERE id = ANY(%s)", [ids])}
         # The snippet is FTS5's own, made from the row and the query alone (ctx.store.reads.search).
-        snippets = tokens.snippets(
-            tokens.NODES, [(rows[i][0], rows[i][3], rows[i][4]) for i in ids], fts_query(text, m), column=2)
+        shown = tokens.snippets(
+            tokens.NODES, [(rows[i][0], rows[i][3], rows[i][4]) for i in ids], fts_query(text, m), column=2,
+        ) if snippets else [""] * len(ids)
         return [
             SearchHit(node_id, rows[node_id][0], rows[node_id][1], rows[node_id][2], score, snippet)
-            for (_, node_id, score), snippet in zip(hits, snippets, strict=True)
+            for (_, node_id, score), snippet in zip(hits, shown, strict=True)
         ]
     return []
 

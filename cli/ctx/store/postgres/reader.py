@@ -264,8 +264,8 @@ class PostgresReader:
             out.setdefault(name, []).append(node_id)
         return out
 
-    def search(self, text: str, *, limit: int = 20, mode: str = "auto") -> list[SearchHit]:
-        return fulltext.search_nodes(self, text, limit=limit, mode=mode)
+    def search(self, text: str, *, limit: int = 20, mode: str = "auto", snippets: bool = True) -> list[SearchHit]:
+        return fulltext.search_nodes(self, text, limit=limit, mode=mode, snippets=snippets)
 
     def notes_matching(self, word: str, *, at_most: int) -> int:
         return fulltext.count_nodes(self, word, at_most=at_most)
