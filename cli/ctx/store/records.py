@@ -46,13 +46,14 @@ class EdgeRecord:
     position: int | None = None
 
 
+# What ``json.dumps(..., ensure_ascii=False, sort_keys=True)`` makes, without a new encoder per
+# call (an import hashes every node).
+_HASHED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
+
 def content_hash(node: NodeRecord) -> str:
     """What a node says, hashed: a changed hash makes its stored vector stale."""
-    payload = json.dumps(
-        [node.title, node.body, node.type, node.tags, node.fields, node.aliases],
-        ensure_ascii=False,
-        sort_keys=True,
-    )
+    payload = _HASHED_JSON.encode([node.title, node.body, node.type, node.tags, node.fields, node.aliases])
     return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -287,12 +287,16 @@ def _insert_edges(
     )
 
 
+# ``json.dumps(value, ensure_ascii=False)`` without a new encoder per call.
+_STORED_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def _json(value: list[str] | dict[str, list[str]]) -> str:
     # Most outline blocks have no tags, fields or aliases; skipping json.dumps for those saves
     # about a tenth of a large import.
     if not value:
         return "{}" if isinstance(value, dict) else "[]"
-    return json.dumps(value, ensure_ascii=False)
+    return _STORED_JSON.encode(value)
 
 
 def _nodes_indexed_in_bulk(conn: sqlite3.Connection) -> "AbstractContextManager[None]":
