@@ -3,6 +3,7 @@
     python bench/bench_first_note.py                      # both question sets, 2,000 tokens
     python bench/bench_first_note.py --sets first_note    # only the held-out set
     python bench/bench_first_note.py --list               # every question's ranks
+    python bench/bench_first_note.py --misses             # why the first note beat the answer
 
 Two question sets: bench/facts/questions.yaml (bench_facts' 87 questions over four vaults, split
 dev / holdout) and bench/facts/first_note.yaml (held out: questions over a vault bench_facts does
@@ -14,6 +15,13 @@ that answer it. For each question, graph without embeddings, in-process:
   and feeds the relevance term; absent past the 50th note;
 * context rank: where the first answering note comes among the build's notes (JSON ``nodes``, best
   score first, at ``--max-tokens``); absent when the context does not hold it.
+
+``--misses`` compares, for every question whose first note is not an answering one, the first note's
+best passage with the first answering note's: how many of the question's content words each holds
+(stemmed index; ``^`` marks a word found in the title, ancestors' titles or heading path) and the sum
+of their idf over passages. Where the first note holds at least as many of the words with at least
+as much idf, no re-weighting of the matched words (coverage, idf, title caps) can put the answer
+first without also demoting a note that matched the question better by its words.
 
 Reported per set (and per split for bench_facts): mean rank where present, how many first, how many
 absent. bench_facts' own "first answer rank" is the position of the first markdown block drawing on
@@ -82,11 +90,42 @@ def summary(ranks: list[int | None]) -> str:
     return f"{statistics.mean(present):.2f} ({ones} first, {len(ranks) - len(present)} absent)"
 
 
+@dataclass(frozen=True)
+class Match:
+    count: int
+    idf: float
+    words: tuple[str, ...]
+
+
+def matched(conn, question: str, ranking, node: str) -> Match:
+    """Which of the question's content words the node's best passage holds (stemmed index)."""
+    import math
+
+    from ctx.assemble.passage_rank import query_terms
+
+    best = max((p for p, n in ranking.node_of.items() if n == node and p in ranking.passages),
+               key=lambda p: (ranking.passages[p], -p))
+    total = conn.execute("SELECT COUNT(*) FROM passages_fts").fetchone()[0]
+    words, idf = [], 0.0
+    for term in query_terms(question):
+        phrase = '"' + term.replace('"', '""') + '"'
+        df = conn.execute("SELECT COUNT(*) FROM passages_fts WHERE passages_fts MATCH ?", (phrase,)).fetchone()[0]
+        if not df or not conn.execute("SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? AND rowid = ?",
+                                      (phrase, best)).fetchone():
+            continue
+        where = conn.execute("SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? AND rowid = ?",
+                             ("{title context heading} : " + phrase, best)).fetchone()
+        words.append(term + ("^" if where else ""))
+        idf += math.log((total - df + 0.5) / (df + 0.5)) if df < total / 2 else 0.0
+    return Match(len(words), idf, tuple(words))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="facts,first_note")
     parser.add_argument("--max-tokens", type=int, default=2000)
     parser.add_argument("--list", action="store_true", help="print every question's ranks")
+    parser.add_argument("--misses", action="store_true", help="compare each miss's first note with the answer")
     parser.add_argument("--json", type=Path, help="write per-question ranks here")
     args = parser.parse_args()
 
@@ -110,6 +149,7 @@ def main() -> int:
     ctx = bench_facts.ctx_command()
     conns = {}
     rows = []
+    misses: list[tuple[Item, int, Match, Match]] = []
     for item in items:
         if item.corpus not in conns:
             db = bench_facts.prepare_graph(ctx, item.corpus, False, False, env)
@@ -124,6 +164,10 @@ def main() -> int:
                                                  format="json"))
         nodes = [n["id"] for n in json.loads(built.text)["nodes"]] if built.text else []
         rows.append((item, seed, first(nodes, wanted)))
+        if args.misses and seed is not None and seed > 1:
+            order = ranking.node_order()
+            misses.append((item, seed, *(matched(conn, item.question, ranking, node)
+                                         for node in (order[0], order[seed - 1]))))
 
     print(f"# bench_first_note: {len(items)} questions, sets {args.sets}, --max-tokens {args.max_tokens},"
           " no embeddings")
@@ -143,6 +187,15 @@ def main() -> int:
         print()
         for item, seed, context in rows:
             print(f"{item.id:14} seed {seed!s:>4} context {context!s:>4}  {item.question}")
+    if args.misses:
+        print("\n| question | answer at | first note: words (idf) | answering note: words (idf) |")
+        print("|---|---:|---|---|")
+        for item, seed, win, ans in misses:
+            print(f"| {item.id} | {seed} | {win.count} ({win.idf:.1f}) {' '.join(win.words)}"
+                  f" | {ans.count} ({ans.idf:.1f}) {' '.join(ans.words)} |")
+        held = sum(1 for _, _, win, ans in misses if win.count >= ans.count and win.idf >= ans.idf)
+        print(f"\nIn {held} of {len(misses)} misses the first note's best passage holds at least as many of"
+              " the question's words as the answering note's, with at least as much idf.")
     if args.json:
         args.json.write_text(json.dumps([{"id": i.id, "set": i.set, "seed": s, "context": c}
                                          for i, s, c in rows], indent=1))

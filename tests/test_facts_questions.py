@@ -75,3 +75,21 @@ def test_a_fact_with_a_changed_word_does_not_match():
     question = factcheck.Question("x", "c", "dev", "q?", ("n.md",), ("the cache is cleared daily", "other fact"))
     context = factcheck.normalise("Note: the *cache* is cleared\n  weekly, and other fact holds.")
     assert question.facts_in(context) == ["other fact"]
+
+
+def test_every_first_note_answer_is_a_node_of_its_corpus(corpora):
+    """bench/bench_first_note.py's held-out set names its answers by Tana node id (or path): each
+    must be a document of the export it is asked over, with text, so a rank of "absent" is always the
+    ranking's fault."""
+    import json
+
+    import yaml
+
+    data = yaml.safe_load((REPO / "bench" / "facts" / "first_note.yaml").read_text(encoding="utf-8"))
+    assert set(data) == {"tana-books"}
+    export = json.loads((corpora / "tana-books" / "sample-workspace.json").read_text(encoding="utf-8"))
+    names = {doc["id"]: doc["props"].get("name", "") for doc in export["docs"]}
+    items = data["tana-books"]
+    assert len({item["id"] for item in items}) == len(items)
+    missing = [(item["id"], note) for item in items for note in item["notes"] if not names.get(note, "").strip()]
+    assert missing == []
