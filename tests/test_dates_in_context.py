@@ -121,6 +121,16 @@ def test_time_words():
     assert not about_time(("what happens when a link points at a folder",))
     assert about_time(("when the crane stopped, was it raining?", "When was it inspected?"))
     assert about_time(("Who fixed the crane when it broke last week?",))
+    # Nor is "when" before anything but an auxiliary, past a topic's first word: it opens a clause.
+    assert not about_time(("can I still run my scripts when notes are created?",))
+    assert not about_time(("How did the numbers look when Fatima checked?",))
+    assert about_time(("By when does the crane have to be fixed?",))
+    assert about_time(("the war Italy entered when?",))
+    assert about_time(("when Guyana joined CARICOM",))
+    # A frequency is how often, not when.
+    assert not about_time(("downsides of buying crypto with a fixed amount every month",))
+    assert not about_time(("inspect the crane each week or every 2 weeks?",))
+    assert about_time(("what did we buy last month",))
 
 
 def test_journal_days_date_their_pages_and_blocks(tmp_path):

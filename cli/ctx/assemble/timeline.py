@@ -33,14 +33,28 @@ _TIME_NEIGHBOURS = frozenset({"week", "weeks", "month", "months", "year", "years
                               "sunday", "spring", "summer", "autumn", "winter"})
 
 
+# A question asks "when" with an auxiliary or modal next ("when did", "when is", "when can");
+# anywhere else but at the start, "when" opens a clause ("... when notes are created", "... when
+# Fatima checked"): a condition or an event named to pick one moment, not a question about when.
+_AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "will", "would", "can", "could",
+                          "should", "shall", "may", "might", "must", "has", "have", "had"})
+# A time unit after these is a frequency ("every month", "each week", "per day", "every 2 weeks"):
+# how often, not when.
+_FREQUENCY = frozenset({"every", "each", "per"})
+
+
 def about_time(topics: tuple[str, ...]) -> bool:
     """Whether the topics ask about time: a time word (when, before, ago, a weekday, a month), a
     year, or an ambiguous word beside a number or another time word ("last week", "May 2024").
-    "when" opening a condition ("... when I use it") does not count: that question reads best first."""
+    "when" opening a clause ("... when I use it", "... when notes are created") does not count,
+    nor does a frequency ("every month"): such a question reads best first."""
     for topic in topics:
         words = _WORD.findall(topic.lower())
         for i, word in enumerate(words):
-            if word == "when" and words[i + 1: i + 2] and words[i + 1] in _SUBJECTS:
+            after = words[i + 1: i + 2]
+            if word == "when" and after and after[0] not in _AUXILIARIES and (i > 0 or after[0] in _SUBJECTS):
+                continue
+            if _frequency(words, i):
                 continue
             if word in _PLAIN or _YEAR.match(word):
                 return True
@@ -49,3 +63,11 @@ def about_time(topics: tuple[str, ...]) -> bool:
                 if any(w.isdigit() or w in _TIME_NEIGHBOURS for w in around):
                     return True
     return False
+
+
+def _frequency(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` follows "every", "each" or "per", a number between allowed."""
+    before = words[max(0, i - 2): i]
+    if before and before[-1].isdigit():
+        before = before[:-1]
+    return bool(before) and before[-1] in _FREQUENCY
