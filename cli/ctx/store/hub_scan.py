@@ -26,6 +26,8 @@ import math
 import sqlite3
 from typing import TYPE_CHECKING
 
+from ctx.store import link_counts
+
 if TYPE_CHECKING:
     from ctx.store.protocols import NeighbourOrder
     from ctx.store.types import Neighbour
@@ -71,12 +73,47 @@ def scan_best(
     include_private: bool,
 ) -> tuple[int, list[Neighbour]] | None:
     """``best_neighbours`` by reading nodes newest first, or None where that would not pay."""
-    reference, share = ranker.reference, ranker.recency_share
-    if reference is None or not share or ranker.tag_boosts or not weights or limit <= 0:
+    plan = _plan(conn, node_id, weights, ranker, limit, include_private)
+    if plan is None:
+        return None
+    big, links, hidden = plan
+    try:
+        return _Scan(conn, node_id, base, weights, ranker, limit, include_private, big, links, hidden).run()
+    except sqlite3.OperationalError as exc:
+        if "no such index" in str(exc):  # a read-only graph from before nodes_by_updated
+            return None
+        raise
+
+
+def pays(
+    conn: sqlite3.Connection,
+    node_id: str,
+    weights: dict[Class, float],
+    ranker: NeighbourOrder,
+    limit: int,
+    include_private: bool,
+) -> bool:
+    """Whether ``scan_best`` would rank this hub (it may still give up on one whose neighbours
+    turn out to be mostly old)."""
+    return _plan(conn, node_id, weights, ranker, limit, include_private) is not None
+
+
+def _plan(
+    conn: sqlite3.Connection,
+    node_id: str,
+    weights: dict[Class, float],
+    ranker: NeighbourOrder,
+    limit: int,
+    include_private: bool,
+) -> tuple[Class, dict[Class, int], set[str]] | None:
+    """(the big class, each class's links, the big class's private neighbours), or None where the
+    scan would not pay."""
+    if ranker.reference is None or not ranker.recency_share or ranker.tag_boosts or not weights or limit <= 0:
         return None
     links = {c: _links(conn, node_id, c) for c in sorted(weights)}
     big = max(sorted(links), key=lambda c: links[c])
-    if links[big] < SCAN_AT_LEAST or sum(links.values()) - links[big] > OTHERS_AT_MOST:
+    others = sum(links.values()) - links[big]
+    if links[big] < SCAN_AT_LEAST or others > min(OTHERS_AT_MOST, links[big] // 4):
         return None
     nodes = conn.execute("SELECT MAX(rowid) FROM nodes").fetchone()[0] or 0
     if limit * nodes / links[big] > links[big] * SCAN_SHARE / 2:
@@ -87,17 +124,15 @@ def scan_best(
         if found is None:
             return None
         hidden = found
-    try:
-        return _Scan(conn, node_id, base, weights, ranker, limit, include_private, big, links, hidden).run()
-    except sqlite3.OperationalError as exc:
-        if "no such index" in str(exc):  # a read-only graph from before nodes_by_updated
-            return None
-        raise
+    return big, links, hidden
 
 
 def _links(conn: sqlite3.Connection, node_id: str, cls: Class) -> int:
     """Distinct other ends of the node's edges of one class (hidden ones included), from the index."""
     etype, direction = cls
+    kept = link_counts.kept(conn, node_id, direction, etype)
+    if kept is not None:
+        return kept
     near, far, _ = _ends(direction)
     return int(
         conn.execute(

@@ -529,6 +529,15 @@ _M016_CONTENT_VERSION = (
 )
 
 
+def _m017_link_counts(conn: sqlite3.Connection) -> None:
+    """How many distinct nodes link to a node by each edge type, for the classes with many, kept
+    exact by triggers on ``edges`` (``ctx.store.link_counts``): a hub's count of neighbours without
+    reading its index."""
+    from ctx.store import link_counts
+
+    link_counts.create(conn)
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -548,11 +557,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M014_CONTEXTS,
     _M015_RECENCY_INDEX,
     _M016_CONTENT_VERSION,
+    _m017_link_counts,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text, build manifests, the content counter): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests, the content counter, link counts): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -296,6 +296,14 @@ class GraphReader(Protocol):
         ``recency_share`` is 0), in double precision. Best: value descending, then id."""
         ...
 
+    def ranks_best_alone(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> bool:
+        """Whether ``best_neighbours`` finds this hub's best without ranking every neighbour: a
+        warm process then asks it each time instead of reading and keeping the whole list
+        (``ranked_neighbours``), which costs more to read than such an answer."""
+        ...
+
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
     ) -> list[RankedNeighbour]:

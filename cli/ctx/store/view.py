@@ -307,6 +307,11 @@ class GraphView:
         total = rows[0][5] if rows else 0
         return total, [r[:5] for r in rows]
 
+    def ranks_best_alone(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> bool:
+        return hub_scan.pays(self.conn, node_id, weights, ranker, limit, self.include_private)
+
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
     ) -> list[RankedNeighbour]:

@@ -115,18 +115,22 @@ _BUILT_AFTER_FIRST_IMPORT = (
 
 def defer_indexes(conn: sqlite3.Connection) -> list[str]:
     """In an empty graph, inside a transaction, drop the indexes only readers need (and the
-    content counter's triggers) and return their definitions, for ``build_indexes`` once the rows
-    are written; else drop nothing."""
+    content counter's and ``link_counts``' triggers) and return their definitions, for
+    ``build_indexes`` once the rows are written; else drop nothing."""
+    from ctx.store import link_counts
+
     if not conn.in_transaction or conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None:
         return []
-    marks = ",".join("?" * len(_BUILT_AFTER_FIRST_IMPORT))
+    names = (*_BUILT_AFTER_FIRST_IMPORT, *link_counts.TRIGGERS)
+    marks = ",".join("?" * len(names))
     found = conn.execute(
-        f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks}) ORDER BY name",
-        _BUILT_AFTER_FIRST_IMPORT,
+        f"SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND name IN ({marks})"
+        " ORDER BY type, name",
+        names,
     ).fetchall()
-    for name, _ in found:
-        conn.execute(f'DROP INDEX "{name}"')
-    return [sql for _, sql in found] + _content_counter_set_aside(conn)
+    for kind, name, _ in found:
+        conn.execute(f'DROP {kind.upper()} "{name}"')
+    return [sql for _, _, sql in found] + _content_counter_set_aside(conn)
 
 
 def _content_counter_set_aside(conn: sqlite3.Connection) -> list[str]:
@@ -144,8 +148,12 @@ def _content_counter_set_aside(conn: sqlite3.Connection) -> list[str]:
 
 
 def build_indexes(conn: sqlite3.Connection, definitions: list[str]) -> None:
+    from ctx.store import link_counts
+
     for sql in definitions:
         conn.execute(sql)
+    if any(sql.startswith("CREATE TRIGGER link_counts") for sql in definitions):
+        link_counts.fill(conn)  # the links a first import wrote while its triggers were set aside
 
 
 def mark_imported(conn: sqlite3.Connection, source_id: int, fmt: str) -> None:

@@ -328,4 +328,6 @@ MIGRATIONS: list[str] = [
     "-- 15: nothing to do on PostgreSQL\n",
     # 16 counts SQLite's content writes for a warm process; PostgreSQL keeps no warm state.
     "-- 16: nothing to do on PostgreSQL\n",
+    # 17 keeps SQLite's counts of a hub's links for its newest-first ranking: nothing here either.
+    "-- 17: nothing to do on PostgreSQL\n",
 ]

@@ -332,6 +332,11 @@ class PostgresReader:
         ]
         return len(fresh), fresh[:limit]
 
+    def ranks_best_alone(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> bool:
+        return False  # best_neighbours ranks the whole list here
+
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
     ) -> list[RankedNeighbour]:
