@@ -21,7 +21,7 @@ boosts, many private nodes, a second big class), ``scan_best`` says so and the c
 
 from __future__ import annotations
 
-import heapq
+from bisect import insort
 import math
 import sqlite3
 from typing import TYPE_CHECKING
@@ -183,7 +183,8 @@ class _Scan:
         self.ranker, self.limit, self.include_private = ranker, limit, include_private
         self.big, self.links, self.hidden = big, links, hidden
         self.reference = float(ranker.reference)  # type: ignore[arg-type]
-        self.best: list[tuple[float, _Desc, Neighbour]] = []  # a heap of the best ``limit``: worst first
+        # The best ``limit`` so far, best first: (-value, id, row), so the last is the worst.
+        self.best: list[tuple[float, str, Neighbour]] = []
         self.fresh = 0  # fresh visible neighbours counted so far (the small classes' and the scanned)
         self.known: set[str] = set()  # neighbours already valued (every one of the small classes)
         self.top_boost = max([1.0, *ranker.type_boosts.values()])
@@ -196,8 +197,7 @@ class _Scan:
         total = self.fresh + big_only - stale
         if not self.scan_big():
             return None
-        ranked = sorted(self.best, key=lambda item: (-item[0], item[1].id))
-        return total, [row for _, _, row in ranked]
+        return total, [row for _, _, row in self.best]
 
     def value(self, weight: float, ntype: str, tags: str | None, updated: float | None) -> float:
         r = recency(updated, self.reference, self.ranker.half_life)
@@ -207,69 +207,56 @@ class _Scan:
         return held is None or self.base + 1.0 / weight < held - 1e-12
 
     def offer(self, value: float, row: Neighbour) -> None:
-        item = (value, _Desc(row[0]), row)
-        if len(self.best) < self.limit:
-            heapq.heappush(self.best, item)
-        elif (value, _Desc(row[0])) > (self.best[0][0], self.best[0][1]):
-            heapq.heapreplace(self.best, item)
+        item = (-value, row[0], row)
+        if len(self.best) < self.limit or item[:2] < self.best[-1][:2]:
+            insort(self.best, item)
+            del self.best[self.limit :]
 
     def small_classes(self) -> int:
         """Value every neighbour of the small classes (with the big class's weight where it is one
-        of its neighbours too); how many visible ones are also the big class's."""
+        of its neighbours too); how many visible ones are also the big class's. One query: each
+        neighbour with its heaviest small edge, its facts, the walk's cost and whether the big
+        class has it; the best of them sorted once."""
         node_id = self.node_id
-        heaviest: dict[str, float] = {}
+        parts, params = [], []
         for etype, direction in sorted(c for c in self.weights if c != self.big):
             near, far, _ = _ends(direction)
-            w = self.weights[(etype, direction)]
-            for (other,) in self.conn.execute(
-                f"SELECT {far} FROM edges WHERE {near} = ? AND type = ? AND {far} != ?", (node_id, etype, node_id)
-            ):
-                if other is not None and heaviest.get(other, -math.inf) < w:
-                    heaviest[other] = w
-        if not heaviest:
+            parts.append(f"SELECT {far} AS id, ? AS w FROM edges WHERE {near} = ? AND type = ? AND {far} != ?")
+            params += [self.weights[(etype, direction)], node_id, etype, node_id]
+        if not parts:
             return 0
-        others = sorted(heaviest)
-        near, far, index = _ends(self.big[1])
-        in_big: set[str] = set()
-        facts: dict[str, tuple[int, str, str | None, float | None, str]] = {}
-        held: dict[str, float] = {}
-        for chunk in _chunks(others):
-            marks = ",".join("?" * len(chunk))
-            in_big.update(
-                r[0] for r in self.conn.execute(
-                    f"SELECT {far} FROM edges INDEXED BY {index} WHERE {far} IN ({marks}) AND type = ? AND {near} = ?",
-                    [*chunk, self.big[0], node_id],
-                )
-            )
-            for nid, private, ntype, updated, tags, title in self.conn.execute(
-                f"SELECT id, private, type, updated, tags, title FROM nodes WHERE id IN ({marks})", chunk
-            ):
-                facts[nid] = (private, ntype, tags, updated, title)
-            held.update(self.conn.execute(f"SELECT id, cost FROM temp.walk_reached WHERE id IN ({marks})", chunk))
+        rows = self.conn.execute(
+            f"SELECT m.id, MAX(m.w), n.private, n.type, n.tags, n.updated, n.title, r.cost, {_member_probe(self.big, 'm')}"
+            f" FROM ({' UNION ALL '.join(parts)}) m JOIN nodes n INDEXED BY nodes_walked ON n.id = m.id"
+            " LEFT JOIN temp.walk_reached r ON r.id = m.id GROUP BY m.id",
+            [self.big[0], node_id, *params],  # the probe in the SELECT list comes first
+        ).fetchall()
         w_big = self.weights[self.big]
         visible_in_big = 0
-        for other in others:
-            fact = facts.get(other)
-            if fact is None:
-                continue  # an edge to no node: never a neighbour
-            private, ntype, tags, updated, title = fact
+        offered = []
+        for other, w, private, ntype, tags, updated, title, cost, in_big in rows:
             if private and not self.include_private:
                 continue
-            w = max(heaviest[other], w_big) if other in in_big else heaviest[other]
-            visible_in_big += other in in_big
+            if in_big:
+                w = max(w, w_big)
+                visible_in_big += 1
             self.known.add(other)
-            if self.is_fresh(held.get(other), w):
+            if self.is_fresh(cost, w):
                 self.fresh += 1
-                self.offer(self.value(w, ntype, tags, updated), (other, ntype, tags, updated, title))
+                offered.append((-self.value(w, ntype, tags, updated), other, (other, ntype, tags, updated, title)))
+        offered.sort()
+        self.best = offered[: self.limit]
         return visible_in_big
 
     def held_in_big(self) -> int:
         """The big class's visible neighbours, outside the small classes, that the walk holds at
         least as cheaply as a step from the hub: not fresh, so not counted."""
         w = self.weights[self.big]
+        # Only a node held no dearer than a step from the hub can be stale (exactly so below).
         rows = self.conn.execute(
-            f"SELECT r.id, r.cost FROM temp.walk_reached r WHERE r.id != ? AND {_member_probe(self.big, 'r')}",
-            (self.node_id, self.big[0], self.node_id),
+            "SELECT r.id, r.cost FROM temp.walk_reached r"
+            f" WHERE r.cost <= ? AND r.id != ? AND {_member_probe(self.big, 'r')}",
+            (self.base + 1.0 / w + 1e-9, self.node_id, self.big[0], self.node_id),
         ).fetchall()
         return sum(
             1 for nid, cost in rows
@@ -307,7 +294,7 @@ class _Scan:
                         # Every later node is older, or of this date with a later id: worth at
                         # most ``bound``, and after this id among those worth exactly that.
                         bound = self._bound(updated)
-                        worst, worst_id = self.best[0][0], self.best[0][1].id
+                        worst, worst_id = -self.best[-1][0], self.best[-1][1]
                         if self._beats(bound) or (worst == bound and worst_id < nid):
                             return True
                     self.known.add(nid)
@@ -325,7 +312,7 @@ class _Scan:
 
     def _beats(self, bound: float) -> bool:
         """Whether the worst of the best ``limit`` scores above anything worth at most ``bound``."""
-        return self.best[0][0] > bound + _MARGIN * max(1.0, abs(bound))
+        return -self.best[-1][0] > bound + _MARGIN * max(1.0, abs(bound))
 
     def _offer_scanned(self, ids: list[str], w: float) -> None:
         for chunk in _chunks(ids):
@@ -334,28 +321,6 @@ class _Scan:
                 f"SELECT id, type, tags, updated, title FROM nodes WHERE id IN ({marks})", chunk
             ):
                 self.offer(self.value(w, ntype, tags, updated), (nid, ntype, tags, updated, title))
-
-
-class _Desc:
-    """An id that sorts backwards: in the heap of the best, the worst on top is the lowest value,
-    then the greatest id."""
-
-    __slots__ = ("id",)
-
-    def __init__(self, node_id: str) -> None:
-        self.id = node_id
-
-    def __lt__(self, other: _Desc) -> bool:
-        return self.id > other.id
-
-    def __gt__(self, other: _Desc) -> bool:
-        return self.id < other.id
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Desc) and self.id == other.id
-
-    def __hash__(self) -> int:
-        return hash(self.id)
 
 
 def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
