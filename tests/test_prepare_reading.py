@@ -8,7 +8,8 @@ from __future__ import annotations
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.focus import Piece
 from ctx.assemble.packing_order import passage_units
-from ctx.assemble.prepare import PASSAGE_ESTIMATE, PASSAGES_RECKONED, worth_reading
+from ctx.assemble.passage_rank import PassageRanking
+from ctx.assemble.prepare import PASSAGE_ESTIMATE, PASSAGES_RECKONED, passage_owners, worth_reading
 
 
 def _cand(node_id: str, tokens: int, seed: bool = False) -> Candidate:
@@ -91,3 +92,32 @@ def test_a_note_of_one_passage_is_worth_its_node_s_score():
     assert value[("second-hop", 0)] == 0.7 / 1.4
     assert value[("seed", 1)] == 0.3
     assert _order([top, second_hop]) == [("seed", 0), ("second-hop", 0), ("seed", 1)]
+
+
+def test_the_notes_holding_the_graph_s_best_passages_are_read_wherever_their_node_ranks():
+    # Eleven long logs, each matched in many passages: the node order alone reads the seed and the
+    # next few. The third-best passage of the whole graph sits in the tenth log.
+    ranked = [_cand("log-1", 3000, seed=True), *(_cand(f"log-{i}", 3000) for i in range(2, 12))]
+    matched = {f"log-{i}": 10 for i in range(1, 12)}
+    by_order = [c.id for c in worth_reading(ranked, 1000, matched)]
+    assert "log-10" not in by_order
+    ranking = PassageRanking(
+        passages={1: 1.0, 2: 0.9, 3: 0.85, 4: 0.5, 5: 0.4},
+        node_of={1: "log-1", 2: "log-2", 3: "log-10", 4: "log-11", 5: "log-3"},
+    )
+    owners = passage_owners(ranking, 1000)
+    assert owners == ["log-1", "log-2", "log-10", "log-11", "log-3"]
+    wanted = [c.id for c in worth_reading(ranked, 1000, matched, owners)]
+    assert wanted[: len(by_order)] == by_order  # what the node order reads is still read, first
+    assert set(wanted) - set(by_order) == {"log-10", "log-11"}
+
+
+def test_passage_owners_stop_once_the_best_passages_would_fill_twice_the_room():
+    ranking = PassageRanking(
+        passages={i: 1.0 - i / 100 for i in range(1, 40)},
+        node_of={i: f"note-{i}" for i in range(1, 40)},
+    )
+    owners = passage_owners(ranking, 1000)
+    # Passages are reckoned at PASSAGE_ESTIMATE each until twice the room and 200 more.
+    assert len(owners) == -(-(2 * 1000 + 200) // PASSAGE_ESTIMATE)
+    assert owners == [f"note-{i}" for i in range(1, len(owners) + 1)]

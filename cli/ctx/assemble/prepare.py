@@ -37,7 +37,9 @@ PASSAGE_ESTIMATE = 250
 PASSAGES_RECKONED = 4
 
 
-def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | None = None) -> list[Candidate]:
+def worth_reading(
+    ranked: list[Candidate], room: int, matched: dict[str, int] | None = None, owners: list[str] | None = None,
+) -> list[Candidate]:
     """Seeds plus the prefix of the ranking (sectioned candidates only) that could be shown.
 
     ``matched``: how many passages of each node the topic matched, when the lens packs passages.
@@ -45,6 +47,11 @@ def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | 
     of those passages, not its own: a long multi-topic note (a meeting log, a chat transcript)
     does not hide the notes ranked after it from the packer, and their matching passages get to
     compete with its weaker ones (issue 23).
+
+    ``owners``: the notes that hold the best passages of the whole graph, best passage first
+    (``passage_owners``). Each is read too, wherever its node ranks: the packer values a long
+    note's passages by their own relevance, so a note ranked 11th whose one passage is the
+    third best in the graph must be there to win (issue 23).
     """
     wanted: list[Candidate] = []
     running = 0
@@ -60,7 +67,25 @@ def worth_reading(ranked: list[Candidate], room: int, matched: dict[str, int] | 
             if matched and c.id in matched:
                 size = min(size, PASSAGE_ESTIMATE * min(matched[c.id], PASSAGES_RECKONED))
             running += size
+    if owners:
+        have = {c.id for c in wanted}
+        by_id = {c.id: c for c in ranked if c.section is not None}
+        wanted += [by_id[n] for n in owners if n in by_id and n not in have]
     return wanted
+
+
+def passage_owners(ranking: PassageRanking, room: int) -> list[str]:
+    """The notes holding the graph's best passages, best first, until those passages (reckoned
+    at ``PASSAGE_ESTIMATE`` each) would fill twice the room: what passage-by-passage packing can
+    choose from."""
+    owners: dict[str, None] = {}
+    running = 0
+    for pid in sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p)):
+        if running >= 2 * room + 200:
+            break
+        running += PASSAGE_ESTIMATE
+        owners.setdefault(ranking.node_of[pid], None)
+    return list(owners)
 
 
 def matched_passages(ranking: PassageRanking) -> dict[str, int]:
@@ -87,8 +112,10 @@ def prepare_text(
 ) -> set[str]:
     """Load and clean the bodies worth reading, with their passages when ``ranking`` says which
     matter for the topic; drop duplicates. Returns the ids ready to pack."""
-    matched = matched_passages(ranking) if ranking is not None and lens.passages else None
-    wanted = worth_reading(ranked, room, matched)
+    by_passage = ranking is not None and lens.passages
+    matched = matched_passages(ranking) if ranking is not None and by_passage else None
+    owners = passage_owners(ranking, room) if ranking is not None and by_passage else None
+    wanted = worth_reading(ranked, room, matched, owners)
     load_bodies(graph, wanted)
     # Block references show the text they name, with its page (titles of every candidate: the
     # ones only summarised are named by them too).
