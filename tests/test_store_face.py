@@ -95,10 +95,14 @@ def test_remove_source_takes_everything_and_recomputes_privacy(face_store: proto
     store = face_store
     import_path(store, _vault(tmp_path))
     (source,) = store.reader().sources()
+    # Counts only when asked: builds' freshness checks, sync and privacy need the roots alone.
+    assert (source.files, source.nodes, source.embedded) == (None, None, None)
+    (counted,) = store.reader().sources(counted=True)
     version = store.reader().graph_version()
     with store.import_session() as session:
         removed = session.remove_source(source.id, PrivacyConfig())
-    assert (removed.nodes, removed.files) == (5, 3)
+    assert (removed.nodes, removed.files) == (5, 3) == (counted.nodes, counted.files)
+    assert counted.embedded == 0
     reader = store.reader(include_private=True)
     assert reader.node_count() == 0 and reader.sources() == []
     assert reader.graph_version() == version + 1

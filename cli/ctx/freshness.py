@@ -87,8 +87,7 @@ def stale_sources(store: GraphStore) -> list[Source]:
     from ctx.trust import check_trusted
 
     store = as_store(store)
-    # Before the sources are listed (their node counts scan the graph: 6 ms at 100k nodes, on
-    # every call for a graph whose sources are never looked at).
+    # Before the sources are listed: an untrusted graph is refused without reading them.
     check_trusted(store)
     allowed, _ = syncable(store, store.reader().sources())
     return [source for source in allowed if source_changed(store, source)]

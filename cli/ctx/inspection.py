@@ -210,7 +210,7 @@ def sources_report(store: GraphStore, *, fmt: str) -> Report:
     check_format(fmt)
     reader = as_store(store).reader(include_private=True)
     model = reader.active_model()
-    sources = reader.sources()
+    sources = reader.sources(counted=True)
     rows: list[dict[str, Any]] = [
         {
             "id": s.id,
@@ -221,7 +221,7 @@ def sources_report(store: GraphStore, *, fmt: str) -> Report:
             "nodes": s.nodes,
             "files": s.files,
             "imported_at": s.imported_at,
-            "embeddings": {"model": model, "fresh": s.embedded, "stale_or_missing": s.nodes - s.embedded}
+            "embeddings": {"model": model, "fresh": s.embedded, "stale_or_missing": (s.nodes or 0) - (s.embedded or 0)}
             if model
             else None,
         }

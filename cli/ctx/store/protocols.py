@@ -527,8 +527,9 @@ class GraphReader(Protocol):
         unresolved_links, private_nodes, sources (by id), graph_version, last_import."""
         ...
 
-    def sources(self) -> list[Source]:
-        """Every registered source, by id."""
+    def sources(self, *, counted: bool = False) -> list[Source]:
+        """Every registered source, by id; with its files, nodes and fresh vectors counted only
+        when ``counted`` (else those are None)."""
         ...
 
     def source_at(self, root: Path) -> tuple[int, str] | None:

@@ -16,20 +16,25 @@ from ctx.store.writes import bump_graph_version
 from ctx.store.transaction import transaction
 
 
-def list_sources(conn: sqlite3.Connection) -> list[Source]:
-    model_row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
-    model = model_row[0] if model_row else None
-    fresh = {
-        r[0]: r[1]
-        for r in conn.execute(
-            "SELECT n.source_id, COUNT(*) FROM embeddings e JOIN nodes n"
-            " ON n.id = e.node_id AND n.content_hash = e.content_hash"
-            " WHERE e.model = ? GROUP BY n.source_id",
-            (model,),
-        )
-    } if model else {}
-    nodes = dict(conn.execute("SELECT source_id, COUNT(*) FROM nodes GROUP BY source_id").fetchall())
-    files = dict(conn.execute("SELECT source_id, COUNT(*) FROM files GROUP BY source_id").fetchall())
+def list_sources(conn: sqlite3.Connection, *, counted: bool = False) -> list[Source]:
+    """The registered sources, by id; their files, nodes and fresh vectors counted if asked."""
+    files: dict[int, int] | None = None
+    nodes: dict[int, int] | None = None
+    fresh: dict[int, int] | None = None
+    if counted:
+        model_row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
+        model = model_row[0] if model_row else None
+        fresh = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT n.source_id, COUNT(*) FROM embeddings e JOIN nodes n"
+                " ON n.id = e.node_id AND n.content_hash = e.content_hash"
+                " WHERE e.model = ? GROUP BY n.source_id",
+                (model,),
+            )
+        } if model else {}
+        nodes = dict(conn.execute("SELECT source_id, COUNT(*) FROM nodes GROUP BY source_id").fetchall())
+        files = dict(conn.execute("SELECT source_id, COUNT(*) FROM files GROUP BY source_id").fetchall())
     return [
         Source(
             id=r["id"],
@@ -38,9 +43,9 @@ def list_sources(conn: sqlite3.Connection) -> list[Source]:
             format=r["format"],
             imported_at=r["imported_at"],
             checked_at=r["checked_at"],
-            files=files.get(r["id"], 0),
-            nodes=nodes.get(r["id"], 0),
-            embedded=fresh.get(r["id"], 0),
+            files=None if files is None else files.get(r["id"], 0),
+            nodes=None if nodes is None else nodes.get(r["id"], 0),
+            embedded=None if fresh is None else fresh.get(r["id"], 0),
         )
         for r in conn.execute(
             "SELECT id, root, name, format, imported_at, checked_at FROM sources ORDER BY id"

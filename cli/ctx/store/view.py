@@ -774,10 +774,10 @@ class GraphView:
     def stats(self) -> dict[str, Any]:
         return reads.stats(self.conn, include_private=self.include_private)
 
-    def sources(self) -> list[Source]:
+    def sources(self, *, counted: bool = False) -> list[Source]:
         from ctx.store.sources import list_sources
 
-        return list_sources(self.conn)
+        return list_sources(self.conn, counted=counted)
 
     def source_at(self, root: Path) -> tuple[int, str] | None:
         from ctx.store.writes import source_of

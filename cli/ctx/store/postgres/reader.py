@@ -904,7 +904,12 @@ class PostgresReader:
             "last_import": float(last) if last else None,
         }
 
-    def sources(self) -> list[Source]:
+    def sources(self, *, counted: bool = False) -> list[Source]:
+        if not counted:
+            return [
+                Source(r[0], r[1], r[2], r[3], r[4], r[5], None, None, None)
+                for r in self._rows("SELECT id, root, name, format, imported_at, checked_at FROM sources ORDER BY id")
+            ]
         model = self.active_model()
         fresh = dict(self._rows(
             "SELECT n.source_id, count(*) FROM embeddings e JOIN nodes n"
