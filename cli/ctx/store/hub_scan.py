@@ -27,6 +27,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from ctx.store import link_counts
+from ctx.store.batches import chunks
 
 if TYPE_CHECKING:
     from ctx.store.protocols import NeighbourOrder
@@ -315,13 +316,9 @@ class _Scan:
         return -self.best[-1][0] > bound + _MARGIN * max(1.0, abs(bound))
 
     def _offer_scanned(self, ids: list[str], w: float) -> None:
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             for nid, ntype, tags, updated, title in self.conn.execute(
                 f"SELECT id, type, tags, updated, title FROM nodes WHERE id IN ({marks})", chunk
             ):
                 self.offer(self.value(w, ntype, tags, updated), (nid, ntype, tags, updated, title))
-
-
-def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
-    return [ids[i : i + size] for i in range(0, len(ids), size)]

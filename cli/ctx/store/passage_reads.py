@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from ctx.passages import SPLITTER_VERSION
+from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
 from ctx.store.fts import searched_indexes
 
@@ -150,8 +151,7 @@ def _ranked(
     if not ranked:
         return []
     owner: dict[int, tuple[str, int]] = {}
-    for start in range(0, len(ranked), 500):
-        ids = [r[0] for r in ranked[start : start + 500]]
+    for ids in chunks([r[0] for r in ranked]):
         for r in conn.execute(
             f"SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n ON n.id = p.node_id"
             f" WHERE p.id IN ({','.join('?' * len(ids))})",

@@ -29,7 +29,8 @@ from ctx.store.passage_reads import (  # noqa: F401 - the passages' reads, named
     search,
     stale,
 )
-from ctx.store.view import GraphView, chunks
+from ctx.store.batches import chunks
+from ctx.store.view import GraphView
 
 BATCH = 2000
 # Ancestors that give a passage its context: the nearest few, each title clipped.

@@ -9,6 +9,7 @@ import sqlite3
 from typing import Any
 
 from ctx.edges import walked_name
+from ctx.store.batches import chunks
 from ctx.store.types import MAX_QUERY_TERMS, EdgeView, Node, SearchHit
 
 
@@ -379,8 +380,7 @@ def _ranked(
             break
         fetch *= 8  # the tie may go on past what was read
     nodes: dict[int, tuple[str, str, str, str | None, int]] = {}
-    for start in range(0, len(ranked), 500):
-        chunk = [r[0] for r in ranked[start : start + 500]]
+    for chunk in chunks([r[0] for r in ranked]):
         for r in conn.execute(
             f"SELECT rowid, id, title, type, source_path, private FROM nodes"
             f" WHERE rowid IN ({','.join('?' * len(chunk))})",

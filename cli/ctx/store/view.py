@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctx.store import hub_scan, reads
+from ctx.store.batches import CHUNK, chunks
 from ctx.edges import canonical_and_direction
 from ctx.store.outline import outline_of
 from ctx.store.transaction import savepoint
@@ -44,16 +45,8 @@ if TYPE_CHECKING:
 
     from ctx.config import PrivacyConfig, PrivacyRules
 
-_CHUNK = 500
-
-
 def conn_has(conn: sqlite3.Connection, sql: str) -> bool:
     return conn.execute(sql).fetchone() is not None
-
-
-def chunks(ids: list[str]) -> Iterator[list[str]]:
-    for start in range(0, len(ids), _CHUNK):
-        yield ids[start : start + _CHUNK]
 
 
 class ConnectionMarks:
@@ -372,7 +365,7 @@ class GraphView:
             if not types:
                 continue
             type_marks = ",".join("?" * len(types))
-            hint = f" INDEXED BY {far_index}" if len(others) < degree or len(others) > _CHUNK else ""
+            hint = f" INDEXED BY {far_index}" if len(others) < degree or len(others) > CHUNK else ""
             for chunk in chunks(others):
                 marks = ",".join("?" * len(chunk))
                 rows.extend(
