@@ -51,7 +51,12 @@ def test_db_is_accepted_before_the_subcommand(demo_db, tmp_path):
 
 
 def test_shell_completion_script_and_answers():
-    script = subprocess.run([CTX, "--show-completion", "bash"], capture_output=True, text=True)
+    # Typer finds the shell by walking up the process tree (shellingham), so the script is asked
+    # for from inside bash, as a user would: a test runner started without a shell parent would
+    # otherwise get "Shell not supported". (`; exit $?` keeps bash from exec-ing ctx in its place.)
+    script = subprocess.run(
+        ["bash", "-c", '"$0" --show-completion; exit $?', CTX], capture_output=True, text=True
+    )
     assert script.returncode == 0 and "_CTX_COMPLETE" in script.stdout
     env = dict(os.environ, _CTX_COMPLETE="complete_bash", COMP_WORDS="ctx so", COMP_CWORD="1")
     answer = subprocess.run([CTX], capture_output=True, text=True, env=env)
