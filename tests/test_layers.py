@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", (
         "ctx.errors", "ctx.speedups", "ctx.paths", "ctx.defaults", "ctx.edges", "ctx.stopwords",
         "ctx.code_spans", "ctx.yaml_safe", "ctx.yaml_cache", "ctx.dataclass_code", "ctx.files",
-        "ctx.schema", "ctx.jsonout", "ctx.tokens", "ctx.passages", "ctx.freshness_report",
+        "ctx.schema", "ctx.jsonout", "ctx.tokens", "ctx.passages", "ctx.freshness_report", "ctx.digest",
     )),
     ("settings", ("ctx.config", "ctx.options", "ctx.lenses")),
     ("store", ("ctx.store",)),

@@ -37,6 +37,9 @@ Count = Callable[[str], int]
 
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
+# The same pattern over a whole text, one line at a time (``^`` and ``$`` at each "\n", which is all
+# ``str.split("\n")`` splits on; ``.`` never crosses one).
+_HEADING_LINES = re.compile(_HEADING.pattern, re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,9}[.)])[ \t]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[)\]\"'”’]*\s+")
@@ -296,6 +299,15 @@ def _tokens(group: list[_Block]) -> int:
 
 def _heading_lines(text: str) -> Iterator[tuple[int, int, str]]:
     """(line index, level, text) of each heading line outside fenced code."""
+    if "```" not in text and "~~~" not in text:
+        # No line can open a fence: every heading line counts, found by one scan of the text
+        # rather than a match per line (a build renders every candidate's body through here).
+        line, counted = 0, 0
+        for m in _HEADING_LINES.finditer(text):
+            line += text.count("\n", counted, m.start())
+            counted = m.start()
+            yield line, len(m.group(1)), m.group(2).strip()
+        return
     in_fence: str | None = None
     for i, line in enumerate(text.split("\n")):
         fence = _FENCE.match(line)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
-from ctx.importers.engine import ImportReport, import_path
 from ctx.store import as_store
 from ctx.store.errors import GraphBusyError
 from ctx.store.types import Removed, Source
 
 if TYPE_CHECKING:
+    from ctx.importers.engine import ImportReport
     from ctx.semantic.models import ModelRef
     from ctx.store.protocols import GraphStore
 
@@ -83,6 +83,10 @@ def import_source(
         return SourceResult(source.root, source.format, "missing", error=f"{root} no longer exists")
     # The import's own phases, named after the source: "notes: reading files", ...
     step = None if progress is None else (lambda phase, done, total: progress(f"{source.name}: {phase}", done, total))
+    # The import path loads only here: the freshness check every build may run asks `syncable`
+    # alone, and importing the engine cost ~4 ms of each cold start.
+    from ctx.importers.engine import import_path
+
     try:
         report = import_path(store, root, format=source.format, progress=step)
     except GraphBusyError:

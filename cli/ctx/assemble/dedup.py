@@ -12,12 +12,13 @@ An inverted index (shingle -> kept items) keeps this near-linear in the total te
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ctx.digest import blake2b
 
 if TYPE_CHECKING:
     from ctx.assemble.candidate import Candidate
@@ -86,7 +87,7 @@ def find_duplicates(
         flat = normalise(text or "")
         if not flat:
             continue
-        digest = hashlib.blake2b(flat.encode("utf-8"), digest_size=16).hexdigest()
+        digest = blake2b(flat.encode("utf-8"), digest_size=16).hexdigest()
         if exact and digest in by_hash and item_id not in protected:
             found[item_id] = Duplicate(item_id, by_hash[digest], "exact", 1.0)
             continue

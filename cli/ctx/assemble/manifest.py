@@ -12,13 +12,13 @@ few per key (config ``contexts.keep``), without ever making the build wait (``re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.document import FULL
+from ctx.digest import sha256
 
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
@@ -39,7 +39,7 @@ def is_context_id(text: str) -> bool:
 
 def _digest(value: Any, size: int = 16) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:size]
+    return sha256(text.encode("utf-8")).hexdigest()[:size]
 
 
 def key_of(build: Build) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def context_id(graph: GraphReader, build: Build) -> str:
         "private": graph.include_private,
         # What the lens does, not where its file lives: the same lens installed or copied
         # elsewhere (another checkout, another user's folder) names the same context.
-        "lens": hashlib.sha256(repr(replace(build.lens, path="", source="")).encode("utf-8")).hexdigest(),
+        "lens": sha256(repr(replace(build.lens, path="", source="")).encode("utf-8")).hexdigest(),
         "graph": version,
         # ``ctx embed`` does not bump the graph's version, but vectors change rankings: the model
         # in use, and below how many nodes lack a current vector.

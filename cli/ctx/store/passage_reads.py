@@ -4,10 +4,10 @@ vector is computed from. Written by ``ctx.store.passages.refresh`` after every i
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Iterable
 
+from ctx.digest import blake2b
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
@@ -28,7 +28,7 @@ def embed_text(title: str, context: str, heading: str, text: str) -> str:
 
 
 def passage_hash(embedded: str) -> str:
-    return hashlib.blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
+    return blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def stale(conn: sqlite3.Connection) -> bool:

@@ -7,9 +7,10 @@ links resolved), so every format gets the same guarantees.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
+
+from ctx.digest import blake2b
 
 
 @dataclass
@@ -54,7 +55,7 @@ _HASHED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 def content_hash(node: NodeRecord) -> str:
     """What a node says, hashed: a changed hash makes its stored vector stale."""
     payload = _HASHED_JSON.encode([node.title, node.body, node.type, node.tags, node.fields, node.aliases])
-    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+    return blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def tag_node_id(tag: str) -> str:

@@ -1,0 +1,30 @@
+"""The digests a build computes (BLAKE2b, SHA-256), without loading OpenSSL.
+
+Importing ``hashlib`` first loads ``_hashlib`` and OpenSSL's constructors: ~3 ms of every cold
+`ctx build`, which digests a few short texts and nothing else. ``hashlib.blake2b`` is CPython's own
+``_blake2.blake2b`` in any case (hashlib never hands BLAKE2 to OpenSSL), and SHA-256 is the same
+function whoever computes it. Each comes from CPython's built-in module where it has one (its name
+changed in 3.12), else from hashlib.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _builtin(modules: tuple[str, ...], name: str) -> Any:
+    """``name`` from the first of CPython's built-in hash modules that loads, else hashlib's."""
+    for module in modules:
+        try:
+            return getattr(__import__(module), name)
+        except (ImportError, AttributeError):
+            continue
+    import hashlib  # pragma: no cover - an interpreter without them: OpenSSL's
+
+    return getattr(hashlib, name)  # pragma: no cover
+
+
+blake2b: Any = _builtin(("_blake2",), "blake2b")
+sha256: Any = _builtin(("_sha256", "_sha2"), "sha256")  # CPython 3.11; 3.12 and later
+
+__all__ = ["blake2b", "sha256"]
