@@ -302,11 +302,11 @@ def _heading_lines(text: str) -> Iterator[tuple[int, int, str]]:
     if "```" not in text and "~~~" not in text:
         # No line can open a fence: every heading line counts, found by one scan of the text
         # rather than a match per line (a build renders every candidate's body through here).
-        line, counted = 0, 0
-        for m in _HEADING_LINES.finditer(text):
-            line += text.count("\n", counted, m.start())
-            counted = m.start()
-            yield line, len(m.group(1)), m.group(2).strip()
+        index, counted = 0, 0
+        for found in _HEADING_LINES.finditer(text):
+            index += text.count("\n", counted, found.start())
+            counted = found.start()
+            yield index, len(found.group(1)), found.group(2).strip()
         return
     in_fence: str | None = None
     for i, line in enumerate(text.split("\n")):
