@@ -157,9 +157,9 @@ def test_a_first_import_builds_the_readers_indexes_at_its_end(tmp_path, vaults, 
     dropped: list[set[tuple[str, str]]] = []
     resolve = writes.resolve_edges
 
-    def resolve_seeing_indexes(conn: sqlite3.Connection, source_id: int) -> None:
+    def resolve_seeing_indexes(conn: sqlite3.Connection, source_id: int, **kwargs: bool) -> None:
         dropped.append(fresh - indexes(conn))
-        resolve(conn, source_id)
+        resolve(conn, source_id, **kwargs)
 
     monkeypatch.setattr(writes, "resolve_edges", resolve_seeing_indexes)
     monkeypatch.setattr(passages, "refresh", lambda conn, progress=None: (_ for _ in ()).throw(RuntimeError("killed")))
@@ -205,6 +205,36 @@ def test_a_first_import_fills_each_full_text_index_once_at_its_end(tmp_path, vau
     import_path(conn, outline, format="logseq")
     assert fills.count("nodes_fts") > 1  # a batch at a time into a graph with rows
     assert triggers(conn) == all_triggers
+    assert_indexed_as_by_triggers(conn, tmp_path, "second")
+
+
+def test_the_content_counters_triggers_wait_for_a_first_imports_last_write(tmp_path, vaults, monkeypatch):
+    """A first import sets the content counter's row triggers aside (one bump says it all) until
+    its last write: its privacy flags and passages, written after the readers' indexes are
+    built, fired them once per row. A later import keeps them throughout, and every trigger is
+    back after each."""
+    markdown, outline = vaults
+    conn = connect(tmp_path / "g.db", create=True)
+    all_triggers = triggers(conn)
+    counter_triggers = {name for name in all_triggers if name.endswith("_content")}
+    assert {"nodes_update_content", "passages_insert_content"} <= counter_triggers
+    seen: list[set[str]] = []
+    refresh = passages.refresh
+
+    def refresh_seeing_triggers(conn: sqlite3.Connection, progress=None) -> int:
+        seen.append(triggers(conn) & counter_triggers)
+        return refresh(conn, progress)
+
+    monkeypatch.setattr(passages, "refresh", refresh_seeing_triggers)
+    before = conn.execute("SELECT n FROM content_version").fetchone()[0]
+    import_path(conn, markdown)
+    assert seen[-1] == set()
+    assert triggers(conn) == all_triggers
+    # Two bumps, not one per row: the source's row (written before the triggers go aside) and
+    # the setting aside itself.
+    assert conn.execute("SELECT n FROM content_version").fetchone()[0] == before + 2
+    import_path(conn, outline, format="logseq")
+    assert seen[-1] == counter_triggers and triggers(conn) == all_triggers
     assert_indexed_as_by_triggers(conn, tmp_path, "second")
 
 

@@ -251,7 +251,12 @@ class _Rendering:
     family: str
     files: list[Path]
     names: set[str]
-    size: int
+
+    @property
+    def size(self) -> int:
+        """Bytes of its files: asked only when renderings compete (a stat per file otherwise cost
+        a first import of 100k notes ~1 s for nothing)."""
+        return _size(self.files)
 
 
 def _normal(name: str) -> str:
@@ -318,7 +323,7 @@ def _renderings(census: _Census, classes: dict[str, list[type[Importer]]]) -> li
         files = census.of(family, entry)
         names = _page_names(family, files, classes[family][0].title_key)
         if len(names) >= MIN_RENDERED_PAGES:
-            renderings.append(_Rendering(entry, family, files, names, _size(files)))
+            renderings.append(_Rendering(entry, family, files, names))
     return renderings
 
 

@@ -33,6 +33,7 @@ class SqliteSession:
 
     conn: sqlite3.Connection
     _deferred: list[str] | None = None
+    _content_triggers: list[str] | None = None  # the content counter's, set aside until ``finish``
     _savepoints: int = 0
     _deferred_text: ExitStack | None = None
 
@@ -59,6 +60,8 @@ class SqliteSession:
     def defer_indexes(self) -> None:
         from ctx.store import writes
 
+        if self._content_triggers is None:
+            self._content_triggers = writes.set_content_counter_aside(self.conn)
         self._deferred = (self._deferred or []) + writes.defer_indexes(self.conn)
         if self._deferred_text is None:
             # Into an empty graph, the nodes' full-text indexes are filled once, at the end.
@@ -73,6 +76,15 @@ class SqliteSession:
         if self._deferred_text is not None:
             self._deferred_text.close()
             self._deferred_text = None
+
+    def finish(self) -> None:
+        """The last step of a session that wrote without error, before its commit: the content
+        counter's triggers set aside by ``defer_indexes`` are made again."""
+        from ctx.store import writes
+
+        if self._content_triggers:
+            writes.build_indexes(self.conn, self._content_triggers)
+        self._content_triggers = None
 
     def insert_records(
         self,
@@ -117,7 +129,8 @@ class SqliteSession:
     def resolve_edges(self, source_id: int) -> None:
         from ctx.store import writes
 
-        writes.resolve_edges(self.conn, source_id)
+        # A first import (its indexes set aside) resolves every edge; later ones, what changed.
+        writes.resolve_edges(self.conn, source_id, bulk=bool(self._deferred))
 
     def refresh_private_flags(self, config: PrivacyConfig | PrivacyRules) -> int:
         from ctx.store.privacy import refresh_private_flags
@@ -226,6 +239,7 @@ class SqliteStore:
             self._session = SqliteSession(self._conn)
             try:
                 yield self._session
+                self._session.finish()
             finally:
                 self._session = None
 
