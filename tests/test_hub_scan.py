@@ -4,8 +4,10 @@ walk holds, the reader may see, the ranker boosts, and however dates tie.
 
 The graph is generated here (seeded) with what makes the scan's shortcuts risky: a tag on most
 notes and a note most notes link to (hubs), a third of the notes on one clamped date (ties broken
-by id), undated notes, private notes, a note linking the hub twice and one linking itself, and the
-hub's own few outgoing links (a second, small class)."""
+by id), undated notes, private notes, a note linking the hub twice and one linking itself, the
+hub's own few outgoing links (a second, small class), and ``ref`` and ``supports`` edges to the hub
+(more small classes, bigger than a build's fan-out: some of their nodes link the hub too, some are
+in both, some are private)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,11 @@ def records(seed: int, *, undated: bool) -> list[dict]:
             record["updated"] = f"2024-{1 + i % 12:02d}-{1 + (i * 7) % 28:02d}T{i % 24:02d}:00:00"
         out.append(record)
     out[0]["links"] = ["n0000", "n0001", "n0002", "n0003"]  # a self-loop and a few outgoing links
+    # Small classes of the hub n0000, a quarter of its backlinks at most: every 15th note refers
+    # to it, every 23rd supports it (every 345th does both), whether or not it links it too.
+    out += [{"source": node_id, "target": "n0000", "type": "ref"} for node_id in ids[1::15]]
+    out += [{"source": node_id, "target": "n0000", "type": "supports"} for node_id in ids[2::23]]
+    out += [{"source": "n0000", "target": "n0000", "type": "ref"}]  # a self-loop of a small class
     return out
 
 
@@ -101,6 +108,10 @@ def test_the_newest_first_scan_ranks_as_sql_does(graphs, name, counts, scan_ever
         ("tag:big", {("tag", "in"): 0.5}),
         ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0}),
         ("n0000", {("link", "in"): 0.5, ("link", "out"): 2.0}),
+        # The small classes valued and cut in SQL: one heavier than the big class, one lighter
+        # (a node in it and in the big class is worth the big class's weight).
+        ("n0000", {("link", "in"): 1.0, ("ref", "in"): 2.0, ("supports", "in"): 0.5}),
+        ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0, ("ref", "in"): 1.0, ("supports", "in"): 1.0}),
     ]
     scanned = compared = 0
     for include_private in (False, True):

@@ -59,6 +59,28 @@ def recency(updated: float | None, reference: float, half_life: float) -> float:
     return math.pow(0.5, (max(0.0, reference - updated) / _SECONDS_PER_DAY) / half_life)
 
 
+def recency_sql(alias: str) -> str:
+    """``recency`` in SQL over ``alias``.updated (parameters: reference, half-life), the same double."""
+    return f"COALESCE(pow(0.5, (max(0.0, ? - {alias}.updated) / 86400.0) / ?), 0.0)"
+
+
+def boost_sql(conn: sqlite3.Connection, ranker: NeighbourOrder, alias: str) -> tuple[str, list[object]]:
+    """``ranker.boost`` of the node ``alias`` in SQL, and its parameters. A type's boost alone is
+    one of a few floats: SQL picks it without calling Python for every row. SQL's lower() folds
+    ASCII only, so other types (and tag boosts) ask Python."""
+    if not ranker.type_boosts and not ranker.tag_boosts:
+        return "1.0", []
+    conn.create_function("ctx_neighbour_boost", 2, ranker.boost, deterministic=True)
+    boost = f"ctx_neighbour_boost({alias}.type, {alias}.tags)"
+    if ranker.tag_boosts:
+        return boost, []
+    return (
+        f"CASE WHEN {alias}.type GLOB '*[^ -~]*' THEN {boost} ELSE CASE lower({alias}.type)"
+        + " WHEN ? THEN ?" * len(ranker.type_boosts) + " ELSE 1.0 END END",
+        [x for item in sorted(ranker.type_boosts.items()) for x in item],
+    )
+
+
 def _ends(direction: str) -> tuple[str, str, str]:
     """(near column, far column, index whose leading column is the far one) of a class."""
     return ("src", "dst", "edges_in") if direction == "out" else ("dst", "src", "edges_out")
@@ -187,7 +209,8 @@ class _Scan:
         # The best ``limit`` so far, best first: (-value, id, row), so the last is the worst.
         self.best: list[tuple[float, str, Neighbour]] = []
         self.fresh = 0  # fresh visible neighbours counted so far (the small classes' and the scanned)
-        self.known: set[str] = set()  # neighbours already valued (every one of the small classes)
+        self.small = sorted(c for c in weights if c != big)  # the hub's other classes
+        self.taken: set[str] = set()  # the small classes' best (any of their others is worth less)
         self.top_boost = max([1.0, *ranker.type_boosts.values()])
 
     def run(self) -> tuple[int, list[Neighbour]] | None:
@@ -214,55 +237,66 @@ class _Scan:
             del self.best[self.limit :]
 
     def small_classes(self) -> int:
-        """Value every neighbour of the small classes (with the big class's weight where it is one
-        of its neighbours too); how many visible ones are also the big class's. One query: each
-        neighbour with its heaviest small edge, its facts, the walk's cost and whether the big
-        class has it; the best of them sorted once."""
+        """Value and count the small classes' neighbours in SQL (with the big class's weight where
+        one is its neighbour too), keeping only their best ``limit``; how many visible ones are
+        also the big class's. One query: each neighbour with its heaviest small edge, the walk's
+        cost and whether the big class has it, counted and cut to the best there. Only the best
+        come to Python (a person hub's 10,000 small-class rows were each valued here)."""
         node_id = self.node_id
         parts, params = [], []
-        for etype, direction in sorted(c for c in self.weights if c != self.big):
+        for etype, direction in self.small:
             near, far, _ = _ends(direction)
             parts.append(f"SELECT {far} AS id, ? AS w FROM edges WHERE {near} = ? AND type = ? AND {far} != ?")
             params += [self.weights[(etype, direction)], node_id, etype, node_id]
         if not parts:
             return 0
+        boost, boost_params = boost_sql(self.conn, self.ranker, "s")
+        # One row: the counts, with the best ``limit`` fresh neighbours beside them (none: NULLs).
+        # The CTEs are read more than once, so SQLite makes each once.
+        sql = (
+            f"WITH m AS (SELECT id, MAX(w) AS w FROM ({' UNION ALL '.join(parts)}) GROUP BY id),"
+            f" v AS (SELECT m.id, n.type, n.tags, n.updated, n.title, r.cost,"
+            f" CASE WHEN {_member_probe(self.big, 'm')} THEN max(m.w, ?) ELSE NULL END AS big_w, m.w"
+            " FROM m JOIN nodes n INDEXED BY nodes_walked ON n.id = m.id LEFT JOIN temp.walk_reached r ON r.id = m.id"
+            f"{'' if self.include_private else ' WHERE n.private = 0'}),"
+            " f AS (SELECT id, type, tags, updated, title, COALESCE(big_w, w) AS w FROM v"
+            " WHERE cost IS NULL OR ? + 1.0 / COALESCE(big_w, w) < cost - 1e-12)"
+            " SELECT c.fresh, c.in_big, b.id, b.w, b.type, b.tags, b.updated, b.title"
+            " FROM (SELECT (SELECT COUNT(*) FROM f) AS fresh, (SELECT COUNT(big_w) FROM v) AS in_big) c"
+            f" LEFT JOIN (SELECT * FROM f s ORDER BY {boost} * (s.w + ? * {recency_sql('s')}) DESC, s.id LIMIT ?) b ON 1"
+        )
         rows = self.conn.execute(
-            f"SELECT m.id, MAX(m.w), n.private, n.type, n.tags, n.updated, n.title, r.cost, {_member_probe(self.big, 'm')}"
-            f" FROM ({' UNION ALL '.join(parts)}) m JOIN nodes n INDEXED BY nodes_walked ON n.id = m.id"
-            " LEFT JOIN temp.walk_reached r ON r.id = m.id GROUP BY m.id",
-            [self.big[0], node_id, *params],  # the probe in the SELECT list comes first
+            sql,
+            [
+                *params, self.big[0], node_id, self.weights[self.big], self.base, *boost_params,
+                self.ranker.recency_share, self.reference, self.ranker.half_life, self.limit,
+            ],
         ).fetchall()
-        w_big = self.weights[self.big]
-        visible_in_big = 0
-        offered = []
-        for other, w, private, ntype, tags, updated, title, cost, in_big in rows:
-            if private and not self.include_private:
-                continue
-            if in_big:
-                w = max(w, w_big)
-                visible_in_big += 1
-            self.known.add(other)
-            if self.is_fresh(cost, w):
-                self.fresh += 1
-                offered.append((-self.value(w, ntype, tags, updated), other, (other, ntype, tags, updated, title)))
+        self.fresh, visible_in_big = rows[0][0], rows[0][1]
+        offered = [
+            (-self.value(w, ntype, tags, updated), other, (other, ntype, tags, updated, title))
+            for _, _, other, w, ntype, tags, updated, title in rows
+            if other is not None
+        ]
         offered.sort()
-        self.best = offered[: self.limit]
-        return visible_in_big
+        self.best = offered
+        self.taken = {item[1] for item in offered}
+        return int(visible_in_big)
 
     def held_in_big(self) -> int:
         """The big class's visible neighbours, outside the small classes, that the walk holds at
         least as cheaply as a step from the hub: not fresh, so not counted."""
         w = self.weights[self.big]
         # Only a node held no dearer than a step from the hub can be stale (exactly so below).
+        # The walk holds visible nodes only: one in a small class was counted there.
+        outside = "".join(f" AND NOT {_member_probe(c, 'r')}" for c in self.small)
         rows = self.conn.execute(
             "SELECT r.id, r.cost FROM temp.walk_reached r"
-            f" WHERE r.cost <= ? AND r.id != ? AND {_member_probe(self.big, 'r')}",
-            (self.base + 1.0 / w + 1e-9, self.node_id, self.big[0], self.node_id),
+            f" WHERE r.cost <= ? AND r.id != ? AND {_member_probe(self.big, 'r')}{outside}",
+            (self.base + 1.0 / w + 1e-9, self.node_id, self.big[0], self.node_id,
+             *(x for c in self.small for x in (c[0], self.node_id))),
         ).fetchall()
-        return sum(
-            1 for nid, cost in rows
-            if nid not in self.known and nid not in self.hidden and not self.is_fresh(cost, w)
-        )
+        return sum(1 for nid, cost in rows if nid not in self.hidden and not self.is_fresh(cost, w))
 
     def scan_big(self) -> bool:
         """Offer the big class's fresh visible neighbours newest first (one date's in id order,
@@ -287,18 +321,20 @@ class _Scan:
                 budget -= len(rows)
                 wanted: list[str] = []
                 for nid, updated, cost, member in rows:
-                    if not member or nid == self.node_id or nid in self.known or nid in self.hidden:
+                    # A small class's neighbour was valued there at least as high (its heaviest
+                    # edge); those that are not among its best can never enter.
+                    if not member or nid == self.node_id or nid in self.taken or nid in self.hidden:
                         continue
                     if len(self.best) + len(wanted) >= self.limit:
                         self._offer_scanned(wanted, w)
                         wanted = []
+                    if len(self.best) >= self.limit:
                         # Every later node is older, or of this date with a later id: worth at
                         # most ``bound``, and after this id among those worth exactly that.
                         bound = self._bound(updated)
                         worst, worst_id = -self.best[-1][0], self.best[-1][1]
                         if self._beats(bound) or (worst == bound and worst_id < nid):
                             return True
-                    self.known.add(nid)
                     if self.is_fresh(cost, w):
                         wanted.append(nid)
                 self._offer_scanned(wanted, w)

@@ -326,22 +326,11 @@ class GraphView:
         cases = " ".join("WHEN e.type = ? AND e.dir = ? THEN ?" for _ in weights)
         case_params: list[object] = [x for (t, d), w in weights.items() for x in (t, d, w)]
         if ranker.reference is not None and ranker.recency_share:
-            recency = "COALESCE(pow(0.5, (max(0.0, ? - n.updated) / 86400.0) / ?), 0.0)"
+            recency = hub_scan.recency_sql("n")
             recency_params: list[object] = [ranker.reference, ranker.half_life]
         else:
             recency, recency_params = "0.0", []
-        boost, boost_params = "1.0", []
-        if ranker.type_boosts or ranker.tag_boosts:
-            self.conn.create_function("ctx_neighbour_boost", 2, ranker.boost, deterministic=True)
-            boost = "ctx_neighbour_boost(n.type, n.tags)"
-        if ranker.type_boosts and not ranker.tag_boosts:
-            # A type's boost alone is one of these floats: SQL picks it without calling Python for
-            # every link. SQL's lower() folds ASCII only, so other types still ask Python.
-            boost = (
-                f"CASE WHEN n.type GLOB '*[^ -~]*' THEN {boost} ELSE CASE lower(n.type)"
-                + " WHEN ? THEN ?" * len(ranker.type_boosts) + " ELSE 1.0 END END"
-            )
-            boost_params = [x for item in sorted(ranker.type_boosts.items()) for x in item]
+        boost, boost_params = hub_scan.boost_sql(self.conn, ranker, "n")
         sql = (
             f"SELECT e.other, n.type, n.tags, n.updated, n.title,"
             f" MAX({boost} * (e.weight + ? * {recency})) AS value, MAX(e.weight) AS heaviest"
