@@ -62,10 +62,14 @@ def records(seed: int, *, undated: bool) -> list[dict]:
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     root = tmp_path_factory.mktemp("hub-scan")
-    return {
+    out = {
         name: import_into(root / f"{name}.db", write_jsonl(root / f"{name}.jsonl", records(5, undated=undated)))
         for name, undated in (("dated", False), ("some-undated", True))
     }
+    # A note without a date is given its file's time at import; these have none at all.
+    undated = [f"n{i:04d}" for i in range(N // 3, N) if i % 11 == 0]
+    out["some-undated"].execute(f"UPDATE nodes SET updated = NULL WHERE id IN ({','.join('?' * len(undated))})", undated)
+    return out
 
 
 @pytest.fixture
@@ -94,6 +98,17 @@ def rankers(conn) -> list[NeighbourRanker]:
     return [plain, boosted, damped]
 
 
+HUBS = [
+    ("tag:big", {("tag", "in"): 0.5}),
+    ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0}),
+    ("n0000", {("link", "in"): 0.5, ("link", "out"): 2.0}),
+    # The small classes valued and cut in SQL: one heavier than the big class, one lighter
+    # (a node in it and in the big class is worth the big class's weight).
+    ("n0000", {("link", "in"): 1.0, ("ref", "in"): 2.0, ("supports", "in"): 0.5}),
+    ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0, ("ref", "in"): 1.0, ("supports", "in"): 1.0}),
+]
+
+
 @pytest.mark.parametrize("counts", ["kept", "counted"])
 @pytest.mark.parametrize("name", ["dated", "some-undated"])
 def test_the_newest_first_scan_ranks_as_sql_does(graphs, name, counts, scan_everywhere, monkeypatch):
@@ -104,15 +119,7 @@ def test_the_newest_first_scan_ranks_as_sql_does(graphs, name, counts, scan_ever
     assert (conn.execute("SELECT COUNT(*) FROM link_counts").fetchone()[0] > 0) == (counts == "kept")
     rng = random.Random(9)
     ids = [f"n{i:04d}" for i in range(N)]
-    hubs = [
-        ("tag:big", {("tag", "in"): 0.5}),
-        ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0}),
-        ("n0000", {("link", "in"): 0.5, ("link", "out"): 2.0}),
-        # The small classes valued and cut in SQL: one heavier than the big class, one lighter
-        # (a node in it and in the big class is worth the big class's weight).
-        ("n0000", {("link", "in"): 1.0, ("ref", "in"): 2.0, ("supports", "in"): 0.5}),
-        ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0, ("ref", "in"): 1.0, ("supports", "in"): 1.0}),
-    ]
+    hubs = HUBS
     scanned = compared = 0
     for include_private in (False, True):
         view = GraphView(conn, include_private=include_private)
@@ -211,3 +218,50 @@ def test_a_warm_process_asks_the_store_for_scanned_hubs_each_time(graphs, scan_e
         assert "tag:big" not in kept_hubs and kept_hubs
     finally:
         warm.disable()
+
+
+@pytest.mark.parametrize("name", ["dated", "some-undated"])
+def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, scan_everywhere, monkeypatch):
+    """A hub the store ranks newest first is kept by a warm process as the part of that work no
+    walk changes (``scan_table``: the small classes ranked, the big class's size and hidden
+    neighbours; its neighbours read newest first as needed) and ranked from there with the walk's
+    own costs: the same rows and count as the store's, whatever the walk holds, the reader may
+    see and the ranker boosts; small pages, so the kept neighbours are read further many times."""
+    from ctx.assemble import warm
+    from ctx.assemble.traverse import Reached
+
+    conn = graphs[name]
+    monkeypatch.setattr(warm, "MAX_NEWEST_PER_HUB", 10**6)
+    answered = []
+    scanned_best = warm.HubNeighbours._scanned_best
+
+    def counted(self, *args):
+        answer = scanned_best(self, *args)
+        if args[5] < 1000:  # (limit) more than there are fresh: the store must rank the undated
+            answered.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(warm.HubNeighbours, "_scanned_best", counted)
+    rng = random.Random(11)
+    ids = [f"n{i:04d}" for i in range(N)]
+    warm.enable()
+    try:
+        for include_private in (False, True):
+            view = GraphView(conn, include_private=include_private)
+            kept = warm.HubNeighbours(view, view.warm_state())
+            for ranker in rankers(conn):
+                for hub, weights in HUBS:
+                    for limit in (1, 7, 40, 1000):  # 1000: more than are fresh, the undated too
+                        for base, held in ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)):
+                            costs = [(hub, base)] + [
+                                (v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)
+                            ]
+                            view.remember_reached(costs, reset=True)
+                            reached = {v: Reached(v, 1, cost, (), v == hub) for v, cost in costs}
+                            expected = sql_ranking(view, hub, base, weights, ranker, limit)
+                            got = kept.best(hub, base, weights, ranker, limit, reached, lambda: None)
+                            assert got == expected, (hub, weights, limit, base, held, include_private)
+    finally:
+        warm.disable()
+    # The kept tables answered most of them (the first meeting of each hub asks the store).
+    assert sum(answered) > len(answered) * 3 // 4, (sum(answered), len(answered))

@@ -8,6 +8,7 @@ and a branch in ``face_store`` (the contract is ``ctx.store.protocols``)."""
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,6 +190,55 @@ def test_a_hubs_ranked_neighbours_are_what_best_neighbours_filters(face_store: p
     total, best = public.best_neighbours(hub, 0.0, weights, ranker, 3)
     fresh = [row[:5] for row in ranked if row[0] != leaf0]
     assert total == len(fresh) == 6 and best == fresh[:3]
+
+
+def test_a_hubs_neighbours_read_newest_first(face_store: protocols.GraphStore, tmp_path: Path) -> None:
+    """``newest_neighbours``: one class's visible dated neighbours, newest first, one date's in id
+    order, a page at a time after a given one; ``scan_table`` is the engine's to give or not (a
+    warm process then keeps the whole list instead), never wrong about the hub's size."""
+    from ctx.assemble.score import NeighbourRanker
+    from ctx.lenses import load_lens
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    names = [f"Leaf {i}" for i in range(9)]
+    (vault / "Hub.md").write_text("# Hub\n\n" + " ".join(f"[[{n}]]" for n in names) + " [[Hub]]\n")
+    for i, name in enumerate(names):
+        back = " Back to [[Hub]]." if i % 3 == 0 else ""
+        private = "\n#private\n" if i == 5 else ""
+        day = 10 + i % 4  # three leaves on each of two days, two on the others: ties
+        (vault / f"{name}.md").write_text(f"---\nupdated: 2024-03-{day}\n---\nLeaf {i}.{back}{private}\n")
+    import_path(face_store, vault)
+    everything = face_store.reader(include_private=True)
+    leaves = [everything.resolve_one(n) for n in names]
+    hub = everything.resolve_one("Hub")
+    assert hub is not None and all(leaves)
+    for include_private in (False, True):
+        reader = face_store.reader(include_private=include_private)
+        # The private leaf only to a reader who may see it.
+        shown = [leaf for i, leaf in enumerate(leaves) if leaf and (include_private or i != 5)]
+        facts = everything.node_facts(shown, with_fields=False)
+        newest = sorted(facts, key=lambda f: (-(f.updated or 0.0), f.id))
+        assert len({f.updated for f in newest}) == 4
+        rows = reader.newest_neighbours(hub, ("link", "out"), 100)
+        assert [(r[0], r[1], json.loads(r[2] or "[]"), r[3], r[4]) for r in rows] == [
+            (f.id, f.type, f.tags, f.updated, f.title) for f in newest
+        ]
+        # A page at a time after the last one read: the same rows.
+        paged: list = []
+        while True:
+            after = (paged[-1][3], paged[-1][0]) if paged else None
+            page = reader.newest_neighbours(hub, ("link", "out"), 2, after)
+            paged += page
+            if len(page) < 2:
+                break
+        assert paged == rows
+        # The backlinks' class: every third leaf links the hub back; no self-loop in either.
+        back = reader.newest_neighbours(hub, ("link", "in"), 100)
+        assert [r[0] for r in back] == [r[0] for r in rows if leaves.index(r[0]) % 3 == 0]
+        ranker = NeighbourRanker(load_lens("general"), reader.newest_update())
+        table = reader.scan_table(hub, {("link", "out"): 1.0, ("link", "in"): 1.0}, ranker, 3)
+        assert table is None  # 9 links: ranked whole on every engine
 
 
 def test_build_manifests_are_kept_bounded_and_by_visibility(face_store: protocols.GraphStore) -> None:

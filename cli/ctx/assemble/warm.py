@@ -27,7 +27,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from bisect import insort
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.candidate import Candidate
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
-    from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour
+    from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour, ScanTable
 
     EdgeRow = tuple[str, str, str, str, str | None, float | None, str]
 
@@ -60,6 +61,11 @@ MAX_EDGE_ROWS = 200_000
 MAX_DEGREES = 200_000
 # Nodes' facts (what scoring reads of a walked node: title, type, tags, dates, ...) kept.
 MAX_FACTS = 60_000
+# Rows of the tables of hubs the store ranks newest first (``Scanned``: their small classes and
+# the big class's neighbours read so far), and big-class neighbours read for one hub at most (past
+# that the store ranks it: its neighbours are mostly old).
+MAX_SCAN_ROWS = 200_000
+MAX_NEWEST_PER_HUB = 20_000
 # Hubs' edge classes and edges to the neighbours walks chose, kept (hubs: ``MAX_HUBS_MET``; a
 # hub's neighbours forgotten all at once past ``MAX_AROUND_PER_HUB``).
 MAX_AROUND_PER_HUB = 4_096
@@ -69,6 +75,8 @@ _pools: OrderedDict[Hashable, Kept] = OrderedDict()
 _results: OrderedDict[Hashable, BuildResult] = OrderedDict()
 _hubs: OrderedDict[Hashable, tuple[list[RankedNeighbour], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
+_scans: OrderedDict[Hashable, Scanned] = OrderedDict()
+_scan_rows = 0
 # Hubs ranked by the store, not kept: None after the first time, then whether the store ranks
 # them without reading every neighbour (``GraphReader.ranks_best_alone``: never kept then).
 _hubs_met: OrderedDict[Hashable, bool | None] = OrderedDict()
@@ -112,8 +120,10 @@ def disable() -> None:
 
 def forget() -> None:
     """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
-    global _hub_rows, _edge_rows
+    global _hub_rows, _edge_rows, _scan_rows
     with _lock:
+        _scans.clear()
+        _scan_rows = 0
         _edges.clear()
         _degrees.clear()
         _facts.clear()
@@ -295,6 +305,11 @@ class HubNeighbours:
         its best few: kept at once, a new topic's first call through unknown hubs was slower than a
         cold build (100k nodes, typical depth 2: 671 against 352 ms)."""
         kept = self._kept(node_id, weights, ranker, limit)
+        if isinstance(kept, Scanned):
+            answer = self._scanned_best(kept, node_id, base, weights, ranker, limit, reached)
+            if answer is not None:
+                return answer
+            kept = None
         if kept is None:
             hold_reached()
             return self.graph.best_neighbours(node_id, base, weights, ranker, limit)
@@ -308,13 +323,134 @@ class HubNeighbours:
                 fresh.append(row[:5])
         return len(ranked) - len(stale), fresh
 
+    def _scanned_best(
+        self,
+        scanned: Scanned,
+        node_id: str,
+        base: float,
+        weights: dict[tuple[str, str], float],
+        ranker: NeighbourOrder,
+        limit: int,
+        reached: dict[str, Reached],
+    ) -> tuple[int, list[Neighbour]] | None:
+        """``best_neighbours`` of a hub the store ranks newest first (``ctx.store.hub_scan``), from
+        its kept table and the walk's own costs: the small classes' fresh neighbours are counted
+        and their best taken in their ranked order, the big class's held ones asked once per node
+        and hub, and its kept neighbours read newest first (more read from the store as needed)
+        until none later can enter. The same rows and count as the store's; None where the store
+        must answer (the hub's neighbours turn out mostly old)."""
+        from ctx.assemble.score import recency
+
+        table = scanned.table
+        w_big = weights[table.big]
+        best: list[tuple[float, str, Neighbour]] = []  # (-value, id, row), best first
+        fresh = 0
+        for row in table.small:
+            held = reached.get(row[0])
+            if held is None or base + 1.0 / row[5] < held.cost - 1e-12:
+                fresh += 1
+                if len(best) < limit:
+                    best.append((-_value(ranker, row[5], row[1], row[2], row[3]), row[0], row[:5]))
+        stale = self._held_in_big(scanned, node_id, base, w_big, reached)
+        top = max([1.0, *ranker.type_boosts.values()])
+
+        def bound(updated: float | None) -> float:
+            r = recency(updated, ranker.reference, ranker.half_life)
+            return top * (w_big + ranker.recency_share * r)
+
+        def beats(most: float) -> bool:
+            return -best[-1][0] > most + 1e-9 * max(1.0, abs(most))
+
+        i = 0
+        while True:
+            if i == len(scanned.newest):
+                if scanned.done:
+                    if len(best) == limit and beats(bound(None)):
+                        break
+                    return None
+                if not self._read_newest(scanned, node_id, weights, ranker, limit):
+                    return None
+                continue
+            value, found = scanned.newest[i]
+            i += 1
+            other = found[0]
+            if other in scanned.small_ids:
+                continue  # valued in its small class at least as high
+            if len(best) >= limit:
+                most = bound(found[3])
+                worst, worst_id = -best[-1][0], best[-1][1]
+                if beats(most) or (worst == most and worst_id < other):
+                    break
+            held = reached.get(other)
+            if held is None or base + 1.0 / w_big < held.cost - 1e-12:
+                item = (-value, other, found)
+                if len(best) < limit or item[:2] < best[-1][:2]:
+                    insort(best, item)
+                    del best[limit:]
+        total = fresh + table.links - len(table.hidden) - table.in_big - stale
+        return total, [row for _, _, row in best]
+
+    def _held_in_big(
+        self, scanned: Scanned, node_id: str, base: float, w_big: float, reached: dict[str, Reached]
+    ) -> int:
+        """How many of the big class's visible neighbours outside the small classes the walk holds
+        no dearer than a step from the hub (not fresh); whether a held node is the big class's
+        neighbour is asked once per hub (``edges_around``) and kept."""
+        table = scanned.table
+        cap = base + 1.0 / w_big + 1e-9
+        asked = [
+            v for v, held in reached.items()
+            if held.cost <= cap and v != node_id and v not in scanned.small_ids and v not in table.hidden
+        ]
+        with _lock:
+            missing = [v for v in asked if v not in scanned.member]
+        if missing:
+            found = {other for other, _, _ in self.graph.edges_around(node_id, [table.big], missing, table.links)}
+            with _lock:
+                if len(scanned.member) > MAX_NEWEST_PER_HUB:
+                    scanned.member.clear()
+                scanned.member.update((v, v in found) for v in missing)
+                members = {v for v in asked if scanned.member.get(v, v in found)}
+        else:
+            with _lock:
+                members = {v for v in asked if scanned.member[v]}
+        return sum(1 for v in members if not base + 1.0 / w_big < reached[v].cost - 1e-12)
+
+    def _read_newest(
+        self, scanned: Scanned, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder,
+        limit: int,
+    ) -> bool:
+        """Read the big class's next neighbours newest first into the kept table; False when the
+        store should rank the hub instead (too many read, or the graph moved)."""
+        global _scan_rows
+        have = len(scanned.newest)
+        if have >= MAX_NEWEST_PER_HUB:
+            return False
+        last = scanned.newest[-1][1] if have else None
+        after = None if last is None or last[3] is None else (last[3], last[0])
+        count = max(2 * limit, have)
+        rows = self.graph.newest_neighbours(node_id, scanned.table.big, count, after)
+        if self.graph.warm_state() != self.state:
+            return False
+        w_big = weights[scanned.table.big]
+        read = [(_value(ranker, w_big, r[1], r[2], r[3]), r) for r in rows]
+        with _lock:
+            if len(scanned.newest) != have:  # another thread read them meanwhile
+                return True
+            scanned.newest.extend(read)
+            scanned.done = len(rows) < count
+            _scan_rows += len(read)
+        return True
+
     def _kept(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
-    ) -> tuple[list[RankedNeighbour], dict[str, float]] | None:
+    ) -> tuple[list[RankedNeighbour], dict[str, float]] | Scanned | None:
         """The hub's whole ranked list and each neighbour's heaviest edge weight, kept or read now
-        (its second meeting under this state); None when it is met for the first time, or when
-        the store finds its best without ranking them all (``ranks_best_alone``: a tag of
-        40,000 notes at 100k nodes, a few ms each time against ~150 ms to read its list)."""
+        (its second meeting under this state); None when it is met for the first time. A hub the
+        store finds the best of without ranking them all (``ranks_best_alone``: a tag of 40,000
+        notes at 100k nodes, a few ms each time against ~150 ms to read its list) is never read
+        whole: what of the store's work does not depend on the walk is kept instead
+        (``scan_table``: a note hub's small classes cost ~10 ms of its ~14 at 100k nodes)."""
         key = (
             self.state, self.graph.include_private, node_id, tuple(sorted(weights.items())), ranker.reference,
             ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
@@ -325,6 +461,10 @@ class HubNeighbours:
             if kept is not None:
                 _hubs.move_to_end(key)
                 return kept
+            scanned = _scans.get(key)
+            if scanned is not None:
+                _scans.move_to_end(key)
+                return scanned
             met = _hubs_met.get(key, _NEW)
             if met is _NEW:
                 _hubs_met[key] = None
@@ -336,12 +476,29 @@ class HubNeighbours:
             with _lock:
                 _hubs_met[key] = met
         if met:
-            return None
+            return self._scan_table(key, node_id, weights, ranker, limit)
         ranked = self.graph.ranked_neighbours(node_id, weights, ranker)
         kept = (ranked, {row[0]: row[5] for row in ranked})
         if self.graph.warm_state() == self.state:  # else the graph moved while this was read
             _keep_hub(key, kept)
         return kept
+
+    def _scan_table(
+        self, key: Hashable, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> Scanned | None:
+        global _scan_rows
+        table = self.graph.scan_table(node_id, weights, ranker, limit)
+        if table is None or self.graph.warm_state() != self.state:
+            return None
+        scanned = Scanned(table, frozenset(row[0] for row in table.small))
+        with _lock:
+            if key not in _scans:
+                _scans[key] = scanned
+                _scan_rows += len(table.small) + 1
+            while _scan_rows > MAX_SCAN_ROWS and len(_scans) > 1:
+                _, dropped = _scans.popitem(last=False)
+                _scan_rows -= len(dropped.table.small) + len(dropped.newest) + 1
+            return _scans.get(key, scanned)
 
     def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
         """``GraphReader.edge_classes`` of a hub, kept."""
@@ -383,6 +540,28 @@ class HubNeighbours:
                     while len(_around) > MAX_HUBS_MET:
                         _around.popitem(last=False)
         return [(v, etype, direction) for v in others for etype, direction in found[v] if (etype, direction) in classes]
+
+
+@dataclass
+class Scanned:
+    """A hub the store ranks newest first, as a warm process keeps it: the store's table (the
+    small classes ranked, the big class's size and hidden neighbours), the ids of the small
+    classes' neighbours, the big class's visible neighbours read so far newest first with their
+    value (``done`` once every dated one is read), and which held nodes are the big class's."""
+
+    table: ScanTable
+    small_ids: frozenset[str]
+    newest: list[tuple[float, Neighbour]] = field(default_factory=list)
+    done: bool = False
+    member: dict[str, bool] = field(default_factory=dict)
+
+
+def _value(ranker: NeighbourOrder, weight: float, ntype: str, tags: str | None, updated: float | None) -> float:
+    """A hub neighbour's pre-score as the store values it (``GraphReader.best_neighbours``)."""
+    from ctx.assemble.score import recency
+
+    r = recency(updated, ranker.reference, ranker.half_life)
+    return ranker.boost(ntype, tags) * (weight + ranker.recency_share * r)
 
 
 def _keep_hub(key: Hashable, kept: tuple[list[RankedNeighbour], dict[str, float]]) -> None:

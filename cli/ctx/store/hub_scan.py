@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING
 from ctx.store import link_counts
 from ctx.store.batches import chunks
 
+from ctx.store.types import ScanTable
+
 if TYPE_CHECKING:
     from ctx.store.protocols import NeighbourOrder
-    from ctx.store.types import Neighbour
+    from ctx.store.types import Neighbour, RankedNeighbour
 
 # A class with fewer links than this is ranked in SQL (reading it whole is cheap).
 SCAN_AT_LEAST = 2_000
@@ -119,6 +121,80 @@ def pays(
     """Whether ``scan_best`` would rank this hub (it may still give up on one whose neighbours
     turn out to be mostly old)."""
     return _plan(conn, node_id, weights, ranker, limit, include_private) is not None
+
+
+def table(
+    conn: sqlite3.Connection,
+    node_id: str,
+    weights: dict[Class, float],
+    ranker: NeighbourOrder,
+    limit: int,
+    include_private: bool,
+) -> ScanTable | None:
+    """What of ``scan_best``'s work does not depend on the walk (``GraphReader.scan_table``): every
+    visible neighbour of the small classes valued and ranked, the big class's size, its hidden
+    neighbours and how many of the small classes' are its own too. None where the scan would not
+    pay (the caller ranks in SQL)."""
+    plan = _plan(conn, node_id, weights, ranker, limit, include_private)
+    if plan is None or not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'nodes_by_recency'"
+    ).fetchone():
+        return None
+    big, links, hidden = plan
+    small = sorted(c for c in weights if c != big)
+    ranked: list[tuple[float, str, RankedNeighbour]] = []
+    in_big = 0
+    if small:
+        parts, params = _small_parts(node_id, small, weights)
+        rows = conn.execute(
+            f"SELECT m.id, n.type, n.tags, n.updated, n.title, m.w, {_member_probe(big, 'm')}"
+            f" FROM (SELECT id, MAX(w) AS w FROM ({parts}) GROUP BY id) m"
+            " JOIN nodes n INDEXED BY nodes_walked ON n.id = m.id"
+            f"{'' if include_private else ' WHERE n.private = 0'}",
+            [big[0], node_id, *params],  # the probe in the SELECT list comes first
+        ).fetchall()
+        reference, w_big = float(ranker.reference), weights[big]  # type: ignore[arg-type]
+        for other, ntype, tags, updated, title, w, member in rows:
+            if member:
+                w, in_big = max(w, w_big), in_big + 1
+            r = recency(updated, reference, ranker.half_life)
+            value = ranker.boost(ntype, tags) * (w + ranker.recency_share * r)
+            ranked.append((-value, other, (other, ntype, tags, updated, title, w)))
+        ranked.sort()
+    return ScanTable(big, links[big], frozenset(hidden), [row for _, _, row in ranked], in_big)
+
+
+def newest(
+    conn: sqlite3.Connection,
+    node_id: str,
+    cls: Class,
+    count: int,
+    after: tuple[float, str] | None,
+    include_private: bool,
+) -> list[Neighbour]:
+    """``GraphReader.newest_neighbours``: nodes read newest first, each asked whether it is the
+    node's neighbour by ``cls`` (one index step), until ``count`` are."""
+    where, params = "", []
+    if after is not None:
+        where = " AND (n.updated < ? OR (n.updated = ? AND n.id > ?))"
+        params = [after[0], after[0], after[1]]
+    rows = conn.execute(
+        "SELECT n.id, n.type, n.tags, n.updated, n.title FROM nodes n INDEXED BY nodes_by_recency"
+        f" WHERE n.updated IS NOT NULL{where} AND n.id != ? AND {_member_probe(cls, 'n')}"
+        f"{'' if include_private else ' AND n.private = 0'} ORDER BY n.updated DESC, n.id LIMIT ?",
+        [*params, node_id, cls[0], node_id, count],
+    ).fetchall()
+    return [(nid, ntype, tags, updated, title) for nid, ntype, tags, updated, title in rows]
+
+
+def _small_parts(node_id: str, small: list[Class], weights: dict[Class, float]) -> tuple[str, list[object]]:
+    """SQL for the node's (other, w) pairs over the ``small`` classes, w the class's weight."""
+    parts, params = [], []
+    for etype, direction in small:
+        near, far, _ = _ends(direction)
+        parts.append(f"SELECT {far} AS id, ? AS w FROM edges WHERE {near} = ? AND type = ? AND {far} != ?")
+        params += [weights[(etype, direction)], node_id, etype, node_id]
+    return " UNION ALL ".join(parts), params
 
 
 def _plan(
@@ -243,18 +319,14 @@ class _Scan:
         cost and whether the big class has it, counted and cut to the best there. Only the best
         come to Python (a person hub's 10,000 small-class rows were each valued here)."""
         node_id = self.node_id
-        parts, params = [], []
-        for etype, direction in self.small:
-            near, far, _ = _ends(direction)
-            parts.append(f"SELECT {far} AS id, ? AS w FROM edges WHERE {near} = ? AND type = ? AND {far} != ?")
-            params += [self.weights[(etype, direction)], node_id, etype, node_id]
-        if not parts:
+        if not self.small:
             return 0
+        parts, params = _small_parts(node_id, self.small, self.weights)
         boost, boost_params = boost_sql(self.conn, self.ranker, "s")
         # One row: the counts, with the best ``limit`` fresh neighbours beside them (none: NULLs).
         # The CTEs are read more than once, so SQLite makes each once.
         sql = (
-            f"WITH m AS (SELECT id, MAX(w) AS w FROM ({' UNION ALL '.join(parts)}) GROUP BY id),"
+            f"WITH m AS (SELECT id, MAX(w) AS w FROM ({parts}) GROUP BY id),"
             f" v AS (SELECT m.id, n.type, n.tags, n.updated, n.title, r.cost,"
             f" CASE WHEN {_member_probe(self.big, 'm')} THEN max(m.w, ?) ELSE NULL END AS big_w, m.w"
             " FROM m JOIN nodes n INDEXED BY nodes_walked ON n.id = m.id LEFT JOIN temp.walk_reached r ON r.id = m.id"

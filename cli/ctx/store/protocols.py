@@ -45,6 +45,7 @@ from ctx.store.types import (
     FileState,
     Neighbour,
     RankedNeighbour,
+    ScanTable,
     Node,
     NodeFacts,
     NodeRecord,
@@ -302,6 +303,21 @@ class GraphReader(Protocol):
         """Whether ``best_neighbours`` finds this hub's best without ranking every neighbour: a
         warm process then asks it each time instead of reading and keeping the whole list
         (``ranked_neighbours``), which costs more to read than such an answer."""
+        ...
+
+    def scan_table(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> ScanTable | None:
+        """What a warm process keeps to rank a hub that ``ranks_best_alone`` as the store does
+        (``ctx.assemble.warm``), or None where the store does not rank it that way."""
+        ...
+
+    def newest_neighbours(
+        self, node_id: str, cls: tuple[str, str], count: int, after: tuple[float, str] | None = None
+    ) -> list[Neighbour]:
+        """Up to ``count`` visible dated neighbours of the node by one edge class (type,
+        direction; self-loops left out), newest first, one date's in id order; with ``after``
+        (updated, id), only those after it in that order."""
         ...
 
     def ranked_neighbours(

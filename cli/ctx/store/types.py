@@ -44,6 +44,7 @@ __all__ = [
     "StoredPassage",
     "WalkEdge",
     "Neighbour",
+    "ScanTable",
     "Written",
 ]
 
@@ -62,6 +63,25 @@ WalkEdge = tuple[str, str, str, str, "str | None", "float | None", str]
 Neighbour = tuple[str, str, "str | None", "float | None", str]
 # A Neighbour with the largest weight of an edge to it (GraphReader.ranked_neighbours).
 RankedNeighbour = tuple[str, str, "str | None", "float | None", str, float]
+
+
+@dataclass(frozen=True)
+class ScanTable:
+    """What a warm process keeps of a hub the store ranks newest first (``GraphReader.scan_table``):
+    none of it depends on the walk, which then values the hub's best from it with its own costs.
+
+    ``big`` is the hub's biggest edge class, (type, direction); ``links`` its distinct neighbours,
+    hidden ones included; ``hidden`` those of them the reader may not see; ``small`` every visible
+    neighbour of the hub's other classes as (id, type, tags, updated, title, w), best first as
+    ``best_neighbours`` ranks them, w the largest weight of an edge to it over every class (the
+    big one's included); ``in_big`` how many of those are the big class's too. The big class's
+    own neighbours are read newest first, a page at a time (``GraphReader.newest_neighbours``)."""
+
+    big: tuple[str, str]
+    links: int
+    hidden: frozenset[str]
+    small: list[RankedNeighbour]
+    in_big: int
 # (id, title, body, content hash) of a node to embed
 NodeText = tuple[str, str, str, str]
 

@@ -28,8 +28,10 @@ from ctx.store.types import (
     EdgeView,
     EmbeddingStatus,
     FileState,
+    Neighbour,
     Node,
     RankedNeighbour,
+    ScanTable,
     NodeFacts,
     NodeText,
     Outline,
@@ -304,6 +306,16 @@ class GraphView:
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
     ) -> bool:
         return hub_scan.pays(self.conn, node_id, weights, ranker, limit, self.include_private)
+
+    def scan_table(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> ScanTable | None:
+        return hub_scan.table(self.conn, node_id, weights, ranker, limit, self.include_private)
+
+    def newest_neighbours(
+        self, node_id: str, cls: tuple[str, str], count: int, after: tuple[float, str] | None = None
+    ) -> list[Neighbour]:
+        return hub_scan.newest(self.conn, node_id, cls, count, after, self.include_private)
 
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder

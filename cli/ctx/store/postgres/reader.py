@@ -31,6 +31,7 @@ from ctx.store.types import (
     FileState,
     Neighbour,
     RankedNeighbour,
+    ScanTable,
     Node,
     NodeFacts,
     NodeText,
@@ -336,6 +337,30 @@ class PostgresReader:
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
     ) -> bool:
         return False  # best_neighbours ranks the whole list here
+
+    def scan_table(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
+    ) -> ScanTable | None:
+        return None  # ranks_best_alone is False here: a warm process keeps the whole list
+
+    def newest_neighbours(
+        self, node_id: str, cls: tuple[str, str], count: int, after: tuple[float, str] | None = None
+    ) -> list[Neighbour]:
+        etype, direction = cls
+        near, far = ("src", "dst") if direction == "out" else ("dst", "src")
+        where: tuple[object, ...] = ()
+        later = ""
+        if after is not None:
+            later = " AND (n.updated < %s OR (n.updated = %s AND n.id > %s))"
+            where = (after[0], after[0], after[1])
+        rows = self._rows(
+            "SELECT n.id, n.type, n.tags, n.updated, n.title FROM nodes n"
+            f" WHERE n.updated IS NOT NULL{later} AND n.id <> %s"
+            f" AND EXISTS (SELECT 1 FROM edges e WHERE e.{far} = n.id AND e.type = %s AND e.{near} = %s)"
+            f"{self._hide('n.')} ORDER BY n.updated DESC, n.id LIMIT %s",
+            (*where, node_id, etype, node_id, count),
+        )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def ranked_neighbours(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder
