@@ -14,6 +14,7 @@ and ``CTX_PLAIN=1`` is the way to a working `ctx` until it is fixed.
 | quiet Ctrl-C while loading, exit without finalising | ``ctx.entry`` (``_interrupted_while_loading``, ``_leave``) | the C module ``_signal``; ``atexit._run_exitfuncs`` and ``os._exit`` (no interpreter teardown) | tests/test_fast_build_cli.py, tests/test_cli_robustness.py |
 | compiled dataclass methods from the cache | ``ctx.dataclass_code`` | ``dataclasses`` calling the module-level name ``exec`` on its generated source | tests/test_dataclass_code.py |
 | tiktoken's core without the package | ``ctx.tokens`` (``_from_cache``, ``_core_module``) | ``tiktoken._tiktoken.CoreBPE``, ``Encoding._mergeable_ranks``, ``_pat_str``, ``_special_tokens``, ``_core_bpe`` | tests/test_tokens.py, tests/test_cold_imports.py |
+| rs-bpe's tokenizer for ``cl100k_base`` when the optional package is installed (the ``fast`` extra) | ``ctx.tokens`` (``_fast_core``, ``_FastCore``) | ``rs_bpe.bpe`` loaded from its file; its ``openai.cl100k_base()`` giving tiktoken's tokens (checked on a probe text at every load) | tests/test_tokens.py, tests/test_speedups.py |
 | parsed YAML (lenses, config) from the cache | ``ctx.yaml_cache`` | nothing private: ``marshal`` of the parsed data, keyed by the exact text | tests/test_yaml_cache.py |
 | frontmatter read without PyYAML's composer | ``importers/markdown.py`` (``_simple_frontmatter``) | PyYAML's ``Resolver.resolve`` and ``SafeConstructor`` methods called on hand-made scalar nodes | tests/test_frontmatter_fast_path.py |
 

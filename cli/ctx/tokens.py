@@ -13,6 +13,15 @@ without the Python package around it -- which is what ``tiktoken.Encoding`` call
 encode and decode: the same tokens, from the same code. The cache is keyed by that compiled file
 and the encodings' data folder (any reinstall changes them); any problem with it only costs speed,
 the encoding is then built the usual way.
+
+Even from its cache, tiktoken's core spends ~60 ms of CPU building its tables from the 100k ranks
+(a hash map, its inverse and a sorted copy) before it encodes anything: a third of a small graph's
+cold build. When the optional ``rs-bpe`` package is installed (``pip install 'ctx-graph[fast]'``),
+``cl100k_base`` is counted by its tokenizer instead, which loads its precomputed tables in ~30 ms and
+encodes faster, with the same tokens (tests/test_tokens.py compares the two on real notes and on
+generated text). Before use it must encode a probe text to tiktoken's very tokens; a text it will not
+decode (a cut inside a character) is decoded by tiktoken's core, built then. Any other encoding, or
+``CTX_PLAIN=1``, is tiktoken alone.
 """
 
 from __future__ import annotations
@@ -33,7 +42,8 @@ CORE_MODULE = "tiktoken._tiktoken"
 
 
 class Encoder:
-    """The encoding methods ctx uses, over tiktoken's core, as ``tiktoken.Encoding`` calls it."""
+    """The encoding methods ctx uses, over tiktoken's core, as ``tiktoken.Encoding`` calls it (or
+    over another core with the same tokens: ``_FastCore``)."""
 
     __slots__ = ("name", "_core")
 
@@ -148,6 +158,19 @@ def _load_tiktoken(name: str) -> Any:
 def get_encoding(name: str = DEFAULT_ENCODING) -> Encoder:
     from ctx import speedups
 
+    if not speedups.plain():
+        fast = _fast_core(name)
+        if fast is not None:
+            return Encoder(name, fast)
+    return tiktoken_encoding(name)
+
+
+@lru_cache(maxsize=4)
+def tiktoken_encoding(name: str = DEFAULT_ENCODING) -> Encoder:
+    """``name`` through tiktoken itself: its core fed from ctx's cache (or built the usual way), or
+    with ``CTX_PLAIN=1`` its public Encoding."""
+    from ctx import speedups
+
     if speedups.plain():
         return Encoder(name, _load_tiktoken(name))  # tiktoken's public Encoding, no cache
     files = _tiktoken_files()
@@ -167,6 +190,80 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> Encoder:
     # The Encoding's core when it has one as today; else the Encoding itself, which has the
     # same two methods (encode_ordinary, decode_bytes) with the same results.
     return Encoder(name, getattr(enc, "_core_bpe", enc))
+
+
+# The tokenizer of the optional rs-bpe package, per encoding it is trusted with. It must give this
+# probe tiktoken's tokens (tests/test_tokens.py checks the figures against tiktoken) or it is not
+# used: a release that tokenized differently would change budgets silently.
+FAST_LOADERS = {"cl100k_base": "cl100k_base"}
+FAST_PROBE = "ctx's probe: don't  split\n\n  12345 日本 émigré 🚀\t<|endoftext|>  \n"
+FAST_PROBE_TOKENS = {
+    "cl100k_base": [3858, 596, 22477, 25, 1541, 956, 220, 6859, 271, 220, 220, 4513, 1774, 76502, 22656, 4046, 76,
+                    5346, 978, 11410, 248, 222, 197, 27, 91, 8862, 728, 428, 91, 29, 2355],
+}
+FAST_MODULE = "rs_bpe.bpe"
+
+
+class _FastCore:
+    """rs-bpe's tokenizer with the two methods ``Encoder`` calls on tiktoken's core. It decodes
+    only to valid UTF-8; a cut inside a character (whose bytes tiktoken decodes with U+FFFD) is
+    decoded by tiktoken's own core."""
+
+    __slots__ = ("_name", "_tokenizer", "encode_ordinary")
+
+    def __init__(self, name: str, tokenizer: Any) -> None:
+        self._name = name
+        self._tokenizer = tokenizer
+        self.encode_ordinary = tokenizer.encode  # raises UnicodeEncodeError on a lone surrogate, as tiktoken's
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        text = self._tokenizer.decode(list(tokens))
+        if text is None:
+            return tiktoken_encoding(self._name)._core.decode_bytes(tokens)
+        return text.encode("utf-8")
+
+
+def _fast_module() -> Any:
+    """rs-bpe's compiled module, loaded from its file without the package's ``__init__`` (which
+    prints to stderr when the module cannot load); None when it is not installed or not loadable."""
+    module = sys.modules.get(FAST_MODULE)
+    if module is not None:
+        return module
+    from importlib.machinery import EXTENSION_SUFFIXES, PathFinder
+
+    spec = PathFinder.find_spec("rs_bpe")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = Path(next(iter(spec.submodule_search_locations)))
+    for suffix in EXTENSION_SUFFIXES:
+        path = package / f"bpe{suffix}"
+        if path.is_file():
+            import importlib.util
+
+            found = importlib.util.spec_from_file_location(FAST_MODULE, path)
+            if found is None or found.loader is None:
+                return None
+            module = importlib.util.module_from_spec(found)
+            found.loader.exec_module(module)
+            sys.modules[FAST_MODULE] = module
+            return module
+    return None
+
+
+def _fast_core(name: str) -> _FastCore | None:
+    loader = FAST_LOADERS.get(name)
+    if loader is None:
+        return None
+    try:
+        module = _fast_module()
+        if module is None:
+            return None
+        tokenizer = getattr(module.openai, loader)()
+        if tokenizer.encode(FAST_PROBE) != FAST_PROBE_TOKENS[name]:
+            return None
+        return _FastCore(name, tokenizer)
+    except Exception:  # noqa: BLE001 - not installed as expected, another API: tiktoken counts
+        return None
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
