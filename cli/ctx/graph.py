@@ -85,13 +85,18 @@ class Graph:
         return import_path(self.store, path, format=format, progress=progress)
 
     def embed(
-        self, model: str | None = None, *, batch_size: int = 32, progress: Progress | None = None
+        self, model: str | None = None, *, batch_size: int = 32, progress: Progress | None = None,
+        fast: bool = False,
     ) -> EmbedReport:
-        """Vectors for every node whose content changed (needs the ``embed`` extra)."""
+        """Vectors for every node whose content changed (needs the ``embed`` extra): static
+        vectors for passages first, then the model's own; ``fast`` stops after the static stage
+        (questions are then ranked by candidates: ``ctx.semantic.two_stage``)."""
         from ctx.semantic.embedding import embed_graph
         from ctx.semantic.models import resolve_model
 
-        return embed_graph(self.store, resolve_model(model), batch_size=batch_size, progress=progress)
+        return embed_graph(
+            self.store, resolve_model(model), batch_size=batch_size, progress=progress, first_stage_only=fast,
+        )
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -93,7 +93,7 @@ def rank_passages(
         if mode != "vector" else []
     )
     node_of = {h.id: h.node_id for h in bm25}
-    dense = _dense(graph, topic, pool) if mode != "fts" else {}
+    dense = _dense(graph, topic, pool, text, [h.id for h in bm25]) if mode != "fts" else {}
     node_of.update(dense)
     method = "+".join(m for m, r in (("bm25", bm25), ("vectors", dense)) if r) or "none"
     scores: dict[int, float] = {}
@@ -105,8 +105,11 @@ def rank_passages(
 
         # A passage edited or added since the last `ctx embed` has no vector to be ranked by:
         # it counts as first by meaning, so full text alone places it (``semantic.fusion``).
+        # On a graph at its first stage, the passages the candidates were drawn from are those
+        # with a static vector (``_dense``): only a passage without one was not seen.
         assert topic is not None and topic.model is not None
-        unvectored = _unvectored(graph, topic.model, [h.id for h in bm25], dense)
+        seen_by = _first_stage(graph) or topic.model
+        unvectored = _unvectored(graph, seen_by, [h.id for h in bm25], dense)
         scores = dict(reciprocal_rank_fusion(
             [[h.id for h in bm25], list(dense)], k=RRF_K, unseen=[None, unvectored],
         ))
@@ -131,12 +134,30 @@ def _unvectored(graph: "GraphReader", model: str, found: list[int], dense: dict[
     return graph.unvectored_passages(model, [pid for pid in found if pid not in dense])
 
 
-def _dense(graph: "GraphReader", topic: "TopicVector | None", pool: int) -> dict[int, str]:
-    """Nearest passages by vector (passage id -> node id, best first); empty without vectors."""
+def _first_stage(graph: "GraphReader") -> str | None:
+    """The first stage's model while the graph's passages lack their own vectors (``ctx embed``
+    stopped after, or is still running past, its static stage), else None."""
+    from ctx.semantic import two_stage
+
+    return once(("first_stage",), lambda: two_stage.first_stage_of(graph))
+
+
+def _dense(
+    graph: "GraphReader", topic: "TopicVector | None", pool: int, text: str = "", lexical: list[int] | None = None,
+) -> dict[int, str]:
+    """Nearest passages by vector (passage id -> node id, best first); empty without vectors.
+
+    While ``ctx embed`` has given the passages only their first stage's static vectors, only the
+    question's candidates (static nearest and ``lexical``, full text's ranking) are ranked by the
+    model's own vectors, computed for them now if missing (``ctx.semantic.two_stage``)."""
     if topic is None or topic.vector is None or topic.model is None:
         return {}
+    from ctx.semantic import two_stage
     from ctx.semantic.passage_index import load_passage_index
 
+    first = _first_stage(graph)
+    if first is not None:
+        return two_stage.dense(graph, topic, text, lexical or [], pool, first)
     model = topic.model
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):

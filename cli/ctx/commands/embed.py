@@ -19,6 +19,13 @@ MODEL_HELP = (
 )
 
 
+FAST_HELP = (
+    "Stop after the first stage: static vectors for every passage (seconds; the static model is "
+    "distilled from the model once per machine). Questions are then answered by ranking their "
+    "candidates with the model, computed and kept as they are asked."
+)
+
+
 def register(app: typer.Typer) -> None:
     app.command(
         "embed",
@@ -37,6 +44,7 @@ def embed_command(
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Texts per model batch.")] = 32,
     output: Annotated[TextOrJson, typer.Option("--output", "-o", help="Summary format.")] = TextOrJson.text,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    fast: Annotated[bool, typer.Option("--fast", help=FAST_HELP)] = False,
 ) -> None:
     """Embed every node whose content changed, so builds can rank by similarity."""
     from ctx.graph import Graph
@@ -44,9 +52,21 @@ def embed_command(
     db_path = resolve_db_path(db)
     graph = Graph.open(db_path)
     with ProgressBar(enabled=not quiet and sys.stderr.isatty()) as progress:
-        report = graph.embed(model, batch_size=batch_size, progress=progress)
+        report = graph.embed(model, batch_size=batch_size, progress=progress, fast=fast)
     if output == "json":
         print_json(report.as_dict() | {"db": shown(db_path)})
+        return
+    if report.static_passages:
+        sys.stderr.write(
+            f"first stage: {report.static_passages} passages given static vectors in {report.first_stage_seconds:.2f}s;"
+            " questions are answered by meaning from now on\n"
+        )
+    if fast:
+        left = "" if report.complete else (
+            "; the model's own vectors are not computed yet: each question embeds its candidates"
+            " (run `ctx embed` without --fast to embed them all)"
+        )
+        sys.stderr.write(f"embedded (first stage only) -> {shown(db_path)}{left}\n")
         return
     switched = f" (replacing {report.switched_from})" if report.switched_from else ""
     done = report.embedded + report.passages

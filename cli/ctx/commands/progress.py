@@ -11,6 +11,8 @@ UNITS = {
     "reading graph file": "MB",
     "counting tokens": "nodes",
     "embedding": "texts",  # notes and passages alike: what the encoder is given
+    "static vectors": "texts",  # the first stage: passages
+    "distilling static model": "pieces",  # once per machine: the model's vocabulary
     "passages": "notes",
 }
 

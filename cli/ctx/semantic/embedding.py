@@ -23,10 +23,12 @@ from ctx.store import as_store
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphStore
 
-# Progress callback: (phase, done, total). "loading model" (seconds, one step), then "embedding"
-# (nodes done, nodes to do), moved after every batch.
+# Progress callback: (phase, done, total). The first stage: "distilling static model" (word
+# pieces, once per machine), "static vectors" (passage texts); then "loading model" (one step) and
+# "embedding" (texts done, texts to do: passages, then nodes), moved after every batch.
 Progress = Callable[[str, int, int], None]
 LOADING, EMBEDDING = "loading model", "embedding"
+DISTILLING, STATIC = "distilling static model", "static vectors"
 
 
 @dataclass
@@ -41,6 +43,10 @@ class EmbedReport:
     passages: int = 0  # passage texts embedded (each distinct text once)
     precision: str | None = None  # what the encoder ran in ("bf16", "fp32"), when it ran
     threads: int | None = None
+    first_stage: str | None = None  # the static first stage's name, when the graph has one
+    static_passages: int = 0  # passage texts given a static vector
+    first_stage_seconds: float | None = None  # from the start to every passage searchable by meaning
+    complete: bool = True  # every passage (and node) has a vector of the model itself
 
     @property
     def rate(self) -> float:
@@ -65,6 +71,10 @@ class EmbedReport:
             "texts_per_second": round(self.texts_rate, 1),
             "precision": self.precision,
             "threads": self.threads,
+            "first_stage": self.first_stage,
+            "static_passages": self.static_passages,
+            "first_stage_seconds": None if self.first_stage_seconds is None else round(self.first_stage_seconds, 3),
+            "complete": self.complete,
         }
 
 
@@ -75,14 +85,24 @@ def embed_graph(
     batch_size: int = 32,
     progress: Progress | None = None,
     encoder_factory: Callable[[ModelRef], object] | None = None,
+    first_stage_only: bool = False,
+    first_stage: bool = True,
 ) -> EmbedReport:
     """Bring every passage's and node's vector up to date for ``model``. Commits after each chunk
     of batches, so an interrupted run keeps what it finished and the next run resumes from there.
+
+    First (``first_stage``, when the model can be distilled: ``ctx.semantic.first_stage``) every
+    passage without a vector of the model gets a static vector -- seconds for thousands of
+    texts -- and the graph is marked as answering by candidates (``ctx.semantic.two_stage``); then,
+    unless ``first_stage_only``, the model itself embeds every passage (clearing the mark when all
+    are done) and node.
 
     A node's own vector (its title and opening: what the note is about) ranks nodes by meaning;
     its passages' vectors find the parts of a long note the node's vector cannot see past its
     first ~256 word pieces. Each distinct passage text is embedded once.
     """
+    from ctx.semantic import first_stage as stage
+
     started = time.perf_counter()
     store = as_store(store)
     reader = store.reader(include_private=True)
@@ -90,7 +110,21 @@ def embed_graph(
     pending_passages = reader.pending_passages(model.name)
     pending = reader.pending_node_ids(model.name)
     total = reader.node_count()
-    pruned = _prune_and_activate(store, model.name, previous)
+    first = stage.name_for(model.name) if first_stage and stage.supported(model) else None
+    pruned = _prune_and_activate(store, model.name, previous, first)
+    report = EmbedReport(
+        model=model.name, dim=0, embedded=0, unchanged=total - len(pending), pruned=pruned, seconds=0.0,
+        switched_from=previous if previous not in (None, model.name) else None, first_stage=first,
+    )
+    if first is not None and pending_passages:
+        report.static_passages = _first_stage(store, model, first, progress)
+        _mark_first_stage(store, first)
+        report.first_stage_seconds = time.perf_counter() - started
+    if first_stage_only:
+        report.complete = not pending_passages and not pending
+        report.dim = reader.model_dim(model.name)
+        report.seconds = time.perf_counter() - started
+        return report
     run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending))
     if run.work:
         run.load(model, encoder_factory)
@@ -100,6 +134,8 @@ def embed_graph(
             session.write_passage_vectors(model.name, [(pending_passages[i][0], v) for i, v in zip(part, out, strict=True)])
 
     run.embed_sorted([text[:MAX_CHARS] for _, text in pending_passages], write_passages)
+    # Every passage has the model's own vector: builds rank all of them again, not candidates.
+    _mark_first_stage(store, None)
     embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):
@@ -113,25 +149,59 @@ def embed_graph(
         # The engine's approximate index, built once the vectors are in (PostgreSQL's HNSW).
         with store.import_session() as session:
             session.index_vectors(model.name)
-    return EmbedReport(
-        model=model.name,
-        dim=run.dim or reader.model_dim(model.name),
-        embedded=embedded,
-        unchanged=total - len(pending),
-        pruned=pruned,
-        seconds=time.perf_counter() - started,
-        switched_from=previous if previous not in (None, model.name) else None,
-        passages=len(pending_passages),
-        precision=getattr(run.encoder, "precision", None),
-        threads=getattr(run.encoder, "threads", None),
-    )
+    report.dim = run.dim or reader.model_dim(model.name)
+    report.embedded = embedded
+    report.passages = len(pending_passages)
+    report.precision = getattr(run.encoder, "precision", None)
+    report.threads = getattr(run.encoder, "threads", None)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
-def _prune_and_activate(store: GraphStore, model_name: str, previous: str | None) -> int:
-    """Drop the vectors no node or passage needs; make ``model_name`` the graph's model, so every
-    other model's vectors are stale and never ranked with this one's. Returns node vectors dropped."""
+def _first_stage(store: GraphStore, model: ModelRef, first: str, progress: Progress | None) -> int:
+    """Static vectors for every passage text without one; returns how many were written."""
+    from ctx.semantic import first_stage as stage
+    from ctx.semantic import static
+
+    reader = store.reader(include_private=True)
+    todo = reader.pending_passages(first)
+    if not todo:
+        return 0
+    folder = stage.ready(model)
+    if folder is None:
+        if progress:
+            progress(DISTILLING, 0, 1)
+        folder = stage.ensure(model, (lambda done, total: progress(DISTILLING, done, total)) if progress else None)
+    encoder = static.load(str(folder))
+    chunk = 2048
+    if progress:
+        progress(STATIC, 0, len(todo))
+    for start in range(0, len(todo), chunk):
+        part = todo[start : start + chunk]
+        vectors = encoder.encode([text[:MAX_CHARS] for _, text in part])
+        with store.import_session() as session:
+            session.write_passage_vectors(first, [(h, v) for (h, _), v in zip(part, vectors, strict=True)])
+        if progress:
+            progress(STATIC, start + len(part), len(todo))
+    return len(todo)
+
+
+def _mark_first_stage(store: GraphStore, first: str | None) -> None:
+    """Builds rank candidates (``first``) or every passage (None) by the model's own vectors."""
+    from ctx.semantic import first_stage as stage
+
+    if (store.reader(include_private=True).setting(stage.SETTING) or None) == first:
+        return
     with store.import_session() as session:
-        pruned = int(session.prune_orphan_vectors(model_name))
+        session.set_setting(stage.SETTING, first or "")
+
+
+def _prune_and_activate(store: GraphStore, model_name: str, previous: str | None, first: str | None) -> int:
+    """Drop the vectors no node or passage needs (keeping the first stage's, ``first``); make
+    ``model_name`` the graph's model, so every other model's vectors are stale and never ranked
+    with this one's. Returns node vectors dropped."""
+    with store.import_session() as session:
+        pruned = int(session.prune_orphan_vectors(model_name, first))
     if previous != model_name:
         with store.import_session() as session:
             session.set_active_model(model_name)

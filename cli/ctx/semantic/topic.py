@@ -49,7 +49,9 @@ def graph_model(graph: GraphReader) -> tuple[str | None, str | None]:
     if model is None:
         return None, "no embeddings in this graph (run `ctx embed`)"
     state = graph.embedding_status(model)
-    if state.fresh == 0:
+    if state.fresh == 0 and not graph.setting("embedding_first_stage"):
+        # (A graph at ``ctx embed``'s first stage has no node vectors yet, only passages' static
+        # ones: its questions are ranked by candidates, ``ctx.semantic.two_stage``.)
         return None, "embeddings are all stale (run `ctx embed`)"
     return model, None
 

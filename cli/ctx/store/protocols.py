@@ -492,6 +492,18 @@ class GraphReader(Protocol):
         with its whitespace collapsed), or None."""
         ...
 
+    def candidate_passages(
+        self, model: str, passage_ids: list[int]
+    ) -> list[tuple[int, str, str, str, np.ndarray | None]]:
+        """(passage id, node id, hash, text to embed, vector of ``model`` or None) of each of
+        ``passage_ids`` that exists, ascending by id (``ctx.semantic.two_stage``)."""
+        ...
+
+    def remember_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
+        """Store (text hash, vector) rows a build computed for ``model``; best effort, as
+        ``remember_query_vector``. True when they were stored."""
+        ...
+
     def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
         """Cache a topic's vector; best effort: never waits for a lock, and a read-only graph or
         role simply caches nothing."""
@@ -716,10 +728,10 @@ class ImportSession(Protocol):
         the vectors are loaded, never row by row). Whether an index now serves the model."""
         ...
 
-    def prune_orphan_vectors(self, model: str | None = None) -> int:
+    def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         """Drop vectors of nodes that no longer exist and, given the active ``model``, passage
-        vectors no passage needs (another model's, or a text no passage has). Returns the node
-        vectors dropped."""
+        vectors no passage needs (another model's than ``model`` and ``also_keep`` -- the first
+        stage's static vectors --, or a text no passage has). Returns the node vectors dropped."""
         ...
 
 

@@ -189,10 +189,10 @@ class SqliteSession:
 
         vectors.write_passage_vectors(self.conn, model, rows)
 
-    def prune_orphan_vectors(self, model: str | None = None) -> int:
+    def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         from ctx.store import vectors
 
-        return vectors.prune_orphans(self.conn, model)
+        return vectors.prune_orphans(self.conn, model, also_keep)
 
     def index_vectors(self, model: str) -> bool:
         """Nothing: SQLite ranks every vector exactly (a matrix cached beside the graph)."""

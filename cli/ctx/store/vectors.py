@@ -104,16 +104,16 @@ def write_vectors(
     return len(data)
 
 
-def prune_orphans(conn: sqlite3.Connection, model: str | None = None) -> int:
+def prune_orphans(conn: sqlite3.Connection, model: str | None = None, also_keep: str | None = None) -> int:
     """Drop vectors of nodes that no longer exist and, given the active ``model``, passage
-    vectors no passage needs (another model's, or texts no passage has any more). Returns the
-    node vectors dropped."""
+    vectors no passage needs (another model's than ``model`` and ``also_keep``, the first stage's,
+    or texts no passage has any more). Returns the node vectors dropped."""
     with transaction(conn):
         dropped = conn.execute("DELETE FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").rowcount
         if model is not None:
             conn.execute(
-                "DELETE FROM passage_vectors WHERE model != ? OR hash NOT IN (SELECT hash FROM passages)",
-                (model,),
+                "DELETE FROM passage_vectors WHERE model NOT IN (?, ?) OR hash NOT IN (SELECT hash FROM passages)",
+                (model, also_keep or model),
             )
     return dropped
 
@@ -140,6 +140,41 @@ def write_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple
             "INSERT OR REPLACE INTO passage_vectors (model, hash, dim, vector) VALUES (?, ?, ?, ?)",
             [(model, h, int(v.shape[0]), to_blob(v)) for h, v in rows],
         )
+
+
+def candidate_passages(
+    conn: sqlite3.Connection, model: str, passage_ids: list[int]
+) -> list[tuple[int, str, str, str, np.ndarray | None]]:
+    """(id, node id, hash, text to embed, vector of ``model`` or None) of each of ``passage_ids``
+    that exists, in id order: what a build needs to rank candidates by ``model``."""
+    from ctx.store.passage_reads import embed_text
+
+    out = []
+    for start in range(0, len(passage_ids), 500):
+        part = passage_ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for r in conn.execute(
+            "SELECT p.id, p.node_id, p.hash, p.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
+            " LEFT JOIN passage_vectors v ON v.model = ? AND v.hash = p.hash"
+            f" WHERE p.id IN ({marks})",
+            (model, *part),
+        ):
+            out.append((r[0], r[1], r[2], embed_text(r[3], r[4], r[5], r[6]), None if r[7] is None else from_blob(r[7])))
+    return sorted(out)
+
+
+def remember_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
+    """Store passage vectors a build computed; best effort, as ``cache_query_vector``: never waits
+    for a lock, and a read-only or busy graph keeps nothing. True when they were stored."""
+    waited = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        write_passage_vectors(conn, model, rows)
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {waited}")
 
 
 def all_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int], list[str], np.ndarray]:

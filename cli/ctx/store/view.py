@@ -666,7 +666,10 @@ class GraphView:
             return False
 
     def has_vectors(self) -> bool:
-        return self.active_model() is not None and self._has_embeddings()
+        # Node vectors, or (``ctx embed``'s first stage) passages' static ones.
+        return self.active_model() is not None and (
+            self._has_embeddings() or bool(self.setting("embedding_first_stage"))
+        )
 
     def model_dim(self, model: str) -> int:
         from ctx.store import vectors
@@ -700,6 +703,18 @@ class GraphView:
         from ctx.store import vectors
 
         return vectors.kept_passage_vectors(self.conn, model)
+
+    def candidate_passages(
+        self, model: str, passage_ids: list[int]
+    ) -> list[tuple[int, str, str, str, np.ndarray | None]]:
+        from ctx.store import vectors
+
+        return vectors.candidate_passages(self.conn, model, passage_ids)
+
+    def remember_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
+        from ctx.store import vectors
+
+        return vectors.remember_passage_vectors(self.conn, model, rows)
 
     def pending_node_ids(self, model: str) -> list[str]:
         from ctx.store import vectors

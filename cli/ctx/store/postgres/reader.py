@@ -668,7 +668,10 @@ class PostgresReader:
         return self._one("SELECT 1 FROM embeddings LIMIT 1") is not None
 
     def has_vectors(self) -> bool:
-        return self.active_model() is not None and self.has_embeddings()
+        # Node vectors, or (``ctx embed``'s first stage) passages' static ones.
+        return self.active_model() is not None and (
+            self.has_embeddings() or bool(self.setting("embedding_first_stage"))
+        )
 
     def model_dim(self, model: str) -> int:
         row = self._one("SELECT dim FROM embeddings WHERE model = %s LIMIT 1", (model,))
@@ -790,6 +793,42 @@ class PostgresReader:
             (model,),
         )
         return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
+
+    def candidate_passages(
+        self, model: str, passage_ids: list[int]
+    ) -> list[tuple[int, str, str, str, np.ndarray | None]]:
+        from ctx.store.passage_reads import embed_text
+
+        if not passage_ids:
+            return []
+        rows = self._rows(
+            "SELECT p.id, p.node_id, p.hash, p.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
+            " LEFT JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash WHERE p.id = ANY(%s) ORDER BY p.id",
+            (model, list(passage_ids)),
+        )
+        return [
+            (r[0], r[1], r[2], embed_text(r[3], r[4], r[5], r[6]), None if r[7] is None else _vector(r[7]))
+            for r in rows
+        ]
+
+    def remember_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
+        """Best effort, as ``remember_query_vector``: never waits for a lock."""
+        import psycopg
+
+        if not rows:
+            return True
+        try:
+            with self.conn.transaction():
+                self.conn.execute("SET LOCAL lock_timeout = 1")
+                with self.conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO passage_vectors (model, hash, dim, vector) VALUES (%s, %s, %s, %s)"
+                        " ON CONFLICT (model, hash) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+                        [(model, h, int(v.shape[0]), vector_text(v)) for h, v in rows],
+                    )
+        except psycopg.Error:
+            return False
+        return True
 
     def query_vector(self, model: str, text: str) -> np.ndarray | None:
         from ctx.store.vectors import _query_key as query_key

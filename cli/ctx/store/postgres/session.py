@@ -394,15 +394,15 @@ class PostgresSession:
 
         return hnsw.build(self.conn, model)
 
-    def prune_orphan_vectors(self, model: str | None = None) -> int:
+    def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         dropped = self.conn.execute(
             "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.node_id)"
         ).rowcount
         if model is not None:
             self.conn.execute(
-                "DELETE FROM passage_vectors v WHERE v.model <> %s"
+                "DELETE FROM passage_vectors v WHERE v.model NOT IN (%s, %s)"
                 " OR NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.hash)",
-                (model,),
+                (model, also_keep or model),
             )
         return dropped
 
