@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,9 @@ CORPORA = SHARED / "corpora"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ["COLUMNS"] = "120"
+# ``ctx embed``'s first stage distils a static model once per machine (~20 s of CPU): once per
+# machine for the test runs too, whatever CTX_HOME a test sets (keyed by the model's files).
+os.environ.setdefault("CTX_MODEL_CACHE", str(Path(tempfile.gettempdir()) / "ctx-test-model-cache"))
 
 
 def corpus_path(name: str) -> Path:

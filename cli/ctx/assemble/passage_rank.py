@@ -157,7 +157,10 @@ def _dense(
 
     first = _first_stage(graph)
     if first is not None:
-        return two_stage.dense(graph, topic, text, lexical or [], pool, first)
+        # Once per build: the resolver and the collector both rank the question's passages.
+        cut = tuple((lexical or [])[: two_stage.LEXICAL_B])
+        key = ("two_stage", topic.model, text, cut, pool, graph.include_private, topic.vector.tobytes())
+        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, first))
     model = topic.model
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,9 @@ from ctx.semantic.models import ModelRef
 # The graph setting: the first stage's model name while the active model's passage vectors are
 # incomplete ("" or absent once ``ctx embed`` has embedded every passage with the model itself).
 SETTING = "embedding_first_stage"
-SUFFIX = "@static1"  # the distillation's version: a new method gets a new name, never mixes
+SUFFIX = "@static1"
+# Where distilled models are kept (default: ctx's cache folder, ``models/``).
+CACHE_ENV = "CTX_MODEL_CACHE"  # the distillation's version: a new method gets a new name, never mixes
 
 
 def name_for(model_name: str) -> str:
@@ -46,12 +49,13 @@ def folder_for(model: ModelRef) -> Path:
     from ctx.paths import cache_dir
 
     assert model.path is not None
+    root = Path(os.environ[CACHE_ENV]).expanduser() if os.environ.get(CACHE_ENV) else cache_dir() / "models"
     weights = next((model.path / f for f in ("model.safetensors", "pytorch_model.bin") if (model.path / f).exists()), model.path)
     stat = weights.stat()
     key = f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{SUFFIX}"
     digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", model.name).strip("-") or "model"
-    return cache_dir() / "models" / f"{base}{SUFFIX.replace('@', '-')}-{digest}"
+    return root / f"{base}{SUFFIX.replace('@', '-')}-{digest}"
 
 
 def ready(model: ModelRef) -> Path | None:

@@ -4,10 +4,11 @@ embedded every passage (``ctx embed``'s static stage: ``ctx.semantic.first_stage
 A question's candidates are the static model's nearest ``STATIC_K`` passages and full-text
 search's top ``LEXICAL_B``; only they are ranked, by the model's own vectors. Candidates without
 one are embedded now and stored by content hash (best effort, like the query cache), so a later
-question sharing them pays nothing and ``ctx embed`` skips them. The ranking depends only on the
-graph's passages and the candidates' vectors -- never on which earlier questions filled the store
--- so the same question on the same graph gives the same context whether its candidates were
-embedded now or before.
+question sharing them pays nothing and ``ctx embed`` skips them. Which passages are ranked depends
+only on the graph's passages and the question, never on which earlier questions filled the store;
+asked again, a question gets the same bytes (its candidates' vectors are then read, not computed).
+A vector computed in another question's batch may differ in its last bits (bfloat16 sums), which
+can only reorder exact near-ties.
 
 Measured (``bench/bench_two_stage.py``, docs/embedding.md "Two stages"): static 200 + full text 50
 gave fact recall 0.866 against 0.856 for the model over every passage, embedding a median of 219
