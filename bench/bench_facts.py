@@ -16,6 +16,9 @@ dev can be checked on holdout.
 Configurations (all at --max-tokens, default 2000):
   ctx-default        `ctx build "<question>"`, the default lens, graph without embeddings
   ctx-default+emb    the same after `ctx embed`
+  ctx-default+fast   the same after `ctx embed --fast` only (the first stage: static vectors; each
+                     question's candidates embedded by MiniLM when asked, on a fresh copy of the
+                     graph each run, questions in order: later ones reuse earlier ones' vectors)
   ctx-question       `ctx build "<question>" --lens question`, no embeddings
   ctx-question+emb   the same after `ctx embed`
   chunk-bm25         a plain chunk-RAG baseline written here (no ctx code): every note split into
@@ -57,11 +60,12 @@ OUT = HERE / "out"
 GRAPHS = OUT / "graphs"
 VECTORS = OUT / "vectors"
 
-CTX_CONFIGS = {  # name -> (graph with embeddings?, extra `ctx build` arguments)
-    "ctx-default": (False, []),
-    "ctx-default+emb": (True, []),
-    "ctx-question": (False, ["--lens", "question"]),
-    "ctx-question+emb": (True, ["--lens", "question"]),
+CTX_CONFIGS = {  # name -> (graph's embedding: "" none, "emb" `ctx embed`, "fast" `ctx embed --fast`; extra `ctx build` arguments)
+    "ctx-default": ("", []),
+    "ctx-default+emb": ("emb", []),
+    "ctx-default+fast": ("fast", []),
+    "ctx-question": ("", ["--lens", "question"]),
+    "ctx-question+emb": ("emb", ["--lens", "question"]),
 }
 CHUNK_CONFIGS = ("chunk-bm25", "chunk-hybrid+emb")
 CONFIGS = (*CTX_CONFIGS, *CHUNK_CONFIGS)
@@ -111,9 +115,9 @@ def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=OUT)
 
 
-def prepare_graph(ctx: str, corpus: str, embedded: bool, fresh: bool, env: dict[str, str]) -> Path:
+def prepare_graph(ctx: str, corpus: str, embedded: str, fresh: bool, env: dict[str, str]) -> Path:
     GRAPHS.mkdir(parents=True, exist_ok=True)
-    db = GRAPHS / f"{corpus}{'.emb' if embedded else ''}.db"
+    db = GRAPHS / f"{corpus}{'.' + embedded if embedded else ''}.db"
     stamp_file = db.with_suffix(".stamp.json")
     stamp = {"corpus": corpus_stamp(CORPORA / corpus), "ctx": graph_code_stamp()}
     current = json.loads(stamp_file.read_text()) if stamp_file.exists() else None
@@ -125,10 +129,19 @@ def prepare_graph(ctx: str, corpus: str, embedded: bool, fresh: bool, env: dict[
         note = f"imported in {time.perf_counter() - started:.1f}s"
         if embedded:
             started = time.perf_counter()
-            summary = json.loads(run([ctx, "embed", "--db", str(db), "-q", "--output", "json"], env).stdout)
-            note += f", embedded {summary.get('embedded')} nodes in {time.perf_counter() - started:.0f}s"
+            fast = ["--fast"] if embedded == "fast" else []
+            summary = json.loads(run([ctx, "embed", *fast, "--db", str(db), "-q", "--output", "json"], env).stdout)
+            note += (f", embedded {summary.get('embedded')} nodes, {summary.get('passages_embedded')} passages"
+                     f" ({summary.get('static_passages')} static) in {time.perf_counter() - started:.0f}s")
         stamp_file.write_text(json.dumps(stamp))
         print(f"- graph {db.name}: {note}", file=sys.stderr)
+    if embedded == "fast":
+        # Questions store their candidates' vectors: each run starts from the first stage alone.
+        run_copy = db.with_suffix(".run.db")
+        for leftover in (run_copy, Path(f"{run_copy}-wal"), Path(f"{run_copy}-shm")):
+            leftover.unlink(missing_ok=True)
+        shutil.copyfile(db, run_copy)
+        return run_copy
     return db
 
 
@@ -529,7 +542,7 @@ def main() -> int:
     started = time.perf_counter()
 
     ctx = ctx_command()
-    dbs: dict[tuple[str, bool], Path] = {}
+    dbs: dict[tuple[str, str], Path] = {}
     for corpus in corpora:
         for embedded in sorted({CTX_CONFIGS[c][0] for c in configs if c in CTX_CONFIGS}):
             dbs[(corpus, embedded)] = prepare_graph(ctx, corpus, embedded, args.fresh, env)

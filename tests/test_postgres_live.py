@@ -77,6 +77,38 @@ def test_embed_on_postgres_stores_the_vectors_sqlite_stores_and_builds_use_them(
         assert found.found and "Secret" not in {n["id"] for n in json.loads(found.text)["nodes"]}
 
 
+def test_the_first_stage_on_postgres_answers_by_candidates_as_sqlite_does(pg_url, tmp_path, run_cli):
+    """`ctx embed --fast` (static vectors only), then a question: its candidates get the model's
+    vectors, stored in pgvector by content hash, and the answer is SQLite's."""
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.semantic import first_stage, two_stage
+
+    vault = _team_vault(tmp_path)
+    lite = tmp_path / "g.db"
+    reports = []
+    for target in (lite, pg_url):
+        assert run_cli("import", str(vault), db=target).exit_code == 0  # type: ignore[arg-type]
+        done = run_cli("embed", "--fast", "--output", "json", "--quiet", db=target)  # type: ignore[arg-type]
+        assert done.exit_code == 0, done.stderr
+        reports.append(json.loads(done.stdout))
+    a, b = reports
+    assert a["static_passages"] == b["static_passages"] > 0 and a["passages_embedded"] == b["passages_embedded"] == 0
+    question = "who reviews salaries of the launch team"
+    answers, embedded = [], []
+    for target in (lite, pg_url):
+        with Graph.open(target) as g:
+            model = g.reader.active_model()
+            assert g.reader.setting(first_stage.SETTING) == first_stage.name_for(str(model))
+            found = g.build(question, format="json", max_tokens=1500)
+            embedded.append(two_stage.LAST["embedded"])
+            answers.append(json.loads(found.text))
+            assert found.found and "Secret" not in {n["id"] for n in answers[-1]["nodes"]}
+            _, _, stored = g.reader.passage_vector_matrix(str(model))
+            assert len(stored) == embedded[-1] > 0  # the candidates', kept
+    assert embedded[0] == embedded[1]
+    assert [n["id"] for n in answers[0]["nodes"]][:3] == [n["id"] for n in answers[1]["nodes"]][:3]
+
+
 # ---------------------------------------------------------------------------------------------
 # ctx watch: a database URL kept fresh while the notes change
 

@@ -213,3 +213,31 @@ def test_a_few_missing_candidates_are_embedded_without_torch(fast_graphs, tmp_pa
     report = json.loads(out.stdout)
     assert report["heavy"] == [] and report["first"] == "Sourdough starter"
     assert report["last"]["encoder"] == "numpy" and report["last"]["embedded"] == _distinct_passages(db)
+
+
+def test_many_missing_candidates_are_embedded_by_torch_alone(fast_graphs, tmp_path):
+    """More than NUMPY_UP_TO: torch's forward pass, without sentence-transformers' imports."""
+    db = _copy(fast_graphs["large"], tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", _NUMPY_ONLY, str(db), BREAD_QUESTION], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["heavy"] == ["torch"] and report["first"] == "Sourdough starter"
+    assert report["last"]["encoder"].startswith("torch") and report["last"]["embedded"] > two_stage.NUMPY_UP_TO
+
+
+def test_the_torch_forward_pass_gives_sentence_transformers_vectors():
+    """Many candidates are embedded by numpy_bert's forward pass in torch (only torch imported);
+    its vectors are the model's, in the same precision `ctx embed` runs."""
+    from ctx.semantic.encoder import DocumentEncoder
+    from ctx.semantic.torch_bert import TorchBertEncoder
+
+    texts = [*NOTES.values(), BREAD_QUESTION, "a" * 3000, "Satellites: sideways velocity."]
+    model = resolve_model(None)
+    reference = DocumentEncoder(model)
+    ours = TorchBertEncoder(model.path, precision=reference.precision, threads=1)
+    mine, theirs = ours.encode(texts, batch_size=4), reference.encode(texts)
+    assert mine.shape == theirs.shape == (len(texts), 384)
+    assert float(np.min(np.sum(mine * theirs, axis=1))) > 0.999
+    assert np.allclose(np.linalg.norm(mine, axis=1), 1.0, atol=1e-5)

@@ -32,10 +32,11 @@ if TYPE_CHECKING:
 
 STATIC_K = 200
 LEXICAL_B = 50
-# Up to this many texts to embed, the numpy encoder (no torch import: ~0.3 s to load, ~3-10 texts
-# per CPU-second with one BLAS thread); more, and torch's load (~7 s of CPU) pays for its speed
-# (~50-75 texts per CPU-second in bfloat16). Measured on this project's 2-core machine.
-NUMPY_UP_TO = 24
+# Up to this many texts to embed, the numpy encoder (no torch import: ~0.3 s to load, ~3 texts per
+# CPU-second with one BLAS thread on the Obsidian help vault's passages); more, and importing torch
+# (~2.5 s of CPU) pays for its speed (~40-60 texts per CPU-second in bfloat16). Measured on this
+# project's 2-core machine.
+NUMPY_UP_TO = 8
 
 # What the last cold question cost: bench/ and ``ctx build --explain`` read it.
 LAST: dict[str, Any] = {}
@@ -92,30 +93,35 @@ def _fill(graph: "GraphReader", model: str, rows: list[tuple[int, str, str, str,
 
 
 def _encode(model_name: str, texts: list[str]) -> tuple[np.ndarray, str]:
-    """The texts' vectors of the model, by the cheaper encoder for this many (``NUMPY_UP_TO``);
-    numpy whenever torch is not installed."""
-    from ctx.semantic.encoder import EmbedExtraMissing
+    """The texts' vectors of the model, by the cheaper encoder for this many (``NUMPY_UP_TO``):
+    the numpy encoder, else its forward pass in torch (``ctx.semantic.torch_bert``: torch alone
+    imported), else sentence-transformers (a model numpy cannot run, or read through a window)."""
+    from ctx.semantic import numpy_bert
     from ctx.semantic.models import resolve_model
 
     model = resolve_model(model_name)
-    # A model read through a shorter window than its own: torch reads it through that window.
-    if len(texts) > NUMPY_UP_TO or model.path is None or model.window:
+    if model.path is not None and not model.window:
         try:
-            from ctx.semantic.encoder import DocumentEncoder
-
-            encoder = DocumentEncoder(model)
-        except EmbedExtraMissing:
-            if model.path is None:
-                raise
+            numpy_encoder = numpy_bert.load(str(model.path))
+        except (numpy_bert.UnsupportedModel, OSError, KeyError, ValueError):
+            pass
         else:
-            return np.asarray(encoder.encode(texts), dtype=np.float32), f"torch {encoder.precision}"
-    from ctx.semantic import numpy_bert
+            if len(texts) > NUMPY_UP_TO:
+                try:
+                    from ctx.semantic import torch_bert
 
-    assert model.path is not None
-    numpy_encoder = numpy_bert.load(str(model.path))
-    with _one_blas_thread():
-        out = numpy_encoder.encode(texts)
-    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12), "numpy"
+                    encoder = torch_bert.load(str(model.path))
+                except ImportError:  # no torch: numpy, however many
+                    pass
+                else:
+                    return encoder.encode(texts), f"torch {encoder.precision}"
+            with _one_blas_thread():
+                out = numpy_encoder.encode(texts)
+            return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12), "numpy"
+    from ctx.semantic.encoder import DocumentEncoder
+
+    document_encoder = DocumentEncoder(model)
+    return np.asarray(document_encoder.encode(texts), dtype=np.float32), f"sentence-transformers {document_encoder.precision}"
 
 
 class _one_blas_thread:
