@@ -111,6 +111,16 @@ def embed_graph(
     pending = reader.pending_node_ids(model.name)
     total = reader.node_count()
     first = stage.name_for(model.name) if first_stage and stage.supported(model) else None
+    if first_stage_only and first is None:
+        from ctx.semantic.static import is_static_model
+
+        if model.path is None or not is_static_model(model.path):
+            from ctx.errors import UsageError
+
+            raise UsageError(
+                f"--fast needs a local transformer folder to distil a static first stage from; {model.name!r} is not one"
+            )
+        first_stage_only = False  # a static model is its own fast stage: embed with it
     pruned = _prune_and_activate(store, model.name, previous, first)
     report = EmbedReport(
         model=model.name, dim=0, embedded=0, unchanged=total - len(pending), pruned=pruned, seconds=0.0,
