@@ -5,6 +5,9 @@
     python bench/bench_semantic.py --embed-only    # only the `ctx embed` figures
     python bench/bench_semantic.py --embed-only --model DIR   # another model, e.g. a static one
                                                               # (bench/static_model.py makes one)
+    python bench/bench_semantic.py --fast          # `ctx embed --fast` (the first stage only), then
+                                                   # the builds on that graph (questions embed
+                                                   # their candidates)
 
 1. `ctx embed` on ../shared/corpora/obsidian-dwarves-brain from scratch: passages and nodes per second,
    wall and CPU (process start and model load included), then a second run (nothing to do).
@@ -61,14 +64,14 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def bench_embed(workdir: Path, env: dict[str, str], model: str | None = None) -> Path:
+def bench_embed(workdir: Path, env: dict[str, str], model: str | None = None, fast: bool = False) -> Path:
     db = workdir / "dwarves.db"
     for stale in workdir.glob("dwarves.db*"):
         stale.unlink()
     ctx("import", str(VAULT), "--db", str(db), "-q", env=env)
     load = os.getloadavg()[0]
     started, cpu = time.perf_counter(), child_cpu()
-    chosen = ["--model", model] if model else []
+    chosen = (["--model", model] if model else []) + (["--fast"] if fast else [])
     first = json.loads(ctx("embed", "--db", str(db), "-q", "--output", "json", *chosen, env=env).stdout)
     wall, cpu = time.perf_counter() - started, child_cpu() - cpu
     started = time.perf_counter()
@@ -81,6 +84,10 @@ def bench_embed(workdir: Path, env: dict[str, str], model: str | None = None) ->
           f" load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"  {wall:.1f} s wall, {cpu:.1f} s CPU (process start and model load included):"
           f" {texts / wall:.1f} texts/s wall, {texts / cpu:.1f} texts per CPU-second")
+    if first.get("static_passages"):
+        print(f"  first stage: {first['static_passages']} passages given static vectors,"
+              f" searchable by meaning after {first['first_stage_seconds']:.1f} s wall"
+              f"{' (then stopped: --fast)' if fast else ''}")
     print(f"ctx embed again: {second['embedded']} embedded, {again:.2f} s wall")
     return db
 
@@ -168,12 +175,13 @@ def main() -> int:
     parser.add_argument("--skip-embed", action="store_true")
     parser.add_argument("--embed-only", action="store_true", help="only the `ctx embed` figures")
     parser.add_argument("--model", default=None, help="embed with this model (name or folder) instead of the default")
+    parser.add_argument("--fast", action="store_true", help="`ctx embed --fast`: the first stage only")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
     if VAULT.exists():
-        db = args.workdir / "dwarves.db" if args.skip_embed else bench_embed(args.workdir, env, args.model)
+        db = args.workdir / "dwarves.db" if args.skip_embed else bench_embed(args.workdir, env, args.model, args.fast)
         if args.embed_only:
             return 0
         bench_build(db, args.runs, env)
