@@ -241,3 +241,24 @@ def test_the_torch_forward_pass_gives_sentence_transformers_vectors():
     assert mine.shape == theirs.shape == (len(texts), 384)
     assert float(np.min(np.sum(mine * theirs, axis=1))) > 0.999
     assert np.allclose(np.linalg.norm(mine, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_sync_keeps_a_first_stage_graph_at_its_first_stage(tmp_path):
+    """After `ctx embed --fast`, a sync gives a new note's passages static vectors (seconds) and
+    leaves the model's own to `ctx embed`; the new note is then found by meaning."""
+    from ctx.sync import sync
+
+    vault = write_vault(tmp_path / "vault", dict(list(NOTES.items())[:3]))
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    embed_graph(conn, resolve_model(None), first_stage_only=True)
+    conn.close()
+    write_vault(vault, {"Orbit basics.md": NOTES["Orbit basics.md"]})
+    conn = connect(db)
+    sync(conn)
+    conn.close()
+    assert _model_vectors(db, STATIC) == _distinct_passages(db) > 3
+    assert _model_vectors(db) == 0 and _count(db, "SELECT COUNT(*) FROM embeddings") == 0
+    doc = json.loads(_build(db, "what keeps satellites up in the sky?"))
+    assert doc["nodes"][0]["id"] == "Orbit basics"

@@ -170,8 +170,14 @@ def _embed_pending(
     from ctx.semantic.encoder import EmbedExtraMissing
     from ctx.semantic.models import resolve_model
 
+    # A graph left at ``ctx embed``'s first stage (``--fast``) stays there: a sync or a watch gives
+    # new passages their static vectors in seconds and leaves the model's own to ``ctx embed``.
+    at_first_stage = bool(reader.setting("embedding_first_stage"))
     try:
-        embedded = embed_graph(store, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory)
+        embedded = embed_graph(
+            store, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory,
+            first_stage_only=at_first_stage,
+        )
     except EmbedExtraMissing:
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
         return

@@ -107,8 +107,6 @@ def embed_graph(
     store = as_store(store)
     reader = store.reader(include_private=True)
     previous = reader.active_model()
-    pending_passages = reader.pending_passages(model.name)
-    pending = reader.pending_node_ids(model.name)
     total = reader.node_count()
     first = stage.name_for(model.name) if first_stage and stage.supported(model) else None
     if first_stage_only and first is None:
@@ -123,18 +121,29 @@ def embed_graph(
         first_stage_only = False  # a static model is its own fast stage: embed with it
     pruned = _prune_and_activate(store, model.name, previous, first)
     report = EmbedReport(
-        model=model.name, dim=0, embedded=0, unchanged=total - len(pending), pruned=pruned, seconds=0.0,
+        model=model.name, dim=0, embedded=0, unchanged=0, pruned=pruned, seconds=0.0,
         switched_from=previous if previous not in (None, model.name) else None, first_stage=first,
     )
+    if first_stage_only:
+        # The model's own lists are not read (every text of a big vault): only the static stage.
+        assert first is not None
+        report.static_passages = _first_stage(store, model, first, progress)
+        if report.static_passages or reader.setting(stage.SETTING):
+            _mark_first_stage(store, first)
+            report.first_stage_seconds = time.perf_counter() - started
+        status = reader.embedding_status(model.name)
+        report.complete = not reader.setting(stage.SETTING) and status.missing == 0
+        report.unchanged = status.fresh
+        report.dim = reader.model_dim(model.name)
+        report.seconds = time.perf_counter() - started
+        return report
+    pending_passages = reader.pending_passages(model.name)
+    pending = reader.pending_node_ids(model.name)
+    report.unchanged = total - len(pending)
     if first is not None and pending_passages:
         report.static_passages = _first_stage(store, model, first, progress)
         _mark_first_stage(store, first)
         report.first_stage_seconds = time.perf_counter() - started
-    if first_stage_only:
-        report.complete = not pending_passages and not pending
-        report.dim = reader.model_dim(model.name)
-        report.seconds = time.perf_counter() - started
-        return report
     run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending))
     if run.work:
         run.load(model, encoder_factory)
