@@ -178,6 +178,7 @@ def test_the_fast_tokenizer_gives_tiktokens_tokens_on_every_real_note(fast):
     for text in SAMPLES + notes:
         expected = reference.encode_ordinary(text)
         assert fast.encode_ordinary(text) == expected
+        assert fast.count(text) == len(expected)
         assert fast.decode(expected) == reference.decode(expected)
 
 
@@ -199,7 +200,10 @@ def test_the_fast_tokenizer_agrees_on_any_text(text):
     if core is None:
         return  # not installed: nothing to compare (the test above says it was skipped)
     reference = _tiktoken_reference()
-    assert tokens.Encoder("cl100k_base", core).encode_ordinary(text) == reference.encode_ordinary(text)
+    encoder = tokens.Encoder("cl100k_base", core)
+    expected = reference.encode_ordinary(text)
+    assert encoder.encode_ordinary(text) == expected
+    assert encoder.count(text) == len(expected)
 
 
 def test_the_default_encoder_is_the_fast_one_only_where_trusted(fast, monkeypatch):

@@ -63,6 +63,17 @@ class Encoder:
     # tiktoken's ``encode(text, disallowed_special=())``, the way ctx has always counted.
     encode = encode_ordinary
 
+    def count(self, text: str) -> int:
+        """``len(encode_ordinary(text))``; rs-bpe's tokenizer counts without building the list
+        (about twice as fast as its encode)."""
+        core = self._core
+        if type(core) is _FastCore:
+            try:
+                return core.count(text)
+            except UnicodeEncodeError:
+                pass  # a lone surrogate: counted as U+FFFD, as encode_ordinary does
+        return len(self.encode_ordinary(text))
+
     def decode(self, tokens: Sequence[int]) -> str:
         return self._core.decode_bytes(tokens).decode("utf-8", errors="replace")
 
@@ -209,12 +220,13 @@ class _FastCore:
     only to valid UTF-8; a cut inside a character (whose bytes tiktoken decodes with U+FFFD) is
     decoded by tiktoken's own core."""
 
-    __slots__ = ("_name", "_tokenizer", "encode_ordinary")
+    __slots__ = ("_name", "_tokenizer", "encode_ordinary", "count")
 
     def __init__(self, name: str, tokenizer: Any) -> None:
         self._name = name
         self._tokenizer = tokenizer
         self.encode_ordinary = tokenizer.encode  # raises UnicodeEncodeError on a lone surrogate, as tiktoken's
+        self.count = tokenizer.count  # the same, without the list
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         text = self._tokenizer.decode(list(tokens))
@@ -269,15 +281,14 @@ def _fast_core(name: str) -> _FastCore | None:
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     if not text:
         return 0
-    return len(get_encoding(encoding).encode_ordinary(text))
+    return get_encoding(encoding).count(text)
 
 
 def count_many(texts: list[str], encoding: str = DEFAULT_ENCODING) -> list[int]:
-    enc = get_encoding(encoding)
     # encode_ordinary_batch starts a thread pool per call; for the short texts of notes and
     # blocks a plain loop is about 4x faster (measured on tana-books: 0.04 s vs 0.17 s).
-    encode = enc.encode_ordinary
-    return [len(encode(text)) if text else 0 for text in texts]
+    count = get_encoding(encoding).count
+    return [count(text) if text else 0 for text in texts]
 
 
 def estimate_tokens(text: str) -> int:

@@ -42,5 +42,5 @@ class TokenCounter:
         # kept only for the one build this counter serves.
         hit = self._cache.get(text)
         if hit is None:
-            hit = self._cache[text] = len(self._enc.encode_ordinary(text))
+            hit = self._cache[text] = self._enc.count(text)
         return hit
