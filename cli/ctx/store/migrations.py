@@ -538,6 +538,46 @@ def _m017_link_counts(conn: sqlite3.Connection) -> None:
     link_counts.create(conn)
 
 
+# A node whose title is only its body's own first words (Tana names a node by its text; outline
+# and JSON importers cut a long first line to a title ending in "…") has no title of its own:
+# indexed as one, those words counted twice and in the column weighted most (title 2 stemmed,
+# 10 exact), so such a paragraph ranked by whether the question's words fell in its first line.
+# The ``passage_texts`` view, which the passage indexes read, now gives its passages an empty
+# title (``passage_reads.indexed_title`` is the same rule for PostgreSQL). The rows it changes
+# leave the indexes with the old view's words and come back with the new view's; no other row
+# moves. Readers of the node's own title read ``nodes``.
+def _m018_derived_titles(conn: sqlite3.Connection) -> None:
+    """Passages of a node whose title is its body's opening are indexed without that title."""
+    derived = (
+        "(n.body = n.title OR (substr(n.title, -1) = '…'"
+        " AND substr(n.body, 1, length(n.title) - 1) = substr(n.title, 1, length(n.title) - 1)))"
+    )
+    changed = f"JOIN nodes n ON n.id = t.node_id WHERE n.title != '' AND {derived}"
+    indexes = [(f"{table}{suffix}", "=" if not suffix else "!=")
+               for suffix in ("", "_private") for table in ("passages_fts", "passages_exact")]
+    for index, private in indexes:
+        conn.execute(
+            f"INSERT INTO {index} ({index}, rowid, title, context, heading, text)"
+            f" SELECT 'delete', t.id, t.title, t.context, t.heading, t.text FROM passage_texts t {changed}"
+            f" AND n.private {private} 0"
+        )
+    conn.execute("DROP VIEW passage_texts")
+    conn.execute(
+        "CREATE VIEW passage_texts AS"
+        f" SELECT p.id, p.node_id, p.ord, CASE WHEN {derived} THEN '' ELSE n.title END AS title,"
+        " p.context, p.heading,"
+        ' COALESCE(p.own_text, trim(substr(n.body, p.start + 1, p."end" - p.start), char(10))) AS text,'
+        " p.tokens, p.hash"
+        " FROM passages p JOIN nodes n ON n.id = p.node_id"
+    )
+    for index, private in indexes:
+        conn.execute(
+            f"INSERT INTO {index} (rowid, title, context, heading, text)"
+            f" SELECT t.id, t.title, t.context, t.heading, t.text FROM passage_texts t {changed}"
+            f" AND n.private {private} 0"
+        )
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -558,11 +598,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M015_RECENCY_INDEX,
     _M016_CONTENT_VERSION,
     _m017_link_counts,
+    _m018_derived_titles,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text, build manifests, the content counter, link counts): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests, the content counter, link counts, titles left out of the passage indexes): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

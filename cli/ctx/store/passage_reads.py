@@ -27,6 +27,17 @@ def embed_text(title: str, context: str, heading: str, text: str) -> str:
     return f"{label}\n{text}" if label else text
 
 
+def indexed_title(title: str, body: str) -> str:
+    """The title a node's passages are indexed under: none where it is only the body's own first
+    words (the whole body, or its opening cut to a title ending in "…", as Tana's and the outline
+    and JSON importers name a node by its text). Such a title is no name for what the passage is
+    about; indexed, its words counted twice and in the column weighted most. SQLite's
+    ``passage_texts`` view applies the same rule (migration 18)."""
+    if body == title or (title.endswith("…") and body.startswith(title[:-1])):
+        return ""
+    return title
+
+
 def passage_hash(embedded: str) -> str:
     return blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
 

@@ -126,7 +126,8 @@ def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, st
     from ctx.store.passage_reads import embed_text
 
     rows = conn.execute(
-        "SELECT p.hash, p.title, p.context, p.heading, p.text FROM passage_texts p"
+        # The node's own title: the view's is the one the indexes hold (migration 18).
+        "SELECT p.hash, n.title, p.context, p.heading, p.text FROM passage_texts p JOIN nodes n ON n.id = p.node_id"
         " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)"
         " GROUP BY p.hash ORDER BY length(p.text), p.hash",
         (model,),

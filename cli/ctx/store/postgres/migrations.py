@@ -315,6 +315,14 @@ ALTER TABLE contexts ENABLE ROW LEVEL SECURITY;
 CREATE POLICY contexts_visible ON contexts FOR SELECT USING (NOT private OR ctx_sees_private());
 """
 
+# SQLite's 18 indexes the passages of a node whose title is only its body's opening without that
+# title (``passage_reads.indexed_title``). Here the passages' index columns are written when a node
+# is split: such nodes are split again by the next write session, as 12 did for every node.
+_M018_DERIVED_TITLES = """
+UPDATE nodes SET split = 0 WHERE split <> 0 AND title <> ''
+    AND (body = title OR (right(title, 1) = '…' AND left(body, length(title) - 1) = left(title, length(title) - 1)));
+"""
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
@@ -330,4 +338,5 @@ MIGRATIONS: list[str] = [
     "-- 16: nothing to do on PostgreSQL\n",
     # 17 keeps SQLite's counts of a hub's links for its newest-first ranking: nothing here either.
     "-- 17: nothing to do on PostgreSQL\n",
+    _M018_DERIVED_TITLES,
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ctx.store.passage_reads import _VERSION_KEY, HEADING_SEP, embed_text, passage_hash
+from ctx.store.passage_reads import _VERSION_KEY, HEADING_SEP, embed_text, indexed_title, passage_hash
 from ctx.store.passages import BATCH, CONTEXT_DEPTH, _context, _with_outline
 from ctx.store.postgres import tokens
 from ctx.store.vectors import _query_key as query_key
@@ -70,8 +70,8 @@ def _split_rows(
     conn: "psycopg.Connection[Any]", rows: list[Any], titles: dict[str, tuple[str, str | None]], next_id: int
 ) -> list[tuple[Any, ...]]:
     """The passages of a batch of nodes, numbered from ``next_id``: (id, node_id, ord, start, end,
-    context, heading, own_text, tokens, hash, title, text). A page's blocks are passages of the
-    page (its outline), not of their own."""
+    context, heading, own_text, tokens, hash, indexed title, text). A page's blocks are passages of
+    the page (its outline), not of their own."""
     from ctx.passages import split
     from ctx.store.postgres.reader import PostgresReader
 
@@ -91,12 +91,13 @@ def _split_rows(
         outline = node_id in pages
         if outline:
             text = _with_outline(public, node_id, text)
+        indexed = indexed_title(title, body or "")
         for p in split(text, title):
             heading = HEADING_SEP.join(p.heading)
             digest = passage_hash(embed_text(title, context, heading, p.text))
             own = None if not outline and p.text == text[p.start : p.end].strip("\n") else p.text
             out.append((next_id + len(out), node_id, p.ord, p.start, p.end, context, heading, own, p.tokens, digest,
-                        title, p.text))
+                        indexed, p.text))
     return out
 
 
