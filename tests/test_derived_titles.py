@@ -217,3 +217,24 @@ def test_postgresql_migration_splits_only_nodes_named_by_their_opening_again(bot
     terms = ["choir", "practise", "breathing"]
     assert [(h.node_id, round(h.score, 9)) for h in lite.store.reader().search_passages(terms, limit=10)] == [
         (h.node_id, round(h.score, 9)) for h in pg.store.reader().search_passages(terms, limit=10)]
+
+
+def test_passages_are_embedded_with_their_node_title_whatever_the_index_holds(tmp_path):
+    """What a passage's vector is computed from (and its hash keys) keeps the node's title: the
+    texts ``ctx embed`` and a build's candidates embed are the ones the split hashed."""
+    from ctx.store.passage_reads import embed_text, passage_hash
+    from ctx.store.vectors import candidate_passages, pending_passages
+
+    conn = connect(tmp_path / "g.db", create=True)
+    # A title cut short with "…" before its 40th character: the case where leaving it out of the
+    # embedded text would change that text.
+    records = [*EDGE_RECORDS, {"id": "early-cut", "title": "Early cut…", "body": "Early cut of a longer line."}]
+    import_path(conn, _json_graph(tmp_path / "edges", records), format="json")
+    pending = dict(pending_passages(conn, "some-model"))
+    ids = [r[0] for r in conn.execute("SELECT id FROM passages ORDER BY id")]
+    candidates = candidate_passages(conn, "some-model", ids)
+    assert len(candidates) == len(ids) == len(pending)
+    for _, node_id, digest, text, vector in candidates:
+        assert vector is None and pending[digest] == text and passage_hash(text) == digest, node_id
+    title, body = conn.execute("SELECT title, body FROM nodes WHERE id = 'early-cut'").fetchone()
+    assert embed_text(title, "", "", body) in pending.values()

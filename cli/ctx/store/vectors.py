@@ -155,7 +155,9 @@ def candidate_passages(
         part = passage_ids[start : start + 500]
         marks = ",".join("?" * len(part))
         for r in conn.execute(
-            "SELECT p.id, p.node_id, p.hash, p.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
+            # The node's own title, as pending_passages reads it (the view's is the indexed one).
+            "SELECT p.id, p.node_id, p.hash, n.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
+            " JOIN nodes n ON n.id = p.node_id"
             " LEFT JOIN passage_vectors v ON v.model = ? AND v.hash = p.hash"
             f" WHERE p.id IN ({marks})",
             (model, *part),
