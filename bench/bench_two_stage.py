@@ -1,5 +1,6 @@
 """Issue 21, "paraphrase-ready fast": would MiniLM vectors for a question's candidates only hold
-the fact recall of MiniLM vectors for every passage? Measured before building it.
+the fact recall of MiniLM vectors for every passage? Measured before building it (built since:
+``ctx.semantic.two_stage``; its end-to-end figure is bench_facts.py's ``ctx-default+fast``).
 
     python bench/bench_facts.py --only ctx-default+emb      # first: the embedded graphs (MiniLM)
     python bench/static_model.py --out bench/out/static-minilm
@@ -54,7 +55,7 @@ class Candidates:
         self.question = ""
         self.texts: list[int] = []  # distinct passage texts among each question's candidates
 
-    def dense(self, graph: Any, topic: Any, pool: int) -> dict[int, str]:
+    def dense(self, graph: Any, topic: Any, pool: int, text: str = "", lexical: Any = None) -> dict[int, str]:  # noqa: ARG002
         import numpy as np
 
         from ctx.assemble import passage_rank
