@@ -160,7 +160,8 @@ def _dense(
         # Once per build: the resolver and the collector both rank the question's passages.
         cut = tuple((lexical or [])[: two_stage.LEXICAL_B])
         key = ("two_stage", topic.model, text, cut, pool, graph.include_private, topic.vector.tobytes())
-        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, first))
+        statics = once(("passage_index", first), lambda: load_passage_index(graph, first))
+        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, statics))
     model = topic.model
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):

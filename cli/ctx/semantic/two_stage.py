@@ -27,6 +27,7 @@ from ctx.semantic import first_stage as stage
 from ctx.semantic.node_text import MAX_CHARS
 
 if TYPE_CHECKING:
+    from ctx.semantic.passage_index import PassageIndex
     from ctx.semantic.topic import TopicVector
     from ctx.store.protocols import GraphReader
 
@@ -48,16 +49,13 @@ def first_stage_of(graph: "GraphReader") -> str | None:
 
 
 def dense(
-    graph: "GraphReader", topic: "TopicVector", text: str, lexical: list[int], pool: int, first: str
+    graph: "GraphReader", topic: "TopicVector", text: str, lexical: list[int], pool: int, statics: "PassageIndex",
 ) -> dict[int, str]:
     """Passage id -> node id of the ``pool`` candidates nearest the topic by the model's own
-    vectors, best first (ties by id); ``lexical`` is full-text search's ranking of passages."""
-    from ctx.assemble.build_memo import once
-    from ctx.semantic.passage_index import load_passage_index
-
+    vectors, best first (ties by id); ``lexical`` is full-text search's ranking of passages,
+    ``statics`` the first stage's vectors of every passage."""
     assert topic.vector is not None and topic.model is not None
     model = topic.model
-    statics = once(("passage_index", first), lambda: load_passage_index(graph, first))
     candidates: dict[int, None] = {}
     table = _static_encoder(model) if len(statics) else None
     if table is not None:
