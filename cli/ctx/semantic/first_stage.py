@@ -43,19 +43,27 @@ def supported(model: ModelRef) -> bool:
 
 
 def folder_for(model: ModelRef) -> Path:
-    """Where this machine keeps the static model distilled from ``model``: named by the model and a
-    digest of its weights file's path, size and modification time (a changed model is distilled
-    again)."""
+    """Where this machine keeps the static model distilled from ``model``: named by the model
+    (without its window: three-piece inputs never reach it) and a digest of its weights file's
+    size and first and last megabyte -- the same model installed in several environments is
+    distilled once, a changed one again."""
     from ctx.paths import cache_dir
 
     assert model.path is not None
     root = Path(os.environ[CACHE_ENV]).expanduser() if os.environ.get(CACHE_ENV) else cache_dir() / "models"
-    weights = next((model.path / f for f in ("model.safetensors", "pytorch_model.bin") if (model.path / f).exists()), model.path)
-    stat = weights.stat()
-    key = f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{SUFFIX}"
-    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
-    base = re.sub(r"[^A-Za-z0-9._-]+", "-", model.name).strip("-") or "model"
-    return root / f"{base}{SUFFIX.replace('@', '-')}-{digest}"
+    weights = next((model.path / f for f in ("model.safetensors", "pytorch_model.bin") if (model.path / f).exists()), None)
+    digest = hashlib.blake2b(SUFFIX.encode("utf-8"), digest_size=8)
+    if weights is not None:
+        size = weights.stat().st_size
+        with open(weights, "rb") as handle:
+            digest.update(str(size).encode("ascii") + handle.read(1 << 20))
+            handle.seek(max(0, size - (1 << 20)))
+            digest.update(handle.read(1 << 20))
+    else:
+        digest.update(str(model.path.resolve()).encode("utf-8"))
+    name = model.name.split("#")[0] if model.window else model.name
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
+    return root / f"{base}{SUFFIX.replace('@', '-')}-{digest.hexdigest()}"
 
 
 def ready(model: ModelRef) -> Path | None:
