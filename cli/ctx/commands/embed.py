@@ -30,8 +30,8 @@ def register(app: typer.Typer) -> None:
     app.command(
         "embed",
         epilog=(
-            "Examples:\n\n  ctx embed\n\n  ctx embed --model ~/models/bge-small-en\n\n"
-            "Needs the optional extra: pip install 'ctx-graph[embed]'. Only nodes whose content "
+            "Examples:\n\n  ctx embed\n\n  ctx embed --fast\n\n  ctx embed --model ~/models/bge-small-en\n\n"
+            "Needs the optional extra: pip install 'ctx-graph[embed]'. Only texts whose content "
             "changed since the last run are embedded."
         ),
     )(embed_command)
@@ -46,7 +46,7 @@ def embed_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     fast: Annotated[bool, typer.Option("--fast", help=FAST_HELP)] = False,
 ) -> None:
-    """Embed every node whose content changed, so builds can rank by similarity."""
+    """Embed what changed so builds rank by meaning: static vectors first (seconds), then the model's."""
     from ctx.graph import Graph
 
     db_path = resolve_db_path(db)
