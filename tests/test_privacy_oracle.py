@@ -108,6 +108,24 @@ def assert_same(a: Path, b: Path, argvs: list[tuple[str, ...]]) -> None:
 
 # -- the audit's reproductions -------------------------------------------------------------------
 
+
+def test_a_graph_whose_only_passages_are_private_resolves_as_one_without_any(tmp_path: Path) -> None:
+    """Found by the property test below (CI, 2026-11-27): the public notes have no body, so the
+    public graph has no passages and an embedded build answers a free-text topic by vectors; with
+    a private note holding text, "does the graph have passages?" counted the hidden ones, the
+    topic went to the (empty) visible passage ranking and the build said "no node matches"."""
+    public = {
+        "Plan Apollo.md": "---\ntags: [plan, risk]\nupdated: 2026-02-24\n---\n\n\n",
+        "Apollo.md": "---\nupdated: 2026-02-21\n---\n\n\n",
+    }
+    private = {"Risk (p).md": "---\ntags: [private]\nupdated: 2026-02-04\n---\n\nrisk apollo lab plan maya\n"}
+    a, b = make_pair(tmp_path, public, private)
+    embed_pair((a, b), ["Lab"])
+    argvs = [("build", "Lab", "--max-tokens", "400"), ("build", "Lab", "--format", "json", "--explain")]
+    assert outputs(b, argvs)[0][1] == 0  # the public graph answers by vectors
+    assert_same(a, b, argvs)
+
+
 PIN_PUBLIC = {
     "Bank.md": "# Bank\n\nThe bank account lives at Northwind Credit. The card is blue.\n",
     "Card.md": "# Card\n\nA blue card for the [[Bank]], PIN in the safe.\n",

@@ -82,9 +82,13 @@ STEMMED_WEIGHTS = (2.0, 1.0, 2.0, 1.0)
 EXACT_WEIGHTS = (10.0, 5.0, 2.0, 1.0)
 
 
-def has_passages(conn: sqlite3.Connection) -> bool:
+def has_passages(conn: sqlite3.Connection, *, visible_only: bool = False) -> bool:
+    """Whether the graph holds a passage; with ``visible_only``, one of a node that is not private."""
+    sql = "SELECT 1 FROM passages LIMIT 1"
+    if visible_only:
+        sql = "SELECT 1 FROM passages WHERE node_id NOT IN (SELECT id FROM nodes WHERE private = 1) LIMIT 1"
     try:
-        return conn.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
+        return conn.execute(sql).fetchone() is not None
     except sqlite3.OperationalError:  # a read-only graph from before passages existed
         return False
 

@@ -393,7 +393,8 @@ class GraphReader(Protocol):
     # -- passages --------------------------------------------------------------------------------
 
     def has_passages(self) -> bool:
-        """Whether the graph has any passage (False for a graph from before passages)."""
+        """Whether this view sees any passage: False for a graph from before passages, and for one
+        whose only passages belong to nodes the view hides."""
         ...
 
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:

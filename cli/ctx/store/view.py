@@ -589,9 +589,13 @@ class GraphView:
     # -- passages --------------------------------------------------------------------------------
 
     def has_passages(self) -> bool:
+        """Whether this view sees a passage. Hidden ones do not count: a graph whose only
+        passages are private must resolve a topic as a graph without passages does, or the
+        answer (vectors instead of "no node matches") would tell that private text exists."""
         from ctx.store import passage_reads as passages
 
-        return passages.has_passages(self.conn)
+        hidden = not self.include_private and self.has_private_nodes()
+        return passages.has_passages(self.conn, visible_only=hidden)
 
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
         from ctx.store import passage_reads as passages

@@ -579,7 +579,10 @@ class PostgresReader:
     # -- passages --------------------------------------------------------------------------------
 
     def has_passages(self) -> bool:
-        return self._one("SELECT 1 FROM passages LIMIT 1") is not None
+        # Hidden passages do not count (see the SQLite view's has_passages).
+        if self.include_private or not self.has_private_nodes():
+            return self._one("SELECT 1 FROM passages LIMIT 1") is not None
+        return self._one("SELECT 1 FROM passages WHERE node_id NOT IN (SELECT id FROM nodes WHERE private) LIMIT 1") is not None
 
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
         ids = list(dict.fromkeys(node_ids))
