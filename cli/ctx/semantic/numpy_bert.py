@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import tokenizers
 
 _SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64}
@@ -168,12 +170,21 @@ class NumpyBertEncoder:
 
     def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
         """(len(texts), dim) float32 sentence embeddings, in input order."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        # Batches of similar lengths waste less work on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for chunk, ids, types, mask in self.padded_batches(texts, batch_size):
+            out[chunk] = self._forward(ids, types, mask)
+        return out
+
+    def padded_batches(
+        self, texts: list[str], batch_size: int
+    ) -> Iterator[tuple[list[int], np.ndarray, np.ndarray, np.ndarray]]:
+        """The texts tokenized and padded batch by batch: (their positions in ``texts``, token ids,
+        token types, attention mask as 1.0/0.0). Batches of similar lengths waste less work on
+        padding; ``ctx.semantic.torch_bert`` runs the same batches."""
+        if not texts:
+            return
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             length = max(len(encodings[i].ids) for i in chunk)
@@ -186,8 +197,7 @@ class NumpyBertEncoder:
                 ids[row, :n] = enc.ids
                 types[row, :n] = enc.type_ids
                 mask[row, :n] = 1.0
-            out[chunk] = self._forward(ids, types, mask)
-        return out
+            yield chunk, ids, types, mask
 
     def _forward(self, ids: np.ndarray, types: np.ndarray, mask: np.ndarray) -> np.ndarray:
         batch, length = ids.shape

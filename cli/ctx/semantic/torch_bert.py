@@ -56,25 +56,10 @@ class TorchBertEncoder:
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         import torch
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        encodings = self.base.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                length = max(len(encodings[i].ids) for i in chunk)
-                ids = torch.zeros((len(chunk), length), dtype=torch.long)
-                types = torch.zeros((len(chunk), length), dtype=torch.long)
-                mask = torch.zeros((len(chunk), length), dtype=torch.bool)
-                for row, i in enumerate(chunk):
-                    enc = encodings[i]
-                    n = len(enc.ids)
-                    ids[row, :n] = torch.tensor(enc.ids)
-                    types[row, :n] = torch.tensor(enc.type_ids)
-                    mask[row, :n] = True
-                out[chunk] = self._forward(ids, types, mask)
+            for chunk, ids, types, mask in self.base.padded_batches(texts, batch_size):
+                out[chunk] = self._forward(torch.from_numpy(ids), torch.from_numpy(types), torch.from_numpy(mask > 0))
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
     def _forward(self, ids: Any, types: Any, mask: Any) -> np.ndarray:
