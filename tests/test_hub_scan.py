@@ -156,8 +156,11 @@ def test_what_the_scan_leaves_to_sql(graphs, scan_everywhere, monkeypatch):
     monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 10**6)
     assert hub_scan.scan_best(*args, ranker, 7, False) is None
     monkeypatch.setattr(hub_scan, "SCAN_AT_LEAST", 20)
-    monkeypatch.setattr(hub_scan, "SCAN_SHARE", 0.001)
+    monkeypatch.setattr(hub_scan, "COST_SQL", 0.001)  # one class, so ranked as a uniform hub
     assert hub_scan.scan_best(*args, ranker, 7, False) is None
+    monkeypatch.setattr(hub_scan, "COST_SQL", 7.0)
+    monkeypatch.setattr(hub_scan, "SCAN_SHARE", 0.001)
+    assert hub_scan.scan_best(conn, "n0000", 0.0, {("link", "in"): 1.0, ("ref", "in"): 2.0}, ranker, 7, False) is None
     # More private nodes than it asks one by one.
     monkeypatch.setattr(hub_scan, "SCAN_SHARE", 1000.0)
     monkeypatch.setattr(hub_scan, "PRIVATE_AT_MOST", 0)
@@ -265,3 +268,43 @@ def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, s
         warm.disable()
     # The kept tables answered most of them (the first meeting of each hub asks the store).
     assert sum(answered) > len(answered) * 3 // 4, (sum(answered), len(answered))
+
+
+# Hubs whose biggest class weighs the most: every class the same, or lighter small classes (a
+# node in one and in the big class is worth the big class's weight).
+HEAVIEST_BIG = [
+    ("tag:big", {("tag", "in"): 0.5}),
+    ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0, ("ref", "in"): 1.0, ("supports", "in"): 1.0}),
+    ("n0000", {("link", "in"): 1.0, ("link", "out"): 0.5, ("ref", "in"): 1.0, ("supports", "in"): 0.25}),
+]
+
+
+@pytest.mark.parametrize("mode", ["sets", "probed"])
+@pytest.mark.parametrize("name", ["dated", "some-undated"])
+def test_a_hub_whose_biggest_class_weighs_the_most_is_ranked_as_sql_does(graphs, name, mode, scan_everywhere, monkeypatch):
+    """Every class read as a set of ids, or the biggest asked of its index as nodes are read (the
+    others' nodes looked up among its links): the same rows, order and count as SQL's ranking,
+    whatever the walk holds (some of it too cheaply to be fresh), the reader may see, the ranker
+    boosts; and where the scan cannot be sure (undated neighbours), SQL ranks."""
+    conn = graphs[name]
+    # Each way made the cheaper one.
+    monkeypatch.setattr(hub_scan, "COST_ROW" if mode == "probed" else "COST_SEEK", 10**6)
+    monkeypatch.setattr(hub_scan, "COST_SQL", 10**7)
+    rng = random.Random(13)
+    ids = [f"n{i:04d}" for i in range(N)]
+    scanned = compared = 0
+    for include_private in (False, True):
+        view = GraphView(conn, include_private=include_private)
+        for ranker in rankers(conn):
+            for hub, weights in HEAVIEST_BIG:
+                for limit in (1, 7, 40, 1000):
+                    for base, held in ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)):
+                        costs = [(hub, base)] + [(v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)]
+                        view.remember_reached(costs, reset=True)
+                        fast = hub_scan.scan_best(conn, hub, base, weights, ranker, limit, include_private)
+                        expected = sql_ranking(view, hub, base, weights, ranker, limit)
+                        compared += 1
+                        if fast is not None:
+                            scanned += 1
+                            assert fast == expected, (hub, weights, limit, base, held, include_private)
+    assert scanned > compared // 2, (scanned, compared)
