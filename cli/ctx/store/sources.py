@@ -12,7 +12,7 @@ import sqlite3
 
 from ctx.store import counts
 from ctx.store.types import Removed, Source
-from ctx.store.writes import bump_graph_version
+from ctx.store.writes import bump_graph_version, resolve_all_next
 from ctx.store.transaction import transaction
 
 
@@ -75,6 +75,10 @@ def remove_source(conn: sqlite3.Connection, source_id: int) -> Removed:
             " WHERE source_id = ? AND node_id IN (SELECT id FROM nodes WHERE source_id != ?)",
             (source_id, source_id),
         )
+        if kept:
+            # The sources that took names over resolve all their links at their next import
+            # (a re-import otherwise looks only at what it changed itself).
+            resolve_all_next(conn, source_id)
         conn.execute(
             "DELETE FROM node_keys WHERE node_id IN (SELECT id FROM nodes WHERE source_id = ?)",
             (source_id,),
