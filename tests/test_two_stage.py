@@ -243,6 +243,28 @@ def test_the_torch_forward_pass_gives_sentence_transformers_vectors():
     assert np.allclose(np.linalg.norm(mine, axis=1), 1.0, atol=1e-5)
 
 
+def test_distilling_through_torch_alone_gives_sentence_transformers_piece_vectors():
+    """The static model is distilled through numpy_bert's forward pass in torch (no
+    sentence-transformers import); each `[CLS] piece [SEP]` row's mean output is the one
+    sentence-transformers' transformer gives, over the same pieces of the vocabulary."""
+    import torch
+
+    from ctx.semantic import distil
+
+    model = resolve_model(None)
+    ours = distil._torch_pieces(model)
+    reference = distil._sentence_transformer_pieces(model)
+    assert ours is not None and (ours.cls, ours.sep, ours.dim) == (reference.cls, reference.sep, reference.dim)
+    assert ours.vocab == reference.vocab and ours.special == reference.special
+    pieces = sorted(ours.vocab.values())[1000:30000:450]  # words, subwords and symbols alike
+    batch = torch.tensor([[ours.cls, i, ours.sep] for i in pieces], dtype=torch.long)
+    with torch.inference_mode():
+        mine, theirs = ours.forward(batch), reference.forward(batch)
+    assert mine.shape == theirs.shape == (len(pieces), 384)
+    cosines = np.sum(mine * theirs, axis=1) / np.linalg.norm(mine, axis=1) / np.linalg.norm(theirs, axis=1)
+    assert float(np.min(cosines)) > 0.999
+
+
 def test_a_sync_keeps_a_first_stage_graph_at_its_first_stage(tmp_path):
     """After `ctx embed --fast`, a sync gives a new note's passages static vectors (seconds) and
     leaves the model's own to `ctx embed`; the new note is then found by meaning."""

@@ -20,6 +20,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -63,36 +64,78 @@ def distil(model: ModelRef, target: Path, progress: Callable[[int, int], None] |
     return target
 
 
+class _Pieces(NamedTuple):
+    """How one encoder turns a batch of ``[CLS] piece [SEP]`` rows into their mean output vectors."""
+
+    vocab: dict[str, int]
+    special: set[int | None]
+    cls: int
+    sep: int
+    forward: Callable[[Any], np.ndarray]
+    dim: int
+
+
 def _piece_vectors(model: ModelRef, progress: Callable[[int, int], None] | None) -> tuple[np.ndarray, np.ndarray]:
     """(ids kept, their mean output vectors), one forward pass per batch of pieces."""
+    import torch
+
+    pieces = _torch_pieces(model) or _sentence_transformer_pieces(model)
+    ids = sorted(i for tok, i in pieces.vocab.items() if not _SKIP.fullmatch(tok) and i not in pieces.special)
+    out = np.zeros((len(ids), pieces.dim), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, len(ids), BATCH):
+            part = ids[start : start + BATCH]
+            out[start : start + len(part)] = pieces.forward(
+                torch.tensor([[pieces.cls, i, pieces.sep] for i in part], dtype=torch.long),
+            )
+            if progress:
+                progress(start + len(part), len(ids))
+    full = np.zeros((len(pieces.vocab), pieces.dim), dtype=np.float32)
+    full[ids] = out
+    return np.asarray(ids), full
+
+
+def _torch_pieces(model: ModelRef) -> _Pieces | None:
+    """Through ``ctx.semantic.torch_bert`` (torch alone imported) when the model is a plain BERT
+    folder, else None: importing sentence-transformers costs about half as much CPU again as the
+    pass over the whole vocabulary (bench/static_model.py prints the total)."""
+    import torch
+
+    from ctx.semantic import numpy_bert, torch_bert
+
+    try:
+        encoder = torch_bert.load(str(model.path))
+    except (numpy_bert.UnsupportedModel, OSError, KeyError, ValueError):
+        return None
+    tokenizer = encoder.base.tokenizer
+    cls, sep, pad = (tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
+    if cls is None or sep is None:
+        return None
+
+    def forward(batch: Any) -> np.ndarray:
+        hidden = encoder.hidden_states(batch, torch.zeros_like(batch), torch.ones_like(batch, dtype=torch.bool))
+        return hidden.float().mean(dim=1).numpy()
+
+    return _Pieces(tokenizer.get_vocab(), {cls, sep, pad}, cls, sep, forward, encoder.dim)
+
+
+def _sentence_transformer_pieces(model: ModelRef) -> _Pieces:
     import torch
 
     from ctx.semantic.encoder import DocumentEncoder
 
     encoder = DocumentEncoder(model)
-    st_model = encoder._model
-    transformer = st_model[0].auto_model
-    tokenizer = st_model.tokenizer
-    vocab = tokenizer.get_vocab()
+    transformer = encoder._model[0].auto_model
+    tokenizer = encoder._model.tokenizer
+
+    def forward(batch: Any) -> np.ndarray:
+        hidden = transformer(
+            input_ids=batch, attention_mask=torch.ones_like(batch), token_type_ids=torch.zeros_like(batch),
+        ).last_hidden_state
+        return hidden.float().mean(dim=1).numpy()
+
     special = {tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id}
-    ids = sorted(i for tok, i in vocab.items() if not _SKIP.fullmatch(tok) and i not in special)
-    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
-    out = np.zeros((len(ids), int(encoder.dim)), dtype=np.float32)
-    with torch.inference_mode():
-        for start in range(0, len(ids), BATCH):
-            part = ids[start : start + BATCH]
-            batch = torch.tensor([[cls, i, sep] for i in part], dtype=torch.long)
-            hidden = transformer(
-                input_ids=batch,
-                attention_mask=torch.ones_like(batch),
-                token_type_ids=torch.zeros_like(batch),
-            ).last_hidden_state
-            out[start : start + len(part)] = hidden.float().mean(dim=1).numpy()
-            if progress:
-                progress(start + len(part), len(ids))
-    full = np.zeros((len(vocab), out.shape[1]), dtype=np.float32)
-    full[ids] = out
-    return np.asarray(ids), full
+    return _Pieces(tokenizer.get_vocab(), special, tokenizer.cls_token_id, tokenizer.sep_token_id, forward, int(encoder.dim))
 
 
 def _post_process(found: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

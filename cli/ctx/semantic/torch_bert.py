@@ -64,6 +64,19 @@ class TorchBertEncoder:
 
     def _forward(self, ids: Any, types: Any, mask: Any) -> np.ndarray:
         import torch
+
+        x = self.hidden_states(ids, types, mask)
+        weights = mask[:, :, None].to(torch.float32)
+        if self.base.pooling == "cls":
+            pooled = x[:, 0, :].float()
+        else:
+            pooled = (x.float() * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+        return pooled.numpy()
+
+    def hidden_states(self, ids: Any, types: Any, mask: Any) -> Any:
+        """The last layer's output for every token, (batch, length, dim) in the encoder's
+        precision; ``mask`` is boolean. Pooling is the caller's (``ctx.semantic.distil`` averages
+        three tokens whatever the model's own pooling)."""
         import torch.nn.functional as F  # noqa: N812 - torch's own name
 
         batch, length = ids.shape
@@ -83,12 +96,7 @@ class TorchBertEncoder:
             context = context.transpose(1, 2).reshape(batch, length, dim)
             x = F.layer_norm(F.linear(context, ow, ob) + x, (dim,), anw, anb, eps)
             x = F.layer_norm(F.linear(F.gelu(F.linear(x, iw, ib)), fw, fb) + x, (dim,), onw, onb, eps)
-        weights = mask[:, :, None].to(torch.float32)
-        if self.base.pooling == "cls":
-            pooled = x[:, 0, :].float()
-        else:
-            pooled = (x.float() * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
-        return pooled.numpy()
+        return x
 
 
 @lru_cache(maxsize=2)
