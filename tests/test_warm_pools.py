@@ -263,6 +263,7 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
     from build_graphs import import_into, write_jsonl
     from test_bounded_walk import generated_graph
 
+    from ctx.assemble.traverse import edge_classes_of
     from ctx.store import as_store
 
     records = generated_graph(400, 11, same_dates=False)
@@ -274,13 +275,19 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
     for include_private in (True, False):
         reader = store.reader(include_private=include_private)
         for column in ("src", "dst"):
-            expected_rows = _rows(reader.walk_edges(ids, column))
+            rows = reader.walk_edges(ids, column)
+            expected_classes = edge_classes_of(rows, column)
             expected_degrees = reader.degrees(ids, column)
             for _ in range(2):  # read through, then kept
                 kept = warm.node_edges(reader)
                 assert kept is not None
-                assert _rows(kept.walk_edges(ids, column)) == expected_rows
+                assert kept.walk_classes(ids, column) == expected_classes
                 assert kept.degrees(ids, column) == expected_degrees
+            # Grouped, the rows are all there: each (node, type, other end) once, none to itself.
+            near = 0 if column == "src" else 1
+            assert {(u, etype, v) for u, classes in expected_classes.items() for etype, others in classes for v in others} == {
+                (row[near], row[2], row[1 - near]) for row in rows if row[0] != row[1]
+            }
         reached = {row[1] for row in reader.walk_edges(ids, "src")} | {row[0] for row in reader.walk_edges(ids, "dst")}
         assert bool(reached & private) == include_private
     assert warm._edges and warm._degrees

@@ -25,6 +25,7 @@ from ctx.assemble.score import Weights, named_boost, recency, weights_for
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ctx.assemble.traverse import Reached
     from ctx.lenses import Lens
 
 # Scores are rounded to 6 decimals and tie on cost then id: a bound must clear the rounding.
@@ -124,6 +125,37 @@ class ScoreBound:
             least += relevance
             most += relevance
         return boost * self.field_floor * least, boost * self.field_ceiling * most
+
+    def many(
+        self, ids: list[str], info: dict[str, NodeInfo], reached: dict[str, Reached], *, most: bool = True
+    ) -> tuple[list[float], list[float]]:
+        """``both`` for each of ``ids`` (walked nodes, at the cost ``reached`` holds them at): the
+        leasts, and the mosts (empty unless ``most``). The same floats, in one loop: a walk bounds
+        thousands of nodes at every hop on a big graph."""
+        w, known, search = self.weights, self._known, self.search
+        w_distance, w_recency, w_relevance = w.distance, w.recency, w.relevance
+        similarity = w.similarity if self.has_similarity else None
+        floor, ceiling = self.field_floor, self.field_ceiling
+        leasts: list[float] = []
+        mosts: list[float] = []
+        for node_id in ids:
+            facts = known.get(node_id)
+            if facts is None:
+                facts = self._facts(node_id, info[node_id])
+            boost, recent = facts
+            cost = reached[node_id].cost
+            base = w_distance * (1.0 / cost if cost > 0 else 1.0) + w_recency * recent
+            least = high = base
+            if similarity is not None:
+                high += similarity
+            if w_relevance:
+                relevance = w_relevance * search.get(node_id, 0.0)
+                least += relevance
+                high += relevance
+            leasts.append(boost * floor * least)
+            if most:
+                mosts.append(boost * ceiling * high)
+        return leasts, mosts
 
     def at_most(self, cost: float, relevance: float) -> float:
         """The most a node can score when reached at ``cost`` or more, with search relevance at

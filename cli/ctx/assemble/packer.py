@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
-from ctx.assemble.document import Document, Item
+from ctx.assemble.document import SUMMARY, Document, Item
 from ctx.assemble.render import block_text
 from ctx.lenses import Lens
 
@@ -39,10 +39,18 @@ class Packer:
         self.compact_seeds = 0
         self.has_body = ready
         self.body_tokens: dict[str, int] = {}
+        self.summary_costs: dict[str, int] = {}
 
     # -- costs ---------------------------------------------------------------------------------
 
     def cost(self, item: Item) -> int:
+        if item.variant == SUMMARY:
+            # A one-line summary is the candidate's line whatever the item holds, and nothing a
+            # pack changes enters it: counted once (the plan and the fit each try hundreds).
+            known = self.summary_costs.get(item.cand.id)
+            if known is None:
+                known = self.summary_costs[item.cand.id] = self.counter.count(block_text(self.doc, item))
+            return known
         return self.counter.count(block_text(self.doc, item))
 
     def full_body_tokens(self, c: Candidate) -> int:

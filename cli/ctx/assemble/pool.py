@@ -63,9 +63,10 @@ def drop_hopeless(walked: Walk, bound: ScoreBound, pool: int, keep: set[str]) ->
     walked_ids = [i for i, r in reached.items() if not r.seed and i in info and i not in keep and r.path]
     if len(walked_ids) <= pool:
         return set()
-    bounds = [bound.both(i, info[i], reached[i].cost) for i in walked_ids]
-    worst_kept = heapq.nlargest(pool, (least for least, _ in bounds))[-1]
-    hopeless = {i for i, (_, most) in zip(walked_ids, bounds) if most < worst_kept - MARGIN}
+    leasts, mosts = bound.many(walked_ids, info, reached)
+    worst_kept = heapq.nlargest(pool, leasts)[-1]
+    cut = worst_kept - MARGIN
+    hopeless = {i for i, most in zip(walked_ids, mosts) if most < cut}
     for i in hopeless:
         del reached[i]
     return hopeless

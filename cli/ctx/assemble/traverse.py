@@ -15,10 +15,11 @@ nodes, the nearest first. ``Walk.stopped`` says which of these ended it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 import heapq
+import sys
 from dataclasses import dataclass, field
 
 from ctx.assemble import warm
@@ -123,7 +124,7 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
             earliest = _min_step(lens, 1)
             if result.unexpanded and earliest is not None:
                 next_cost = min(next_cost, result.unexpanded_cost + earliest)
-            worst_kept = heapq.nlargest(limit.pool, (bound.at_least(r.id, info[r.id], r.cost) for r in walked))[-1]
+            worst_kept = heapq.nlargest(limit.pool, bound.many([r.id for r in walked], info, reached, most=False)[0])[-1]
 
             def final(node_id: str) -> bool:
                 # A node is final once no route through the frontier can be cheaper.
@@ -197,7 +198,7 @@ class _Walker:
         # A warm process ranks hubs' neighbours from lists it keeps (``warm.py``), not in the store.
         self.kept_hubs = warm.hub_neighbours(graph)
         # And ordinary nodes' edges and degrees: a walk reads them from the store or from there.
-        self.edges: GraphReader | warm.NodeEdges = warm.node_edges(graph) or graph
+        self.edges: _StoreEdges | warm.NodeEdges = warm.node_edges(graph) or _StoreEdges(graph)
 
     def trim(self, limit: WalkLimit, frontier: list[str], hop: int) -> list[str] | None:
         """The frontier ``hop`` expands (the nearest ``max_expand``), or None when the walk stops."""
@@ -240,35 +241,39 @@ class _Walker:
         """Each (non-hub) frontier node's neighbours, by the cheapest edge the lens takes to each."""
         lens, reached, info = self.lens, self.result.reached, self.result.info
         offers: dict[str, dict[str, Offer]] = {u: {} for u in ordinary}
-        scans = []
-        if self.wants_out:
-            scans.append(("out", self.edges.walk_edges(ordinary, "src")))
-        if self.wants_in:
-            scans.append(("in", self.edges.walk_edges(ordinary, "dst")))
-        # Which rule (if any) takes an edge depends only on its type, direction and the hop; a
-        # hub's frontier brings 100,000s of edge rows of a handful of types.
+        # Which rule (if any) takes an edge depends only on its type, direction and the hop.
         rule_of: dict[tuple[str, str], tuple[float, str, float] | None] = {}
-        for direction, rows in scans:
-            for src, dst, etype, ntype, tags, updated, title in rows:
-                u, v = (src, dst) if direction == "out" else (dst, src)
-                if u not in offers or u == v:
+        taken: dict[str, list[tuple[float, str, Offer, dict[str, NodeInfo]]]] = {u: [] for u in ordinary}
+        for wanted, direction, column in ((self.wants_out, "out", "src"), (self.wants_in, "in", "dst")):
+            if not wanted:
+                continue
+            for u, classes in self.edges.walk_classes(ordinary, column).items():
+                for etype, others in classes:
+                    if (etype, direction) not in rule_of:
+                        rule_of[(etype, direction)] = _taken(lens, etype, direction, hop)
+                    rule = rule_of[(etype, direction)]
+                    if rule is not None:
+                        step, name, weight = rule
+                        taken[u].append((step, name, (step, name, weight, etype, direction), others))
+        for u, chosen in taken.items():
+            # Every class taken tells what its nodes are, even one a pure path then leaves out.
+            for *_, others in chosen:
+                info.update(others)
+            path = reached[u].path
+            # Lens ``paths: pure``: a path never changes edge (a claims chain upward never turns
+            # down into a sibling's conclusions).
+            first = path[0].edge if lens.paths == "pure" and path else None
+            mine = offers[u]
+            # The cheapest edge between two nodes wins; ties go to the alphabetically first name,
+            # then to the first class read (out before in, types in order): the classes best first
+            # (a stable sort), each offering only the nodes no better class offered.
+            for _, name, offer, others in sorted(chosen, key=lambda c: (c[0], c[1])):
+                if first is not None and name != first:
                     continue
-                if (etype, direction) not in rule_of:
-                    rule_of[(etype, direction)] = _taken(lens, etype, direction, hop)
-                taken = rule_of[(etype, direction)]
-                if taken is None:
-                    continue
-                if v not in info:
-                    info[v] = NodeInfo(ntype, tags, updated, title)
-                step, name, weight = taken
-                # Lens ``paths: pure``: a path never changes edge (a claims chain upward never
-                # turns down into a sibling's conclusions).
-                if lens.paths == "pure" and reached[u].path and name != reached[u].path[0].edge:
-                    continue
-                prior = offers[u].get(v)
-                # The cheapest edge between two nodes wins; ties go to the alphabetically first name.
-                if prior is None or (step, name) < (prior[0], prior[1]):
-                    offers[u][v] = (step, name, weight, etype, direction)
+                if mine:
+                    mine.update({v: offer for v in others if v not in mine})
+                else:
+                    mine.update(dict.fromkeys(others, offer))
         return offers
 
     def fresh(self, u: str, offered: dict[str, Offer]) -> dict[str, Offer]:
@@ -318,6 +323,43 @@ class _Walker:
                 current.path = path
                 current.hops = hop
                 next_frontier.add(v)
+
+
+def edge_classes_of(
+    rows: Iterable[tuple[str, str, str, str, str | None, float | None, str]], column: str
+) -> dict[str, list[tuple[str, dict[str, NodeInfo]]]]:
+    """``GraphReader.walk_edges`` rows grouped as the walk takes them: per node at ``column``, its
+    edge types in order, each with the nodes at the other end and what the walk reads of them.
+    An edge from a node to itself is never walked."""
+    grouped: dict[str, dict[str, dict[str, NodeInfo]]] = {}
+    near = 0 if column == "src" else 1
+    for src, dst, etype, ntype, tags, updated, title in rows:
+        u, v = (src, dst) if near == 0 else (dst, src)
+        if u == v:
+            continue
+        by_type = grouped.get(u)
+        if by_type is None:
+            by_type = grouped[u] = {}
+        others = by_type.get(etype)
+        if others is None:
+            others = by_type[sys.intern(etype)] = {}
+        # Kept by a warm process: the few node types shared, not one string per row.
+        others[v] = NodeInfo(sys.intern(ntype), tags, updated, title)
+    return {u: sorted(by_type.items()) for u, by_type in grouped.items()}
+
+
+class _StoreEdges:
+    """Ordinary nodes' edges and degrees read from the store for one walk (a warm process keeps
+    them instead: ``warm.NodeEdges``)."""
+
+    def __init__(self, graph: GraphReader) -> None:
+        self.graph = graph
+
+    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
+        return self.graph.degrees(ids, column, at_most)
+
+    def walk_classes(self, ids: list[str], column: str) -> dict[str, list[tuple[str, dict[str, NodeInfo]]]]:
+        return edge_classes_of(self.graph.walk_edges(ids, column), column)
 
 
 def _taken(lens: Lens, etype: str, direction: str, hop: int) -> tuple[float, str, float] | None:

@@ -22,7 +22,6 @@ texts it has seen (a pure function of the text and the encoding).
 from __future__ import annotations
 
 import copy
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -40,7 +39,9 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, NeighbourOrder
     from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour, ScanTable
 
-    EdgeRow = tuple[str, str, str, str, str | None, float | None, str]
+    from ctx.assemble.bound import NodeInfo
+
+    EdgeClasses = list[tuple[str, dict[str, NodeInfo]]]
 
 # Measured at 100k nodes after 160 builds of 40 topics (bench_scale's graph): 16 pools ~16 MB
 # (a few hundred candidates each), 16 answers ~3 MB, 20k token counts ~8 MB, 200k hub rows ~33 MB.
@@ -82,7 +83,7 @@ _scan_rows = 0
 _hubs_met: OrderedDict[Hashable, bool | None] = OrderedDict()
 _NEW = object()
 _counts: dict[str, dict[str, int]] = {}
-_edges: OrderedDict[Hashable, list[EdgeRow]] = OrderedDict()
+_edges: OrderedDict[Hashable, EdgeClasses] = OrderedDict()
 _edge_rows = 0
 _degrees: OrderedDict[Hashable, int] = OrderedDict()
 _facts: OrderedDict[Hashable, NodeFacts] = OrderedDict()
@@ -600,8 +601,10 @@ def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
 
 
 class NodeEdges:
-    """A walk's view of what a warm process keeps of ordinary nodes: their edge rows (what
-    ``GraphReader.walk_edges`` reads: the edge and the node at its other end) and their degrees.
+    """A walk's view of what a warm process keeps of ordinary nodes: their edges (what
+    ``GraphReader.walk_edges`` reads: the edge and the node at its other end), grouped as the walk
+    takes them (by type, the nodes at the other end in a dict: a walk offers them in a few dict
+    operations rather than row by row), and their degrees.
     Neither depends on the topic or the lens, so walks of different topics, and of one topic at
     another depth, share them; kept under the graph's state (and the reader's visibility for the
     rows), so any write makes the next walk read afresh."""
@@ -632,11 +635,14 @@ class NodeEdges:
                         _degrees.popitem(last=False)
         return out
 
-    def walk_edges(self, ids: list[str], column: str) -> list[EdgeRow]:
-        """``GraphReader.walk_edges`` (the same rows, grouped by node), from what is kept where it can."""
+    def walk_classes(self, ids: list[str], column: str) -> dict[str, EdgeClasses]:
+        """``GraphReader.walk_edges`` grouped as the walk takes them (``traverse.edge_classes_of``),
+        from what is kept where it can."""
+        from ctx.assemble.traverse import edge_classes_of
+
         global _edge_rows
         private = self.graph.include_private
-        rows: list[EdgeRow] = []
+        out: dict[str, EdgeClasses] = {}
         missing: list[str] = []
         with _lock:
             for node_id in ids:
@@ -645,33 +651,24 @@ class NodeEdges:
                     missing.append(node_id)
                 else:
                     _edges.move_to_end((self.state, private, column, node_id))
-                    rows += kept
+                    if kept:  # as read: a node without edges is absent
+                        out[node_id] = kept
         if not missing:
-            return rows
-        read = self.graph.walk_edges(missing, column)
-        rows += read
+            return out
+        read = edge_classes_of(self.graph.walk_edges(missing, column), column)
+        out.update(read)
         if self.graph.warm_state() != self.state:
-            return rows  # the graph moved while this was read
-        by_node: dict[str, list[EdgeRow]] = {node_id: [] for node_id in missing}
-        for src, dst, etype, ntype, tags, updated, title in read:
-            # Kept as tuples of shared strings: the node's own id, and the few edge and node types
-            # (a row's strings are new objects from SQLite: a third of what a kept row weighs).
-            if column == "src":
-                src = sys.intern(src)
-            else:
-                dst = sys.intern(dst)
-            row = (src, dst, sys.intern(etype), sys.intern(ntype), tags, updated, title)
-            by_node[row[0] if column == "src" else row[1]].append(row)
+            return out  # the graph moved while this was read
         with _lock:
-            for node_id, kept in by_node.items():
+            for node_id in missing:
                 key = (self.state, private, column, node_id)
                 if key not in _edges:
-                    _edges[key] = kept
-                    _edge_rows += len(kept) + 1
+                    kept = _edges[key] = read.get(node_id, [])
+                    _edge_rows += sum(len(others) for _, others in kept) + 1
             while _edge_rows > MAX_EDGE_ROWS and _edges:
                 _, dropped = _edges.popitem(last=False)
-                _edge_rows -= len(dropped) + 1
-        return rows
+                _edge_rows -= sum(len(others) for _, others in dropped) + 1
+        return out
 
 
 def node_edges(graph: GraphReader) -> NodeEdges | None:
