@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 # After 240 builds of 60 topics (40 notes, 20 questions, depth 1/2/3/5), with ordinary nodes'
 # edges and facts kept too (127k edge rows, 13k facts and degrees, 200k hub rows): peak RSS 298 MB
 # in process, 83 MB for the same builds cold.
-# Pools and answers kept (the most recently used).
-MAX_POOLS = 16
+# Pools and answers kept (the most recently used). An agent going round more topics than this
+# finds none kept: 20 free-text questions asked at depths 1, 2, 3 and 5 (the answer lens caps 3
+# and 5 to 2, the pool of 2) found every pool evicted at 16 and rebuilt it (~50 ms at 100k nodes).
+MAX_POOLS = 32
 # Token counts kept per encoding before they are forgotten all at once (keyed by the texts).
 MAX_COUNTS = 20_000
 
