@@ -131,13 +131,15 @@ def _add_derived_only_private(conn: sqlite3.Connection) -> None:
         """
         INSERT OR IGNORE INTO temp.private_ids (id)
         WITH RECURSIVE supported(id) AS (
-            SELECT e.dst FROM edges e JOIN nodes s ON s.id = e.src
-            WHERE s.file != '' AND e.dst IN (SELECT id FROM temp.derived_ids)
-              AND s.id NOT IN (SELECT id FROM temp.private_ids)
-            UNION
-            SELECT e.src FROM edges e JOIN nodes d ON d.id = e.dst
-            WHERE d.file != '' AND e.src IN (SELECT id FROM temp.derived_ids)
-              AND d.id NOT IN (SELECT id FROM temp.private_ids)
+            -- One public file node beside a derived node is enough: asked per derived node, the
+            -- search stops at the first (all the links of every tag were read: 0.7 s at 100k).
+            SELECT d.id FROM temp.derived_ids d WHERE EXISTS (
+                SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src
+                WHERE e.dst = d.id AND s.file != '' AND s.id NOT IN (SELECT id FROM temp.private_ids)
+            ) OR EXISTS (
+                SELECT 1 FROM edges e JOIN nodes t ON t.id = e.dst
+                WHERE e.src = d.id AND t.file != '' AND t.id NOT IN (SELECT id FROM temp.private_ids)
+            )
             UNION
             SELECT e.dst FROM edges e JOIN supported u ON e.src = u.id
             WHERE e.dst IN (SELECT id FROM temp.derived_ids)
