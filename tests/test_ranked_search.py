@@ -111,7 +111,8 @@ def test_passage_ranking_is_the_joined_one(conn: sqlite3.Connection, include_pri
                 )
                 got = sorted(
                     (r for index in searched_indexes(conn, table, include_private)
-                     for r in passage_reads._bm25(conn, index, weights, query, limit, include_private)),
+                     for r in passage_reads._bm25(
+                         conn, index, weights, query, limit, include_private, [f'"{t}"' for t in terms])),
                     key=lambda r: (-r[2], r[0]),
                 )
                 assert got == expected, (terms, table, limit)

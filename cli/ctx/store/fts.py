@@ -8,8 +8,9 @@ so the insert trigger is set aside for the batch and put back after it.
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -152,3 +153,71 @@ def passage_fill_statements(conn: sqlite3.Connection) -> tuple[str, ...]:
         for suffix in ("", PRIVATE_SUFFIX)
         for table in ("passages_fts", "passages_exact")
     )
+
+
+# FTS5's BM25 (fts5_aux.c): k1 = 1.2, so a phrase adds at most its IDF * 2.2 to a row's score.
+_K1 = 1.2
+# A word whose rows are set aside must be at least this share of the phrases' matches (counted
+# each): fewer, and scoring them costs less than finding out whether they must be.
+COMMON_SHARE = 0.3
+
+
+def best_matches(
+    conn: sqlite3.Connection,
+    index: str,
+    columns: str,
+    phrases: list[str],
+    limit: int,
+    rows_at_most: Callable[[sqlite3.Connection], int],
+) -> list[tuple[int, float]]:
+    """The best ``limit`` (rowid, -BM25 score) of ``index`` matching any of ``phrases`` (each a
+    quoted FTS5 phrase; ``columns`` the BM25 column weights), best first, then by rowid: what
+    ``phrase OR phrase ...`` ranked by ``-bm25(index, columns)`` gives, row for row and score for
+    score. ``rows_at_most``: at least as many rows as the index holds.
+
+    BM25 is most of a search's cost (each match's phrase counts and length are read), and one
+    common word brings most of the matches: at 1M nodes "parameter" is 35k of a question's 61k.
+    A row holding that word alone scores at most its IDF * (k1 + 1), so where the best ``limit``
+    of the other rows already beat that, its rows are never scored. The rows are taken in three
+    queries: without the word (``others NOT word``), with it and another (``word AND (others)``),
+    and, only where they could enter, with the word alone (``word NOT other ...``). Each gives a
+    row the score the single query gives it: FTS5 counts each phrase's IDF over the whole index,
+    and adds the phrases' parts in query order, a phrase the row lacks (as one only after NOT)
+    adding exactly 0; the word is the first, second or last phrase, so the order of the parts a
+    row has is the same (the first two added either way give the same double).
+    """
+    ranked_sql = (
+        f"SELECT rowid, -bm25({index}, {columns}) AS score FROM {index}"
+        f" WHERE {index} MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+    )
+    whole = " OR ".join(phrases)
+    if len(phrases) < 2 or len(set(phrases)) < len(phrases):
+        return conn.execute(ranked_sql, (whole, limit)).fetchall()
+    count_sql = f"SELECT COUNT(*) FROM {index} WHERE {index} MATCH ?"
+    try:
+        hits = {at: int(conn.execute(count_sql, (phrases[at],)).fetchone()[0]) for at in sorted({0, 1, len(phrases) - 1})}
+        at = max(hits, key=lambda i: (hits[i], -i))
+        if hits[at] < limit or hits[at] < COMMON_SHARE * sum(hits.values()):
+            return conn.execute(ranked_sql, (whole, limit)).fetchall()
+        word, others = phrases[at], phrases[:at] + phrases[at + 1 :]
+        either = "(" + " OR ".join(others) + ")"
+        together = f"{either} AND {word}" if at == len(phrases) - 1 else f"{word} AND {either}"
+        rows = conn.execute(ranked_sql, (f"{either} NOT {word}", limit)).fetchall()
+        rows += conn.execute(ranked_sql, (together, limit)).fetchall()
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        del rows[limit:]
+        if len(rows) < limit or rows[-1][1] <= _most(rows_at_most(conn), hits[at]) * (1.0 + 1e-9):
+            rows += conn.execute(ranked_sql, (f"{word} NOT " + " NOT ".join(others), limit)).fetchall()
+            rows.sort(key=lambda r: (-r[1], r[0]))
+            del rows[limit:]
+    except sqlite3.OperationalError:
+        return conn.execute(ranked_sql, (whole, limit)).fetchall()  # raises as it always did, or answers
+    return rows
+
+
+def _most(rows: int, hits: int) -> float:
+    """The most a phrase matching ``hits`` of at most ``rows`` rows adds to a row's BM25: FTS5's
+    IDF, ln((rows - hits + 0.5) / (hits + 0.5)) (1e-6 where that is not above 0; it only grows
+    with ``rows``), times k1 + 1."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows > hits else 0.0
+    return max(idf, 1e-6) * (_K1 + 1.0)

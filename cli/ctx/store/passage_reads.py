@@ -11,7 +11,7 @@ from ctx.digest import blake2b
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
-from ctx.store.fts import searched_indexes
+from ctx.store.fts import best_matches, searched_indexes
 
 _VERSION_KEY = "splitter_version"
 HEADING_SEP = " > "
@@ -104,7 +104,6 @@ def search(
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
     if not quoted:
         return []
-    query = " OR ".join(quoted)
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
     for table, weights in (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS)):
@@ -112,7 +111,7 @@ def search(
         # with it, both, each scored by its own statistics.
         hits = sorted(
             (hit for index in searched_indexes(conn, table, include_private)
-             for hit in _bm25(conn, index, weights, query, limit, include_private)),
+             for hit in _bm25(conn, index, weights, " OR ".join(quoted), limit, include_private, quoted)),
             key=lambda hit: (-hit[2], hit[0]),
         )[:limit]
         if not hits:
@@ -126,11 +125,13 @@ def search(
 
 
 def _bm25(
-    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int, include_private: bool
+    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int,
+    include_private: bool, phrases: list[str] | None = None,
 ) -> list[tuple[int, str, float]]:
+    """``query`` ranked; ``phrases``: the phrases it joins by OR, if it does."""
     columns = ", ".join(str(w) for w in weights)
     try:
-        ranked = _ranked(conn, table, columns, query, limit, include_private)
+        ranked = _ranked(conn, table, columns, phrases or [query], limit, include_private)
         if ranked is not None:
             return ranked
         visible = "" if include_private else " AND n.private = 0"
@@ -148,7 +149,7 @@ def _bm25(
 
 
 def _ranked(
-    conn: sqlite3.Connection, table: str, columns: str, query: str, limit: int, include_private: bool
+    conn: sqlite3.Connection, table: str, columns: str, phrases: list[str], limit: int, include_private: bool
 ) -> list[tuple[int, str, float]] | None:
     """The joined query's rows, the index ranking its matches alone (its rowid is the passage id,
     the same tie-break) and only the best ``limit`` joined: SQLite joins every match before it
@@ -158,11 +159,7 @@ def _ranked(
 
     if not rows_all_visible(conn, table, include_private):
         return None
-    ranked = conn.execute(
-        f"SELECT rowid, -bm25({table}, {columns}) AS score FROM {table}"
-        f" WHERE {table} MATCH ? ORDER BY score DESC, rowid LIMIT ?",
-        (query, limit),
-    ).fetchall()
+    ranked = best_matches(conn, table, columns, phrases, limit, _passage_rows_at_most)
     if not ranked:
         return []
     owner: dict[int, tuple[str, int]] = {}
@@ -180,3 +177,8 @@ def _ranked(
             return None
         out.append((pid, found[0], float(score)))
     return out
+
+
+def _passage_rows_at_most(conn: sqlite3.Connection) -> int:
+    """At least as many rows as a passage index holds: its rowids are passage ids."""
+    return int(conn.execute("SELECT MAX(id) FROM passages").fetchone()[0] or 0)

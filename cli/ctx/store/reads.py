@@ -273,6 +273,12 @@ def fts_query(text: str, mode: str = "and") -> str:
     Every word becomes a quoted phrase (so ``AND``, ``-``, ``(``, ``"`` and ``:`` lose their
     query-syntax meaning); a trailing ``*`` stays a prefix search. Words join with AND or OR.
     """
+    joiner = " AND " if mode == "and" else " OR "
+    return joiner.join(fts_phrases(text))
+
+
+def fts_phrases(text: str) -> list[str]:
+    """``fts_query``'s phrases, in order."""
     terms: dict[str, None] = {}
     for match in _WORD.finditer(text):
         raw = match.group()
@@ -284,8 +290,7 @@ def fts_query(text: str, mode: str = "and") -> str:
         terms.setdefault(quoted + ("*" if prefix else ""), None)
         if len(terms) >= MAX_QUERY_TERMS:
             break  # a pasted page is a query of its first words, not a minute of BM25
-    joiner = " AND " if mode == "and" else " OR "
-    return joiner.join(terms)
+    return list(terms)
 
 
 def search(
@@ -315,7 +320,8 @@ def search(
         rows: list[tuple[str, str, str, str | None, float, str]] = []
         for index in indexes:
             try:
-                found = None if snippets else _ranked(conn, index, query, limit, include_private)
+                phrases = fts_phrases(text) if m == "or" else None
+                found = None if snippets else _ranked(conn, index, query, limit, include_private, phrases)
                 rows += found if found is not None else _with_snippets(conn, index, query, limit, include_private)
             except sqlite3.OperationalError:
                 pass  # e.g. a term FTS5 still refuses; treat as no match rather than fail
@@ -351,7 +357,8 @@ _TIED_MARGIN = 64
 
 
 def _ranked(
-    conn: sqlite3.Connection, index: str, query: str, limit: int, include_private: bool
+    conn: sqlite3.Connection, index: str, query: str, limit: int, include_private: bool,
+    phrases: list[str] | None = None,
 ) -> list[tuple[str, str, str, str | None, float, str]] | None:
     """``_with_snippets``'s rows without their snippets, or None where this way cannot give them.
 
@@ -360,17 +367,20 @@ def _ranked(
     Here the index alone ranks its matches (ties by rowid), and only the best are joined: all
     rows tied with the ``limit``-th are kept, so the ties are then broken by node id, as there.
     """
-    from ctx.store.fts import rows_all_visible
+    from ctx.store.fts import best_matches, rows_all_visible
 
     if not rows_all_visible(conn, index, include_private):
         return None
     fetch = limit + _TIED_MARGIN
     while True:
-        ranked = conn.execute(
-            f"SELECT rowid, -bm25({index}, 10.0, 5.0, 1.0) AS score FROM {index}"
-            f" WHERE {index} MATCH ? ORDER BY score DESC, rowid LIMIT ?",
-            (query, fetch),
-        ).fetchall()
+        if phrases is not None:  # ``query`` is these joined by OR: ranked without every match scored
+            ranked = best_matches(conn, index, "10.0, 5.0, 1.0", phrases, fetch, _node_rows_at_most)
+        else:
+            ranked = conn.execute(
+                f"SELECT rowid, -bm25({index}, 10.0, 5.0, 1.0) AS score FROM {index}"
+                f" WHERE {index} MATCH ? ORDER BY score DESC, rowid LIMIT ?",
+                (query, fetch),
+            ).fetchall()
         if len(ranked) <= limit:
             break
         last = ranked[limit - 1][1]
@@ -395,6 +405,11 @@ def _ranked(
         out.append((node[0], node[1], node[2], node[3], score, ""))
     out.sort(key=lambda r: (-r[4], r[0]))
     return out[:limit]
+
+
+def _node_rows_at_most(conn: sqlite3.Connection) -> int:
+    """At least as many rows as a node index holds: its rowids are the nodes'."""
+    return int(conn.execute("SELECT MAX(rowid) FROM nodes").fetchone()[0] or 0)
 
 
 def edges_of(
