@@ -235,7 +235,7 @@ def _stale(conn: sqlite3.Connection) -> list[tuple]:
     return [tuple(r) for r in conn.execute(f"SELECT source_id, src, target, dst FROM edges WHERE dst IS NOT {_RESOLVED}")]
 
 
-def test_a_reimport_looks_only_at_the_links_that_can_move_and_moves_all_of_them(tmp_path):
+def test_a_reimport_looks_only_at_the_links_that_can_move_and_moves_all_of_them(tmp_path, monkeypatch):
     """A re-import resolves only the edges its own changes can move (new edges, unresolved ones,
     and those pointing by a name or at a node that came or went): after each step below every
     edge points where a full resolve points it, and the graph equals a first import of the same
@@ -243,14 +243,22 @@ def test_a_reimport_looks_only_at_the_links_that_can_move_and_moves_all_of_them(
     links by id follow a note that goes, and find it again at that source's next import. An
     edge no change can reach is not looked at: one set wrong on purpose stays wrong (a full
     resolve of every edge, as before, would have put it back; at 100k notes it cost 2.4 s)."""
+    from ctx.store import writes
     from ctx.store.sources import remove_source
 
+    # Which imports looked only at what they changed: a JSON graph is one file, read again whole,
+    # so noting its every row would cost more than resolving every edge.
+    narrowed: list[int] = []
+    resolve_moved = writes._resolve_moved
+    monkeypatch.setattr(writes, "_resolve_moved", lambda conn, source_id: (narrowed.append(source_id), resolve_moved(conn, source_id)))
     vault, other = tmp_path / "vault", tmp_path / "other"
     _write(vault, {
         "Alpha.md": "---\ntags: [shared]\n---\nSee [[Beta]] and [[Dup]]. #shared\n",
         "Beta.md": "# Beta\n\nBack to [[Alpha]] and [[Later]]. #shared #beta\n",
         "deep/Dup.md": "A Dup. [[Alpha]]\n",
         "Quiet.md": "Links [[Alpha]] and [[Beta]].\n",
+        # (a re-import replacing half the files or more resolves every edge)
+        **{f"filler/F{i}.md": f"Filler {i}, see [[Alpha]]. #shared\n" for i in range(8)},
     })
     _write(other, {"graph.json": json.dumps({"nodes": [
         {"id": "x1", "title": "X one", "links": ["Alpha", "Beta"], "tags": ["shared"]},
@@ -299,3 +307,25 @@ def test_a_reimport_looks_only_at_the_links_that_can_move_and_moves_all_of_them(
     import_path(conn, other / "graph.json", format="json")
     assert _stale(conn) == []
     assert conn.execute("SELECT 1 FROM meta WHERE key LIKE 'resolve_all:%'").fetchone() is None
+    assert narrowed == [1, 1, 1, 1]  # the vault's four re-imports; never the JSON file's
+
+
+def test_noting_what_moves_stops_for_the_transaction_once_half_the_source_is_replaced(tmp_path):
+    """What was written while nothing was noted cannot be resolved from the notes: once a
+    transaction replaces half a source's files or more, it resolves every edge, even if a later
+    step replaces only a few."""
+    from ctx.store import writes
+
+    vault = tmp_path / "vault"
+    _write(vault, {f"N{i}.md": f"Note {i} links [[N{(i + 1) % 4}]].\n" for i in range(4)})
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, vault)
+    conn.execute("BEGIN IMMEDIATE")
+    writes.forget_files(conn, 1, ["N0.md"], [])
+    assert writes._tracking(conn) and not writes._everything(conn)
+    writes.forget_files(conn, 1, ["N1.md"], ["N2.md"])
+    assert not writes._tracking(conn) and writes._everything(conn)
+    writes.forget_files(conn, 1, ["N3.md"], [])
+    assert not writes._tracking(conn)
+    conn.rollback()
+    assert not writes._tracking(conn) and not writes._everything(conn)

@@ -85,7 +85,7 @@ class SqliteSession:
         if self._content_triggers:
             writes.build_indexes(self.conn, self._content_triggers)
         self._content_triggers = None
-        writes.stop_tracking(self.conn)  # already done by resolve_edges, when it ran
+        writes.forget_tracking(self.conn)  # already done by resolve_edges, when it ran
 
     def insert_records(
         self,

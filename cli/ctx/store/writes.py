@@ -75,8 +75,14 @@ def forget_files(conn: sqlite3.Connection, source_id: int, replaced: list[str], 
     """Drop the records of files about to be re-read (``replaced``) or gone (``vanished``)."""
     # A first import has nothing to delete; skipping 3 queries per file matters at 1,000s.
     if conn.execute("SELECT 1 FROM files WHERE source_id = ? LIMIT 1", (source_id,)).fetchone():
-        # A re-import: from here on, what could move a link is noted for ``resolve_edges``.
-        track_moves(conn)
+        # A re-import: from here on, what could move a link is noted for ``resolve_edges``,
+        # unless it replaces half the source or more (one JSON graph file read again): noting
+        # every row would then cost more than resolving every edge.
+        gone = len(replaced) + len(vanished)
+        if gone and gone * 2 >= conn.execute("SELECT COUNT(*) FROM files WHERE source_id = ?", (source_id,)).fetchone()[0]:
+            resolve_everything(conn)
+        else:
+            track_moves(conn)
         for rel in replaced + vanished:
             _delete_file_records(conn, source_id, rel)
     for rel in vanished:
@@ -421,9 +427,9 @@ def resolve_edges(conn: sqlite3.Connection, source_id: int, *, bulk: bool = Fals
         try:
             _resolve_moved(conn, source_id)
         finally:
-            stop_tracking(conn)
+            forget_tracking(conn)
         return
-    stop_tracking(conn)
+    forget_tracking(conn)
     conn.execute("DELETE FROM meta WHERE key = ?", (marker,))
     changed = "" if bulk else f" AND dst IS NOT {_RESOLVED}"
     conn.execute(f"UPDATE edges SET dst = {_RESOLVED} WHERE source_id = ?{changed}", (source_id,))
@@ -480,10 +486,24 @@ def resolve_all_next(conn: sqlite3.Connection, removed: int) -> None:
 
 def track_moves(conn: sqlite3.Connection) -> None:
     """Note, until the next ``resolve_edges``, what this transaction's writes change that can
-    move a link (see ``_TRACKING``). Only inside a transaction; once is enough."""
-    if conn.in_transaction and not _tracking(conn):
+    move a link (see ``_TRACKING``). Only inside a transaction; once is enough; never again once
+    ``resolve_everything`` said so (what was written meanwhile is not noted)."""
+    if conn.in_transaction and not _tracking(conn) and not _everything(conn):
         for statement in _TRACKING:
             conn.execute(statement)
+
+
+def resolve_everything(conn: sqlite3.Connection) -> None:
+    """Stop noting: the next ``resolve_edges`` in this transaction resolves every edge."""
+    stop_tracking(conn)
+    if conn.in_transaction:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS resolve_everything (unused INTEGER)")
+
+
+def _everything(conn: sqlite3.Connection) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'resolve_everything'"
+    ).fetchone() is not None
 
 
 def _tracking(conn: sqlite3.Connection) -> bool:
@@ -495,6 +515,12 @@ def stop_tracking(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS temp.{trigger}")
     for table in ("moved_keys", "moved_ids", "added_edges", "moved_names", "moved_nodes", "moved_edges"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
+
+
+def forget_tracking(conn: sqlite3.Connection) -> None:
+    """After ``resolve_edges``: nothing noted, and the next transaction may note again."""
+    stop_tracking(conn)
+    conn.execute("DROP TABLE IF EXISTS temp.resolve_everything")
 
 
 # The names whose rows changed: a name row (counted, as rows may repeat) that was there before
