@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
 
 
+_tuple_new = tuple.__new__
+
+
 class Hop(NamedTuple):
     """One edge of a walked path. A named tuple, not a frozen dataclass: a walk makes one per node
     it reaches (thousands at depth 3 on a big graph), and a frozen dataclass's ``__init__`` costs
@@ -142,13 +145,12 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
 def _nearest(limit: WalkLimit, result: Walk, frontier: list[str]) -> list[str]:
     """The ``max_expand`` frontier nodes to expand: the nearest, then the best scored, then by id."""
     reached, info, bound = result.reached, result.info, limit.bound
-
-    def key(node_id: str) -> tuple[float, float, str]:
-        r = reached[node_id]
-        least = bound.at_least(node_id, info[node_id], r.cost) if bound is not None and node_id in info else 0.0
-        return (r.cost, -least, node_id)
-
-    return sorted(sorted(frontier, key=key)[: limit.max_expand])
+    least: dict[str, float] = {}
+    if bound is not None:
+        known = [u for u in frontier if u in info]
+        least = dict(zip(known, bound.many(known, info, reached, most=False)[0]))
+    keys = sorted((reached[u].cost, -least.get(u, 0.0), u) for u in frontier)
+    return sorted(u for _, _, u in keys[: limit.max_expand])
 
 def walk(
     graph: GraphReader,
@@ -304,19 +306,21 @@ class _Walker:
 
     def reach(self, u: str, fresh: dict[str, Offer], hop: int, next_frontier: set[str]) -> None:
         """Hold each fresh neighbour at its cost through ``u`` (a cheaper route replaces a dearer one)."""
-        reached = self.result.reached
-        base = reached[u].cost
+        reached, pending = self.result.reached, self.pending
+        base, before = reached[u].cost, reached[u].path
         for v in sorted(fresh):
             step, _name, _weight, etype, direction = fresh[v]
             cost = base + step
-            path = reached[u].path + (Hop(etype, direction, u, v),)
+            # A Hop made as the tuple it is: a depth-5 walk makes thousands (half the time of
+            # Hop(...), which goes through the named tuple's Python-level __new__).
+            path = before + (_tuple_new(Hop, (etype, direction, u, v)),)
             current = reached.get(v)
             if current is None:
                 reached[v] = Reached(v, hop, cost, path, False)
-                self.pending[v] = cost
+                pending[v] = cost
                 next_frontier.add(v)
             elif not current.seed and cost < current.cost - 1e-12:
-                self.pending[v] = cost
+                pending[v] = cost
                 # A cheaper route found later (more hops over heavier edges): the node's
                 # distance is its cheapest route, so hops and path follow that route.
                 current.cost = cost
