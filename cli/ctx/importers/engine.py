@@ -191,8 +191,10 @@ def _stat_files(
     confinement = Confinement(root)
     # Paths as strings until a file is read: a Path per file was a third of a no-op re-import.
     base_text = str(base)
+    glue = "" if not base_text or base_text.endswith("/") else "/"
     for rel in relpaths:
-        where = os.path.join(base_text, rel)
+        # os.path.join's result, without its call per file where paths are POSIX
+        where = base_text + glue + rel if os.sep == "/" and rel[:1] != "/" else os.path.join(base_text, rel)
         try:
             st = confinement.check(where)
         except FileRefused as exc:
