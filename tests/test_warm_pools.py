@@ -263,7 +263,7 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
     from build_graphs import import_into, write_jsonl
     from test_bounded_walk import generated_graph
 
-    from ctx.assemble.traverse import edge_classes_of
+    from ctx.assemble.edge_groups import edge_classes_of
     from ctx.store import as_store
 
     records = generated_graph(400, 11, same_dates=False)

@@ -15,15 +15,15 @@ nodes, the nearest first. ``Walk.stopped`` says which of these ended it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import heapq
-import sys
 from dataclasses import dataclass, field
 
 from ctx.assemble import warm
 from ctx.assemble.bound import MARGIN, NodeInfo, ScoreBound
+from ctx.assemble.edge_groups import EdgeClasses, edge_classes_of
 from ctx.assemble.score import NeighbourRanker
 from ctx.lenses import Lens
 from ctx.edges import reversed_name, walked_name
@@ -329,29 +329,6 @@ class _Walker:
                 next_frontier.add(v)
 
 
-def edge_classes_of(
-    rows: Iterable[tuple[str, str, str, str, str | None, float | None, str]], column: str
-) -> dict[str, list[tuple[str, dict[str, NodeInfo]]]]:
-    """``GraphReader.walk_edges`` rows grouped as the walk takes them: per node at ``column``, its
-    edge types in order, each with the nodes at the other end and what the walk reads of them.
-    An edge from a node to itself is never walked."""
-    grouped: dict[str, dict[str, dict[str, NodeInfo]]] = {}
-    near = 0 if column == "src" else 1
-    for src, dst, etype, ntype, tags, updated, title in rows:
-        u, v = (src, dst) if near == 0 else (dst, src)
-        if u == v:
-            continue
-        by_type = grouped.get(u)
-        if by_type is None:
-            by_type = grouped[u] = {}
-        others = by_type.get(etype)
-        if others is None:
-            others = by_type[sys.intern(etype)] = {}
-        # Kept by a warm process: the few node types shared, not one string per row.
-        others[v] = NodeInfo(sys.intern(ntype), tags, updated, title)
-    return {u: sorted(by_type.items()) for u, by_type in grouped.items()}
-
-
 class _StoreEdges:
     """Ordinary nodes' edges and degrees read from the store for one walk (a warm process keeps
     them instead: ``warm.NodeEdges``)."""
@@ -362,7 +339,7 @@ class _StoreEdges:
     def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         return self.graph.degrees(ids, column, at_most)
 
-    def walk_classes(self, ids: list[str], column: str) -> dict[str, list[tuple[str, dict[str, NodeInfo]]]]:
+    def walk_classes(self, ids: list[str], column: str) -> dict[str, EdgeClasses]:
         return edge_classes_of(self.graph.walk_edges(ids, column), column)
 
 

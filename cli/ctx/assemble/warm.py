@@ -39,9 +39,7 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, NeighbourOrder
     from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour, ScanTable
 
-    from ctx.assemble.bound import NodeInfo
-
-    EdgeClasses = list[tuple[str, dict[str, NodeInfo]]]
+    from ctx.assemble.edge_groups import EdgeClasses
 
 # Measured at 100k nodes after 160 builds of 40 topics (bench_scale's graph): 16 pools ~16 MB
 # (a few hundred candidates each), 16 answers ~3 MB, 20k token counts ~8 MB, 200k hub rows ~33 MB.
@@ -640,7 +638,7 @@ class NodeEdges:
     def walk_classes(self, ids: list[str], column: str) -> dict[str, EdgeClasses]:
         """``GraphReader.walk_edges`` grouped as the walk takes them (``traverse.edge_classes_of``),
         from what is kept where it can."""
-        from ctx.assemble.traverse import edge_classes_of
+        from ctx.assemble.edge_groups import edge_classes_of
 
         global _edge_rows
         private = self.graph.include_private
