@@ -12,6 +12,13 @@ from ctx.assemble import BuildRequest, build_context
 from ctx.schema import SCHEMA_VERSION
 from ctx.store import connect
 
+def _json_of(result) -> dict:
+    """A command's JSON document; a failed command shows its exit code and stderr, not a decode
+    error (CI once saw `ctx stats --format json` print nothing here, under load 8; not reproduced)."""
+    assert result.exit_code == 0 and result.stdout, (result.exit_code, result.stderr)
+    return json.loads(result.stdout)
+
+
 def _valid(kind: str, document: dict) -> None:
     errors = list(validator(kind).iter_errors(document))
     assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]
@@ -23,19 +30,19 @@ def test_the_schema_is_a_valid_json_schema_of_this_version():
 
 
 def test_search_show_and_stats_follow_the_schema(demo_db, run_cli):
-    search = json.loads(run_cli("search", "apollo", "--format", "json", db=demo_db).stdout)
+    search = _json_of(run_cli("search", "apollo", "--format", "json", db=demo_db))
     _valid("search", search)
     assert search["schema"] == SCHEMA_VERSION and search["count"] > 0
-    show = json.loads(run_cli("show", "Project Apollo", "--format", "json", db=demo_db).stdout)
+    show = _json_of(run_cli("show", "Project Apollo", "--format", "json", db=demo_db))
     _valid("show", show)
     assert {e["direction"] for e in show["edges"]} == {"in", "out"}
-    _valid("stats", json.loads(run_cli("stats", "--format", "json", db=demo_db).stdout))
+    _valid("stats", _json_of(run_cli("stats", "--format", "json", db=demo_db)))
     # Any of the four validates against the whole schema too.
     assert Draft202012Validator(SCHEMA).is_valid(show)
 
 
 def test_the_schema_rejects_what_it_does_not_document(demo_db, run_cli):
-    build = json.loads(run_cli("build", "Project Apollo", "--format", "json", db=demo_db).stdout)
+    build = _json_of(run_cli("build", "Project Apollo", "--format", "json", db=demo_db))
     _valid("build", build)
     dropped = json.loads(json.dumps(build))
     del dropped["nodes"][0]["score"]
