@@ -86,16 +86,18 @@ def ctx_command() -> str:
     return found
 
 
-def _hash_files(paths) -> str:
+def _hash_files(root: Path, paths) -> str:
+    """Names relative to ``root``, so the same corpus reached by another path (a symlinked
+    ``../shared``) keeps its stamp and its graphs are not imported and embedded again."""
     digest = hashlib.sha256()
     for path in sorted(paths):
         stat = path.stat()
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest.update(f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
 
 
 def corpus_stamp(corpus: Path) -> str:
-    return _hash_files(p for p in corpus.rglob("*") if p.is_file())
+    return _hash_files(corpus, (p for p in corpus.rglob("*") if p.is_file()))
 
 
 def graph_code_stamp() -> str:

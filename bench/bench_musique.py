@@ -36,7 +36,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -140,7 +139,9 @@ def build_subprocess(db: Path, lens: Path | None, question: str, budget: int, en
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ctx-bench-musique")
+    # Per checkout (bench/out is ignored by git): a graph imported by one checkout's code is never
+    # read by another's.
+    parser.add_argument("--workdir", type=Path, default=HERE / "out" / "musique")
     parser.add_argument("--budgets", default="300,500,1000")
     parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--questions", type=int, default=0, help="only the first N questions")
