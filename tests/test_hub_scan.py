@@ -98,6 +98,32 @@ def rankers(conn) -> list[NeighbourRanker]:
     return [plain, boosted, damped]
 
 
+def compare_scan_with_sql(conn, hubs, limits, held_sets, rng, *, through_view=False) -> tuple[int, int]:
+    """The scan's ranking of each hub against SQL's, over both views, every ranker, each limit and
+    each walk state (``held_sets``: the hub's own cost and how many other nodes the walk holds, at
+    random costs); with ``through_view`` the reader's own ``best_neighbours`` too. Returns (how many
+    the scan answered, how many were compared)."""
+    ids = [f"n{i:04d}" for i in range(N)]
+    scanned = compared = 0
+    for include_private in (False, True):
+        view = GraphView(conn, include_private=include_private)
+        for ranker in rankers(conn):
+            for hub, weights in hubs:
+                for limit in limits:
+                    for base, held in held_sets:
+                        costs = [(hub, base)] + [(v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)]
+                        view.remember_reached(costs, reset=True)
+                        fast = hub_scan.scan_best(conn, hub, base, weights, ranker, limit, include_private)
+                        expected = sql_ranking(view, hub, base, weights, ranker, limit)
+                        compared += 1
+                        if fast is not None:
+                            scanned += 1
+                            assert fast == expected, (hub, weights, limit, base, held, include_private)
+                        if through_view:
+                            assert view.best_neighbours(hub, base, weights, ranker, limit) == expected
+    return scanned, compared
+
+
 HUBS = [
     ("tag:big", {("tag", "in"): 0.5}),
     ("n0000", {("link", "in"): 1.0, ("link", "out"): 1.0}),
@@ -117,25 +143,9 @@ def test_the_newest_first_scan_ranks_as_sql_does(graphs, name, counts, scan_ever
     monkeypatch.setattr(link_counts, "KEPT_AT_LEAST", 20 if counts == "kept" else 10**9)
     link_counts.fill(conn)
     assert (conn.execute("SELECT COUNT(*) FROM link_counts").fetchone()[0] > 0) == (counts == "kept")
-    rng = random.Random(9)
-    ids = [f"n{i:04d}" for i in range(N)]
-    hubs = HUBS
-    scanned = compared = 0
-    for include_private in (False, True):
-        view = GraphView(conn, include_private=include_private)
-        for ranker in rankers(conn):
-            for hub, weights in hubs:
-                for limit in (1, 7, 40):
-                    for base, held in ((0.0, 0), (1.0, 30), (2.0, 300)):
-                        costs = [(hub, base)] + [(v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)]
-                        view.remember_reached(costs, reset=True)
-                        fast = hub_scan.scan_best(conn, hub, base, weights, ranker, limit, include_private)
-                        expected = sql_ranking(view, hub, base, weights, ranker, limit)
-                        compared += 1
-                        if fast is not None:
-                            scanned += 1
-                            assert fast == expected, (hub, weights, limit, base, held, include_private)
-                        assert view.best_neighbours(hub, base, weights, ranker, limit) == expected
+    scanned, compared = compare_scan_with_sql(
+        conn, HUBS, (1, 7, 40), ((0.0, 0), (1.0, 30), (2.0, 300)), random.Random(9), through_view=True,
+    )
     # The scan answered most of them (not a test of the SQL path against itself).
     assert scanned > compared // 2, (scanned, compared)
 
@@ -290,21 +300,7 @@ def test_a_hub_whose_biggest_class_weighs_the_most_is_ranked_as_sql_does(graphs,
     # Each way made the cheaper one.
     monkeypatch.setattr(hub_scan, "COST_ROW" if mode == "probed" else "COST_SEEK", 10**6)
     monkeypatch.setattr(hub_scan, "COST_SQL", 10**7)
-    rng = random.Random(13)
-    ids = [f"n{i:04d}" for i in range(N)]
-    scanned = compared = 0
-    for include_private in (False, True):
-        view = GraphView(conn, include_private=include_private)
-        for ranker in rankers(conn):
-            for hub, weights in HEAVIEST_BIG:
-                for limit in (1, 7, 40, 1000):
-                    for base, held in ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)):
-                        costs = [(hub, base)] + [(v, rng.choice([0.5, 1.5, 2.0, 3.0, 4.0])) for v in rng.sample(ids, held)]
-                        view.remember_reached(costs, reset=True)
-                        fast = hub_scan.scan_best(conn, hub, base, weights, ranker, limit, include_private)
-                        expected = sql_ranking(view, hub, base, weights, ranker, limit)
-                        compared += 1
-                        if fast is not None:
-                            scanned += 1
-                            assert fast == expected, (hub, weights, limit, base, held, include_private)
+    scanned, compared = compare_scan_with_sql(
+        conn, HEAVIEST_BIG, (1, 7, 40, 1000), ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)), random.Random(13),
+    )
     assert scanned > compared // 2, (scanned, compared)
