@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "ctx.errors", "ctx.speedups", "ctx.paths", "ctx.defaults", "ctx.edges", "ctx.stopwords",
         "ctx.code_spans", "ctx.yaml_safe", "ctx.yaml_cache", "ctx.dataclass_code", "ctx.files",
         "ctx.schema", "ctx.jsonout", "ctx.tokens", "ctx.passages", "ctx.freshness_report", "ctx.digest",
+        "ctx.long_waits",
     )),
     ("settings", ("ctx.config", "ctx.options", "ctx.lenses")),
     ("store", ("ctx.store",)),

@@ -265,6 +265,27 @@ def test_distilling_through_torch_alone_gives_sentence_transformers_piece_vector
     assert float(np.min(cosines)) > 0.999
 
 
+def test_a_machine_distilling_for_a_graph_embedded_elsewhere_says_so_on_stderr(fast_graphs, tmp_path, monkeypatch, run_cli):
+    """A team graph's first stage was distilled on another machine: this machine's first question
+    distils its own static model (seconds, once). `ctx build` names that wait on stderr instead of
+    sitting silent, stdout holds only the context, and the answer is the one a machine that already
+    had the model gives; the second question waits for nothing and says nothing."""
+    db = _copy(fast_graphs["small"], tmp_path)
+    expected = run_cli("build", BREAD_QUESTION, "--format", "json", db=db)
+    assert expected.exit_code == 0 and "distilling" not in expected.stderr
+    monkeypatch.setenv(first_stage.CACHE_ENV, str(tmp_path / "fresh-cache"))
+    assert first_stage.ready(resolve_model(None)) is None  # this "machine" has never distilled it
+    first = run_cli("build", BREAD_QUESTION, "--format", "json", db=db)
+    assert first.exit_code == 0, first.stderr
+    waits = [line for line in first.stderr.splitlines() if "distilling static model" in line]
+    assert waits == ["ctx: distilling static model (a one-off wait of some seconds)"]
+    assert json.loads(first.stdout)["nodes"][0]["id"] == json.loads(expected.stdout)["nodes"][0]["id"] == "Sourdough starter"
+    assert first_stage.ready(resolve_model(None)) is not None
+    again = run_cli("build", BREAD_QUESTION, "--format", "json", db=db)
+    assert again.exit_code == 0 and "distilling" not in again.stderr
+    assert again.stdout == first.stdout
+
+
 def test_a_sync_keeps_a_first_stage_graph_at_its_first_stage(tmp_path):
     """After `ctx embed --fast`, a sync gives a new note's passages static vectors (seconds) and
     leaves the model's own to `ctx embed`; the new note is then found by meaning."""

@@ -435,7 +435,10 @@ class CtxTools:
         )
         graph, refreshed = self._fresh_graph()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
-        result = graph.build(BuildRequest(topics=topics, lens=chosen, **options))
+        from ctx.commands.waiting import waits_shown
+
+        with waits_shown():  # on the server's stderr, its log
+            result = graph.build(BuildRequest(topics=topics, lens=chosen, **options))
         result.warnings[:0] = refreshed
         if not result.found:
             # A tool error, as the CLI's exit code 3 is; its first block is still exactly the

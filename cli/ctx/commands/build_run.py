@@ -17,6 +17,7 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
     """Print the context (and its notices on stderr); return the exit code. Core errors raise.
     ``values`` are BuildRequest's other options; None where the config file gives the default."""
     from ctx.assemble import BuildRequest
+    from ctx.commands.waiting import waits_shown
     from ctx.freshness import check_before_build, graph_freshness
     from ctx.graph import Graph
     from ctx.options import with_config_defaults
@@ -37,7 +38,8 @@ def run_build(*, topics: tuple[str, ...] | list[str], include_private: bool, db:
             warn(line)
         # The check's outcome (a sync skipped because the graph was busy) is part of what the
         # context says about its freshness.
-        result = graph.build(replace(request, freshness=graph_freshness(graph.store, refreshed, include_private=include_private)))
+        with waits_shown():
+            result = graph.build(replace(request, freshness=graph_freshness(graph.store, refreshed, include_private=include_private)))
         if not result.found:
             from ctx.errors import CtxError
 

@@ -144,11 +144,18 @@ class _one_blas_thread:
 def _static_encoder(model_name: str) -> Any:
     """The first stage's static model, distilled now if this machine lacks it (a graph embedded
     elsewhere); None when it cannot be (no torch): full text alone proposes candidates then."""
+    from ctx import long_waits
     from ctx.semantic import static
+    from ctx.semantic.embedding import DISTILLING
     from ctx.semantic.encoder import EmbedExtraMissing
     from ctx.semantic.models import resolve_model
 
     try:
-        return static.load(str(stage.ensure(resolve_model(model_name))))
+        model = resolve_model(model_name)
+        # Seconds, once per machine: whoever runs the build may show it (ctx.long_waits).
+        progress = None if stage.ready(model) is not None else long_waits.reporter(DISTILLING)
+        if progress is not None:
+            progress(0, 1)  # named while torch loads, before the first count
+        return static.load(str(stage.ensure(model, progress)))
     except (EmbedExtraMissing, ImportError, OSError, ValueError):
         return None
