@@ -304,3 +304,52 @@ def test_a_hub_whose_biggest_class_weighs_the_most_is_ranked_as_sql_does(graphs,
         conn, HEAVIEST_BIG, (1, 7, 40, 1000), ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)), random.Random(13),
     )
     assert scanned > compared // 2, (scanned, compared)
+
+
+ODD_IDS = ["plain", 'with "quotes"', "back\\slash", "tab\there", "line\nbreak", "unit\x1fsep", "émigré 日本 🚀", "[1, 2]", ""]
+
+
+@pytest.fixture()
+def odd_edges(tmp_path: Path):
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "odd.db")
+    conn.execute("CREATE TABLE edges (src TEXT NOT NULL, dst TEXT, type TEXT NOT NULL)")
+    conn.executemany("INSERT INTO edges VALUES (?, 'hub', 'link')", [(i,) for i in ODD_IDS])
+    conn.execute("INSERT INTO edges VALUES ('other', 'hub', 'tag')")
+    yield conn
+    conn.close()
+
+
+def test_ids_read_as_one_json_array_are_the_rows_ids(odd_edges):
+    """``_ids`` reads a class's ids as one JSON array: every id comes back as it is stored
+    (quotes, control characters, non-ASCII, text that looks like JSON), in the rows' order."""
+    source = "FROM edges WHERE dst = ? AND type = ?"
+    rows = [r[0] for r in odd_edges.execute(f"SELECT src {source}", ("hub", "link"))]
+    assert rows == ODD_IDS
+    assert hub_scan._ids(odd_edges, source, "src", ("hub", "link")) == rows
+    assert hub_scan._ids(odd_edges, source, "src", ("nobody", "link")) == []
+
+
+def test_ids_without_json_functions_are_read_as_rows(odd_edges):
+    """An SQLite built without JSON functions answers with the rows themselves; any other error
+    is raised."""
+    import sqlite3
+
+    class NoJson:
+        def __init__(self, conn: sqlite3.Connection, message: str) -> None:
+            self.conn, self.message = conn, message
+
+        def execute(self, sql: str, params=()):
+            if "json_group_array" in sql:
+                raise sqlite3.OperationalError(self.message)
+            return self.conn.execute(sql, params)
+
+        def cursor(self) -> sqlite3.Cursor:
+            return self.conn.cursor()
+
+    source = "FROM edges WHERE dst = ? AND type = ?"
+    got = hub_scan._ids(NoJson(odd_edges, "no such function: json_group_array"), source, "src", ("hub", "link"))  # type: ignore[arg-type]
+    assert got == ODD_IDS
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        hub_scan._ids(NoJson(odd_edges, "database is locked"), source, "src", ("hub", "link"))  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ sys.stderr.write("\n" + json.dumps({
     "quiet_ctrl_c": handler is ctx.entry._interrupted_while_loading,
     "exit": left[0] if left else "sys.exit",
     "dataclass_code": getattr(dataclasses, "exec", None) is dataclass_code._exec,
+    "gc": __import__("gc").isenabled(),
     "tiktoken_core": [type(enc._core).__name__ for enc in [tokens.get_encoding()]][0] if "ctx.tokens" in sys.modules else None,
 }) + "\n")
 """
@@ -66,6 +67,7 @@ def test_plain_builds_print_the_same_bytes_with_every_device_off(topic, demo_db,
     # Fast: no Typer, no tiktoken package or PyYAML (caches), quiet Ctrl-C, exit without teardown,
     # cached dataclass code.
     assert fast["loaded"] == [] and fast["quiet_ctrl_c"] and fast["exit"] == "os._exit"
+    assert fast["gc"] is False and plain["gc"] is True  # the cyclic collector off for the build
     from ctx.tokens import _fast_core
 
     # tiktoken's core loaded by itself, or rs-bpe's tokenizer where that is installed.
@@ -82,6 +84,12 @@ def test_plain_search_goes_through_typer_with_the_same_output(demo_db, tmp_path)
     plain_out, plain = _probe(args, tmp_path, plain=True)
     assert plain_out == fast_out and fast["code"] == plain["code"] == 0
     assert "typer" not in fast["loaded"] and "typer" in plain["loaded"]
+    assert fast["gc"] is False and plain["gc"] is True
+
+
+def test_commands_other_than_build_and_search_keep_the_garbage_collector(demo_db, tmp_path):
+    _, stats = _probe(["stats", "--db", str(demo_db)], tmp_path, plain=False)
+    assert stats["code"] == 0 and stats["gc"] is True
 
 
 def test_plain_yaml_and_frontmatter_take_pyyaml(tmp_path, monkeypatch):
@@ -99,7 +107,7 @@ def test_plain_yaml_and_frontmatter_take_pyyaml(tmp_path, monkeypatch):
 
 def test_every_device_names_modules_and_tests_that_exist():
     table = [line for line in ctx.speedups.__doc__.splitlines() if line.startswith("| ") and "``" in line]
-    assert len(table) == 7
+    assert len(table) == 8
     for row in table:
         device, where, relies_on, held_by = [cell.strip() for cell in row.strip("|").split("|")]
         for test in re.findall(r"tests/\S+\.py", held_by):

@@ -62,6 +62,21 @@ _SECONDS_PER_DAY = 86400.0
 Class = tuple[str, str]
 
 
+def _ids(conn: sqlite3.Connection, source: str, column: str, params: Sequence[object]) -> list[str]:
+    """``SELECT column source`` (a FROM and WHERE) as a list: the ids made into one JSON array in
+    SQLite and parsed by ``json`` cost ~0.3 µs each, against ~0.7 as rows (a tuple made and taken
+    apart per id). Where SQLite has no JSON functions, as rows."""
+    try:
+        found = conn.execute(f"SELECT json_group_array({column}) {source}", params).fetchone()[0]
+    except sqlite3.OperationalError as exc:
+        if "no such function" not in str(exc):
+            raise
+        return [r[0] for r in _rows(conn, f"SELECT {column} {source}", params)]
+    import json
+
+    return json.loads(found)
+
+
 def _rows(conn: sqlite3.Connection, sql: str, params: Sequence[object] = ()) -> sqlite3.Cursor:
     """``conn.execute`` giving plain tuples: a graph's connection makes a ``sqlite3.Row`` of every
     row, which costs more than the row itself where thousands of ids are read."""
@@ -519,7 +534,7 @@ class _Scan:
 # node (1M nodes, a cold process), chooses between the two and the SQL ranking, which values
 # every link (its node looked up, grouped and sorted).
 COST_SQL = 7.0  # a link ranked in SQL
-COST_ID = 0.7  # a link's other end read from the index into a set
+COST_ID = 0.3  # a link's other end read from the index into a set (``_ids``: 0.7 as rows)
 COST_SEEK = 2.2  # one of the other classes' nodes looked up among the big class's links
 COST_ROW = 1.2  # a node read newest first and asked of the sets
 COST_PROBE_ROW = 3.3  # a node read newest first and asked of the big class's index
@@ -567,14 +582,10 @@ def _by_sets(
     weight_of: dict[str, float] = {}
     for etype, direction in sorted((c for c in weights if not (probed and c == big)), key=lambda c: (weights[c], c)):
         near, far, _ = _ends(direction)
-        weight_of.update(
-            dict.fromkeys(
-                (r[0] for r in _rows(
-                    conn, f"SELECT {far} FROM edges WHERE {near} = ? AND type = ? AND {far} != ?", (node_id, etype, node_id)
-                )),
-                weights[(etype, direction)],
-            )
-        )
+        weight_of.update(dict.fromkeys(
+            _ids(conn, f"FROM edges WHERE {near} = ? AND type = ? AND {far} != ?", far, (node_id, etype, node_id)),
+            weights[(etype, direction)],
+        ))
     for p in private:
         weight_of.pop(p, None)
     # A node held dearer than a step over the lightest class from here is fresh by any class.
