@@ -20,6 +20,27 @@ def test_new_graph_is_migrated_and_in_wal_mode(db_path):
     assert {"nodes", "edges", "node_keys", "files", "sources", "meta", "nodes_fts"} <= tables
 
 
+def test_new_graph_has_8k_pages_and_an_old_one_keeps_its_own(db_path, tmp_path):
+    from ctx.store.db import PAGE_SIZE
+
+    conn = connect(db_path, create=True)
+    assert PAGE_SIZE == 8192
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE
+    conn.close()
+    # A graph made with 4 KB pages (by an older ctx) keeps them and is used as it is.
+    from ctx.store.migrations import migrate
+
+    old = tmp_path / "old.db"
+    raw = sqlite3.connect(old, isolation_level=None)
+    raw.execute("PRAGMA page_size = 4096")
+    migrate(raw)
+    raw.close()
+    conn = connect(old, create=True)
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    conn.execute("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+    assert conn.execute("SELECT value FROM meta WHERE key = 'k'").fetchone()[0] == "v"
+
+
 def test_reopening_does_not_migrate_again(db_path):
     connect(db_path, create=True).close()
     conn = connect(db_path)

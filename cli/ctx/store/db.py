@@ -61,6 +61,8 @@ def connect(path: str | Path, *, create: bool = False) -> sqlite3.Connection:
             raise CtxError(f"{path} was written by a newer ctx (schema {version}); upgrade ctx")
         if version < len(MIGRATIONS):
             try:
+                if version == 0 and create:
+                    _set_page_size(conn)
                 _use_wal(conn)
                 migrate(conn)
                 if version == 0 and create:
@@ -109,6 +111,21 @@ def discarded_on_failure(path: str | Path) -> Iterator[None]:
             except OSError:
                 break
         raise
+
+
+# Page size of a new graph file. Nodes rows are mostly a note's body (~1-2 KB in a typical vault),
+# and a 4 KB page holds two of them with a third of the page left over: at 100k markdown notes the
+# nodes table took 1.38x the raw text for 1.07x of rows. 8 KB pages hold five or six, and the
+# graph file is ~4% smaller (10k generated notes, vacuumed: 6.44x -> 6.27x the raw markdown,
+# 4.27x -> 4.15x the JSON); 16 KB saves only 0.03-0.05x more for reads twice as large. A file
+# keeps the page size it was made with (SQLite cannot change it in WAL mode): older graphs
+# stay at 4 KB and read as before.
+PAGE_SIZE = 8192
+
+
+def _set_page_size(conn: sqlite3.Connection) -> None:
+    """Before the first table of a new file is written (a no-op on a file that has pages)."""
+    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
