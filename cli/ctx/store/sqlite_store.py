@@ -80,12 +80,13 @@ class SqliteSession:
     def finish(self) -> None:
         """The last step of a session that wrote without error, before its commit: the content
         counter's triggers set aside by ``defer_indexes`` are made again."""
-        from ctx.store import writes
+        from ctx.store import counts, writes
 
         if self._content_triggers:
             writes.build_indexes(self.conn, self._content_triggers)
         self._content_triggers = None
         writes.forget_tracking(self.conn)  # already done by resolve_edges, when it ran
+        counts.stop_tracking(self.conn)  # and by recount
 
     def insert_records(
         self,

@@ -79,10 +79,14 @@ def forget_files(conn: sqlite3.Connection, source_id: int, replaced: list[str], 
         # unless it replaces half the source or more (one JSON graph file read again): noting
         # every row would then cost more than resolving every edge.
         gone = len(replaced) + len(vanished)
+        from ctx.store import counts
+
         if gone and gone * 2 >= conn.execute("SELECT COUNT(*) FROM files WHERE source_id = ?", (source_id,)).fetchone()[0]:
             resolve_everything(conn)
+            counts.track(conn, noting=False)
         else:
             track_moves(conn)
+            counts.track(conn)  # and what could change a count, for ``counts.recount``
         for rel in replaced + vanished:
             _delete_file_records(conn, source_id, rel)
     for rel in vanished:
