@@ -173,3 +173,32 @@ def test_a_reimport_brings_the_stored_counts_up_to_date_from_what_it_wrote(tmp_p
     import_path(conn, vault)
     assert_stored_equal_live(conn)
     assert counted == [1]
+
+
+def test_a_json_graph_read_again_whole_is_counted_again_without_noting_its_rows(tmp_path, monkeypatch):
+    """A JSON graph is one file: its re-import streams every row again. Noting each would cost
+    more than counting, so the noting that began with the re-import stops once the file is
+    known to be replaced whole (as the noting of links that move does), and the counts are
+    counted again -- still equal to a live count."""
+    from ctx.store import writes
+
+    graph_file = tmp_path / "graph.json"
+    nodes = [{"id": f"n{i}", "title": f"Node {i}", "links": [f"n{(i + 1) % 6}"], "tags": ["t"]} for i in range(6)]
+    graph_file.write_text(json.dumps({"nodes": nodes}))
+    conn = connect(tmp_path / "g.db", create=True)
+    import_path(conn, graph_file, format="json")
+    assert_stored_equal_live(conn)
+
+    noting: list[bool] = []
+    forget = writes.forget_files
+    monkeypatch.setattr(writes, "forget_files", lambda *a: (forget(*a), noting.append(counts._tracking(a[0])))[0])
+    counted: list[int] = []
+    whole = counts._count
+    monkeypatch.setattr(counts, "_count", lambda c: (counted.append(1), whole(c))[1])
+    nodes[2]["tags"] = ["private"]
+    graph_file.write_text(json.dumps({"nodes": nodes[:5]}))
+    import_path(conn, graph_file, format="json")
+    assert noting == [True, False]  # noted from the re-import's first step, until the file is read again whole
+    assert counted == [1]
+    assert_stored_equal_live(conn)
+    assert stats(conn)["private_nodes"] >= 1

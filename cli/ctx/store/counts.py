@@ -70,9 +70,13 @@ def track(conn: sqlite3.Connection, *, noting: bool = True) -> None:
     it wrote any node or edge: decided at the first call (``noting=False``: not in this one), as
     rows written before would not be noted; and only when the stored counts describe the graph
     as it is (a graph counted live is counted live)."""
-    if not conn.in_transaction or conn.execute(
+    if not conn.in_transaction:
+        return
+    if conn.execute(
         "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'counted_decided'"
     ).fetchone() is not None:
+        if not noting:
+            _stop_noting(conn)  # a later step replaces half the source (a JSON graph streamed again)
         return
     conn.execute("CREATE TEMP TABLE counted_decided (unused INTEGER)")
     if not noting:
@@ -88,9 +92,16 @@ def track(conn: sqlite3.Connection, *, noting: bool = True) -> None:
 
 
 def stop_tracking(conn: sqlite3.Connection) -> None:
+    """Nothing noted any more, and the next transaction may note again."""
+    _stop_noting(conn)
+    conn.execute("DROP TABLE IF EXISTS temp.counted_decided")
+
+
+def _stop_noting(conn: sqlite3.Connection) -> None:
+    """Nothing noted for the rest of the transaction: ``recount`` counts everything."""
     for trigger in _TRACKED:
         conn.execute(f"DROP TRIGGER IF EXISTS temp.{trigger}")
-    for table in ("counted_nodes_log", "counted_edges_log", "counted_before", "counted_decided"):
+    for table in ("counted_nodes_log", "counted_edges_log", "counted_before"):
         conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
 
 
