@@ -289,21 +289,56 @@ HEAVIEST_BIG = [
 ]
 
 
-@pytest.mark.parametrize("mode", ["sets", "probed"])
+# What makes each way of ranking such a hub the cheapest: every other way's cost made huge.
+MODES = {
+    "sets": ("COST_SEEK", "COST_FILTERED_ROW"),  # the sets asked in Python
+    "filtered": ("COST_SEEK", "COST_ROW"),  # the sets asked inside SQLite
+    "probed": ("COST_ROW", "COST_FILTERED_ROW"),  # the biggest class asked of its index
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("name", ["dated", "some-undated"])
 def test_a_hub_whose_biggest_class_weighs_the_most_is_ranked_as_sql_does(graphs, name, mode, scan_everywhere, monkeypatch):
-    """Every class read as a set of ids, or the biggest asked of its index as nodes are read (the
-    others' nodes looked up among its links): the same rows, order and count as SQL's ranking,
-    whatever the walk holds (some of it too cheaply to be fresh), the reader may see, the ranker
-    boosts; and where the scan cannot be sure (undated neighbours), SQL ranks."""
+    """Every class read as a set of ids (asked in Python, or inside SQLite), or the biggest asked
+    of its index as nodes are read (the others' nodes looked up among its links): the same rows,
+    order and count as SQL's ranking, whatever the walk holds (some of it too cheaply to be
+    fresh), the reader may see, the ranker boosts; and where the scan cannot be sure (undated
+    neighbours), SQL ranks."""
     conn = graphs[name]
-    # Each way made the cheaper one.
-    monkeypatch.setattr(hub_scan, "COST_ROW" if mode == "probed" else "COST_SEEK", 10**6)
+    for cost in MODES[mode]:
+        monkeypatch.setattr(hub_scan, cost, 10**6)
     monkeypatch.setattr(hub_scan, "COST_SQL", 10**7)
+    filtered, scans = hub_scan._scan_filtered, []
+    monkeypatch.setattr(hub_scan, "_scan_filtered", lambda *a: scans.append(a[1].node_id) or filtered(*a))
     scanned, compared = compare_scan_with_sql(
         conn, HEAVIEST_BIG, (1, 7, 40, 1000), ((0.0, 0), (1.0, 30), (2.0, 300), (0.5, 30)), random.Random(13),
     )
     assert scanned > compared // 2, (scanned, compared)
+    assert (len(scans) > compared // 2) if mode == "filtered" else not scans, (len(scans), compared)
+
+
+def test_a_filtered_scan_over_its_budget_leaves_the_ranking_to_sql(graphs, scan_everywhere, monkeypatch):
+    """SQLite's progress handler stops a filtered scan that reads more nodes than its budget: the
+    caller then ranks in SQL, with the same answer, on the same connection."""
+    conn = graphs["dated"]
+    for cost in MODES["filtered"]:
+        monkeypatch.setattr(hub_scan, cost, 10**6)
+    monkeypatch.setattr(hub_scan, "COST_SQL", 10**7)
+    hub, weights = HEAVIEST_BIG[1]
+    view = GraphView(conn, include_private=True)
+    ranker = rankers(conn)[0]
+    view.remember_reached([(hub, 0.0)], reset=True)
+    expected = sql_ranking(view, hub, 0.0, weights, ranker, 40)
+    assert hub_scan.scan_best(conn, hub, 0.0, weights, ranker, 40, True) == expected
+    stopped = []
+    monkeypatch.setattr(hub_scan, "_STEPS_PER_ROW", 0)  # a budget of the ids alone: no node read
+    monkeypatch.setattr(hub_scan, "_STEPS_PER_ID", 0)
+    filtered = hub_scan._scan_filtered
+    monkeypatch.setattr(hub_scan, "_scan_filtered", lambda *a: stopped.append(filtered(*a)) or stopped[-1])
+    assert hub_scan.scan_best(conn, hub, 0.0, weights, ranker, 40, True) is None
+    assert stopped == [None]
+    assert view.best_neighbours(hub, 0.0, weights, ranker, 40) == expected  # the SQL ranking, after a stop
 
 
 ODD_IDS = ["plain", 'with "quotes"', "back\\slash", "tab\there", "line\nbreak", "unit\x1fsep", "émigré 日本 🚀", "[1, 2]", ""]
