@@ -94,6 +94,9 @@ def test_every_reader_answer_is_the_same_on_both_engines(both):
         assert lite.store.reader(include_private=True).visible_ids(ids) == set(ids)
         assert r1.visible_ids(ids) == r2.visible_ids(ids)
         assert r1.node_facts(ids, with_fields=True) == r2.node_facts(ids, with_fields=True)
+        assert sorted(r1.walk_details(None), key=repr) == sorted(r2.walk_details(None), key=repr)
+        assert sorted(r1.walk_details(ids[::2]), key=repr) == sorted(r2.walk_details(ids[::2]), key=repr)
+        assert {row[0] for row in r1.walk_details(None)} == r1.visible_ids(ids)
         assert r1.bodies(ids) == r2.bodies(ids)
         assert r1.passages_of(ids) == r2.passages_of(ids)
         assert r1.private_among(ids) == r2.private_among(ids)
@@ -103,6 +106,13 @@ def test_every_reader_answer_is_the_same_on_both_engines(both):
         assert r1.degrees(ids, "src") == r2.degrees(ids, "src") and r1.degrees(ids, "dst") == r2.degrees(ids, "dst")
         for column in ("src", "dst"):
             assert sorted(map(tuple, r1.walk_edges(ids, column))) == sorted(map(tuple, r2.walk_edges(ids, column)))
+            assert sorted(r1.edge_ends(ids, column)) == sorted(r2.edge_ends(ids, column))
+            # walk_edges is edge_ends with the other end's walk_details (a visible node's).
+            details = {row[0]: row[1:] for row in r2.walk_details(None)}
+            far = 1 if column == "src" else 0
+            assert sorted(map(tuple, r2.walk_edges(ids, column)), key=repr) == sorted(
+                ((*row, *details[row[far]]) for row in r2.edge_ends(ids, column) if row[far] in details), key=repr
+            )
         assert r1.neighbour_ids(ids, ("link", "backlink", "tag", "child", "parent")) == r2.neighbour_ids(
             ids, ("link", "backlink", "tag", "child", "parent")
         )

@@ -259,7 +259,8 @@ def test_a_depth_the_lens_caps_keeps_its_own_warning(tmp_path, warm_process):
         assert (again.text, again.warnings, again.meta) == (expected.text, expected.warnings, expected.meta)
 
 
-def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_process):
+@pytest.mark.parametrize("preloaded", [False, True])
+def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_process, preloaded):
     from build_graphs import import_into, write_jsonl
     from test_bounded_walk import generated_graph
 
@@ -274,6 +275,9 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
     # The private reader first: its rows reach private notes, which the public reader's never may.
     for include_private in (True, False):
         reader = store.reader(include_private=include_private)
+        # Every node's details read at once (the MCP server's warm-up), or as walks meet them.
+        if preloaded:
+            assert warm.preload(reader)
         for column in ("src", "dst"):
             rows = reader.walk_edges(ids, column)
             expected_classes = edge_classes_of(rows, column)
@@ -290,6 +294,13 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
             }
         reached = {row[1] for row in reader.walk_edges(ids, "src")} | {row[0] for row in reader.walk_edges(ids, "dst")}
         assert bool(reached & private) == include_private
+        details = warm._details[(reader.warm_state(), include_private)]
+        assert details.complete == preloaded
+        # What is kept of a node is what walk_edges reads of it: a private one only for the private reader.
+        kept_visible = {v for v, info in details.known.items() if info is not None}
+        assert private and (private <= kept_visible if include_private and preloaded else True)
+        assert not include_private or not preloaded or len(kept_visible) == conn.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+        assert include_private or not kept_visible & private
     assert warm._edges and warm._degrees
 
 

@@ -394,7 +394,12 @@ class CtxTools:
             get_encoding(DEFAULT_ENCODING)
             import ctx.assemble  # noqa: F401
             if isinstance(handle.path, str) or handle.path.exists():
-                handle.graph()
+                graph = handle.graph()
+                from ctx.assemble import warm
+
+                # What walks read of every node (a graph of up to warm.MAX_DETAILS nodes), so
+                # that their edges are read without the nodes' rows.
+                warm.preload(graph.reader)
         except Exception as exc:  # noqa: BLE001 - warming is best effort; calls report errors
             _log().info("warm-up skipped: %s", exc)
         finally:

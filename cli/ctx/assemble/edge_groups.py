@@ -5,7 +5,7 @@ A warm process keeps them in this form (``warm.NodeEdges``); a cold walk groups 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ctx.assemble.bound import NodeInfo
 
@@ -32,4 +32,30 @@ def edge_classes_of(
             others = by_type[sys.intern(etype)] = {}
         # Kept by a warm process: the few node types shared, not one string per row.
         others[v] = NodeInfo(sys.intern(ntype), tags, updated, title)
+    return {u: sorted(by_type.items()) for u, by_type in grouped.items()}
+
+
+def edge_classes_known(
+    rows: Iterable[tuple[str, str, str]], column: str, details: Mapping[str, NodeInfo | None]
+) -> dict[str, EdgeClasses]:
+    """``edge_classes_of`` for ``GraphReader.edge_ends`` rows, with what the walk reads of the
+    node at each edge's other end taken from ``details`` (the visible nodes among them): an edge
+    whose other end is not there (or None) is left out, as ``walk_edges`` leaves out a hidden one. The
+    same groups, in the same order, as ``edge_classes_of`` gives for ``walk_edges``' rows."""
+    grouped: dict[str, dict[str, dict[str, NodeInfo]]] = {}
+    near = 0 if column == "src" else 1
+    for src, dst, etype in rows:
+        u, v = (src, dst) if near == 0 else (dst, src)
+        if u == v:
+            continue
+        info = details.get(v)
+        if info is None:
+            continue
+        by_type = grouped.get(u)
+        if by_type is None:
+            by_type = grouped[u] = {}
+        others = by_type.get(etype)
+        if others is None:
+            others = by_type[sys.intern(etype)] = {}
+        others[v] = info
     return {u: sorted(by_type.items()) for u, by_type in grouped.items()}

@@ -22,9 +22,10 @@ texts it has seen (a pure function of the text and the encoding).
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from bisect import insort
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
     from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
-    from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour, ScanTable
+    from ctx.store.types import Neighbour, NodeFacts, RankedNeighbour, ScanTable, WalkDetail
+
+    from ctx.assemble.bound import NodeInfo
 
     from ctx.assemble.edge_groups import EdgeClasses
 
@@ -60,6 +63,10 @@ MAX_HUBS_MET = 10_000
 # Edge rows of ordinary (non-hub) nodes kept for walks, and nodes' degrees (``NodeEdges``).
 MAX_EDGE_ROWS = 200_000
 MAX_DEGREES = 200_000
+# What the walk reads of nodes at edges' other ends (``NodeDetails``): every visible node's, read
+# at once when the graph has at most this many nodes (~0.35 s and ~40 MB at 100k nodes), else as
+# walks meet them (forgotten all at once past this many).
+MAX_DETAILS = 250_000
 # Nodes' facts (what scoring reads of a walked node: title, type, tags, dates, ...) kept.
 MAX_FACTS = 60_000
 # Rows of the tables of hubs the store ranks newest first (``Scanned``: their small classes and
@@ -87,6 +94,7 @@ _edges: OrderedDict[Hashable, EdgeClasses] = OrderedDict()
 _edge_rows = 0
 _degrees: OrderedDict[Hashable, int] = OrderedDict()
 _facts: OrderedDict[Hashable, NodeFacts] = OrderedDict()
+_details: OrderedDict[Hashable, NodeDetails] = OrderedDict()
 _classes: OrderedDict[Hashable, list[tuple[str, str]]] = OrderedDict()
 _around: OrderedDict[Hashable, dict[str, list[tuple[str, str]]]] = OrderedDict()
 _lock = threading.Lock()  # the MCP server builds in several threads at once
@@ -128,6 +136,7 @@ def forget() -> None:
         _edges.clear()
         _degrees.clear()
         _facts.clear()
+        _details.clear()
         _classes.clear()
         _around.clear()
         _edge_rows = 0
@@ -638,7 +647,7 @@ class NodeEdges:
     def walk_classes(self, ids: list[str], column: str) -> dict[str, EdgeClasses]:
         """``GraphReader.walk_edges`` grouped as the walk takes them (``traverse.edge_classes_of``),
         from what is kept where it can."""
-        from ctx.assemble.edge_groups import edge_classes_of
+        from ctx.assemble.edge_groups import edge_classes_known
 
         global _edge_rows
         private = self.graph.include_private
@@ -655,7 +664,12 @@ class NodeEdges:
                         out[node_id] = kept
         if not missing:
             return out
-        read = edge_classes_of(self.graph.walk_edges(missing, column), column)
+        # The edges alone, and the other ends' details from what is kept (``NodeDetails``): the
+        # same groups as ``edge_classes_of(walk_edges(...))``.
+        ends = self.graph.edge_ends(missing, column)
+        far = 1 if column == "src" else 0
+        details = _node_details(self.graph, self.state).of(self.graph, {row[far] for row in ends})
+        read = edge_classes_known(ends, column, details)
         out.update(read)
         if self.graph.warm_state() != self.state:
             return out  # the graph moved while this was read
@@ -669,6 +683,81 @@ class NodeEdges:
                 _, dropped = _edges.popitem(last=False)
                 _edge_rows -= sum(len(others) for _, others in dropped) + 1
         return out
+
+
+class NodeDetails:
+    """What the walk reads of nodes (``GraphReader.walk_details``: type, tags, updated, title), kept
+    by a warm process under the graph's state and the reader's visibility, so that the edges of
+    the nodes a walk expands are read without the other end's row (``GraphReader.edge_ends``, an
+    index-only read: at 100k nodes, the join with ``nodes`` was ~10 of the 16 ms a new topic's
+    walk at depth 3 spent reading ~3,000 edge rows). ``complete``: every visible node is here (read
+    at once, ``preload``), so an id absent names no visible node; else nodes are read as walks
+    meet them and absent ones remembered as None."""
+
+    def __init__(self, state: Hashable, known: dict[str, NodeInfo | None], complete: bool) -> None:
+        self.state = state
+        self.known = known
+        self.complete = complete
+
+    def of(self, graph: GraphReader, ids: set[str]) -> Mapping[str, NodeInfo | None]:
+        """The details of the visible nodes among ``ids`` (read from the store where not kept); an
+        id without a visible node is absent or None. Complete, every node's at once: that dict is
+        never changed once kept."""
+        known = self.known
+        if self.complete:
+            return known
+        with _lock:
+            found = {v: known[v] for v in ids if v in known}
+        missing = [v for v in ids if v not in found]
+        if missing:
+            read = _infos(graph.walk_details(missing))
+            found.update((v, read.get(v)) for v in missing)
+            if graph.warm_state() != self.state:
+                return found  # the graph moved: nothing kept
+            with _lock:
+                if len(known) + len(missing) > MAX_DETAILS:
+                    known.clear()
+                known.update((v, read.get(v)) for v in missing)
+        return found
+
+
+def _infos(rows: list[WalkDetail]) -> dict[str, NodeInfo]:
+    """Rows of ``walk_details`` as the walk's NodeInfo (types and tags shared, not one string a node)."""
+    from ctx.assemble.bound import NodeInfo
+
+    intern = sys.intern
+    return {
+        node_id: NodeInfo(intern(ntype), intern(tags) if tags is not None else None, updated, title)
+        for node_id, ntype, tags, updated, title in rows
+    }
+
+
+def _node_details(graph: GraphReader, state: Hashable) -> NodeDetails:
+    """The kept node details for ``graph`` under ``state`` (an empty lazily filled one at first)."""
+    key = (state, graph.include_private)
+    with _lock:
+        details = _details.get(key)
+        if details is None:
+            details = _details[key] = NodeDetails(state, {}, False)
+            while len(_details) > 2:
+                _details.popitem(last=False)
+        return details
+
+
+def preload(graph: GraphReader) -> bool:
+    """Read every visible node's walk details at once (a warm process, before its first builds),
+    where the graph has at most ``MAX_DETAILS`` nodes; whether they were read and kept."""
+    state = graph.warm_state() if _enabled else None
+    if state is None or graph.node_count() > MAX_DETAILS:
+        return False
+    details = NodeDetails(state, dict(_infos(graph.walk_details(None))), True)
+    if graph.warm_state() != state:
+        return False  # the graph moved while this was read
+    with _lock:
+        _details[(state, graph.include_private)] = details
+        while len(_details) > 2:
+            _details.popitem(last=False)
+    return True
 
 
 def node_edges(graph: GraphReader) -> NodeEdges | None:

@@ -58,6 +58,8 @@ from ctx.store.types import (
     Source,
     StoredPassage,
     WalkEdge,
+    EdgeEnds,
+    WalkDetail,
     Written,
 )
 
@@ -262,6 +264,19 @@ class GraphReader(Protocol):
         tags (JSON text), updated and title of the node at the other end, which must exist and
         be visible (nothing behind a private node leaks through the walk). Any order: callers
         sort."""
+        ...
+
+    def edge_ends(self, ids: list[str], column: str) -> list[EdgeEnds]:
+        """(src, dst, type) of the resolved edges whose ``column`` ('src' or 'dst') is one of
+        ``ids``, whatever is at the other end (private or not): ``walk_edges`` without the other
+        end's details or visibility, which a caller that keeps ``walk_details`` adds itself.
+        Index steps only. Any order: callers sort."""
+        ...
+
+    def walk_details(self, ids: list[str] | None = None) -> list[WalkDetail]:
+        """(id, type, tags, updated, title) of each visible node among ``ids`` (every visible node
+        when None): what ``walk_edges`` reads of the node at an edge's other end. Ids that name no
+        visible node are absent. Any order."""
         ...
 
     def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:

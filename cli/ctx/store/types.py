@@ -43,6 +43,8 @@ __all__ = [
     "Source",
     "StoredPassage",
     "WalkEdge",
+    "EdgeEnds",
+    "WalkDetail",
     "Neighbour",
     "ScanTable",
     "Written",
@@ -59,6 +61,11 @@ FileRecord = tuple[str, int, int, str]
 # One edge met by the walk: (src, dst, edge type, other end's type, other end's tags as JSON text
 # or None, other end's updated, other end's title); the other end is dst when walking out.
 WalkEdge = tuple[str, str, str, str, "str | None", "float | None", str]
+# An edge without what is at its other end: (src, dst, edge type) (``GraphReader.edge_ends``).
+EdgeEnds = tuple[str, str, str]
+# What the walk reads of a node: (id, type, tags as JSON text or None, updated, title)
+# (``GraphReader.walk_details``; a WalkEdge's last four fields, read on their own).
+WalkDetail = tuple[str, str, "str | None", "float | None", str]
 # A hub's neighbour: (id, type, tags as JSON text or None, updated, title)
 Neighbour = tuple[str, str, "str | None", "float | None", str]
 # A Neighbour with the largest weight of an edge to it (GraphReader.ranked_neighbours).

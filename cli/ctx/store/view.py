@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,6 +180,43 @@ class GraphView:
                     f" WHERE e.{column} IN ({marks}){visible}",
                     chunk,
                 ).fetchall()
+            )
+        return rows
+
+    def edge_ends(self, ids: list[str], column: str) -> list[tuple[str, str, str]]:
+        """(src, dst, type) of resolved edges whose ``column`` is one of ``ids``: ``walk_edges``
+        without the join with ``nodes`` (an index-only read: ~1 against ~7 us a row at 100k nodes);
+        the other end may be hidden."""
+        other = "dst" if column == "src" else "src"
+        rows: list[tuple[str, str, str]] = []
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(
+                self._tuples(f"SELECT src, dst, type FROM edges WHERE {column} IN ({marks}) AND {other} IS NOT NULL", chunk)
+            )
+        return rows
+
+    def _tuples(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """``conn.execute(...).fetchall()`` as plain tuples: the connection makes a ``sqlite3.Row``
+        of every row, which costs more than the row where a warm process reads thousands."""
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
+
+    def walk_details(self, ids: list[str] | None = None) -> list[tuple[str, str, str | None, float | None, str]]:
+        """(id, type, tags, updated, title) of the visible nodes among ``ids`` (all when None)."""
+        visible = "" if self.include_private else "private = 0"
+        if ids is None:
+            return self._tuples("SELECT id, type, tags, updated, title FROM nodes" + (f" WHERE {visible}" if visible else ""))
+        rows: list[tuple[str, str, str | None, float | None, str]] = []
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(
+                self._tuples(
+                    f"SELECT id, type, tags, updated, title FROM nodes WHERE id IN ({marks})"
+                    + (f" AND {visible}" if visible else ""),
+                    chunk,
+                )
             )
         return rows
 

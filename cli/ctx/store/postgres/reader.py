@@ -42,6 +42,8 @@ from ctx.store.types import (
     Source,
     StoredPassage,
     WalkEdge,
+    EdgeEnds,
+    WalkDetail,
 )
 
 if TYPE_CHECKING:
@@ -298,6 +300,23 @@ class PostgresReader:
             (list(ids),),
         )
         return [tuple(r) for r in rows]
+
+    def edge_ends(self, ids: list[str], column: str) -> list[EdgeEnds]:
+        if not ids:
+            return []
+        near, other = ("src", "dst") if column == "src" else ("dst", "src")
+        rows = self._rows(
+            f"SELECT src, dst, type FROM edges WHERE {near} = ANY(%s) AND {other} IS NOT NULL", (list(ids),)
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def walk_details(self, ids: list[str] | None = None) -> list[WalkDetail]:
+        if ids is None:
+            where, params = ("" if self.include_private else " WHERE NOT private"), None
+        else:
+            where, params = " WHERE id = ANY(%s)" + self._hide(), (list(ids),)
+        rows = self._rows("SELECT id, type, tags, updated, title FROM nodes" + where, params)
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         near = "src" if column == "src" else "dst"
