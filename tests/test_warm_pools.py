@@ -14,6 +14,7 @@ from fake_encoder import FAKE_MODEL, HashEncoder
 
 from ctx import Graph
 from ctx.assemble import BuildRequest, warm
+from ctx.lenses import load_lens
 from ctx.semantic.embedding import embed_graph
 
 
@@ -407,3 +408,28 @@ def test_every_table_a_build_reads_moves_the_content_counter(tmp_path):
     conn.execute("UPDATE nodes SET title = title || '' WHERE id = (SELECT MIN(id) FROM nodes)")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('sources_pending', '{}')")
     assert conn.execute("SELECT n FROM content_version").fetchone()[0] == before + 1
+
+
+def test_score_bounds_kept_per_lens_and_graph_state(tmp_path, warm_process):
+    """Walked nodes' boosts and recencies are kept between builds per lens boosts and graph state:
+    a build of another lens does not take the first lens's, and every warm build is the cold one."""
+    from build_graphs import import_into, write_jsonl
+    from test_bounded_walk import generated_graph
+
+    from ctx.assemble import build_context
+    from ctx.store import as_store
+
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", generated_graph(400, 5, same_dates=False)))
+    store = as_store(conn)
+    lenses = ("general", "planning", "general")
+    for lens in lenses:
+        for topic in ("n0000", "n0123", "n0321"):
+            request = BuildRequest((topic,), lens=lens, depth=3, max_tokens=1200)
+            warm_text = build_context(store, request).text
+            with warm.paused():
+                assert warm_text == build_context(store, request).text
+    state = store.reader().warm_state()
+    kept = {key[1]: facts for key, facts in warm._bound_facts.items() if key[0] == state}
+    # One per lens (their boosts differ), each holding the nodes its walks bounded.
+    assert set(kept) == {repr(load_lens(name).boosts) for name in lenses} and len(kept) == 2
+    assert all(len(facts) > 10 for facts in kept.values()), [len(f) for f in kept.values()]

@@ -87,6 +87,11 @@ class ScoreBound:
         # when the pool is cut (thousands of nodes at depth 3 on a big graph): computed once.
         self._known: dict[str, tuple[float, float]] = {}
 
+    def share(self, known: dict[str, tuple[float, float]]) -> None:
+        """Take each node's boost and recency from (and add them to) ``known``: a warm process keeps
+        them between builds of one lens under one graph state (``warm.bound_facts``)."""
+        self._known = known
+
     def _facts(self, node_id: str, info: NodeInfo) -> tuple[float, float]:
         """The node's boost from what the walk read and its recency (``info`` is the node's own:
         the same for every route to it)."""

@@ -328,6 +328,11 @@ def collect(graph: GraphReader, build: Build) -> None:
     # The walk goes only as far as the pool of candidates a context of this budget can use needs.
     has_similarity = topic is not None and topic.vector is not None
     bound = ScoreBound(lens, has_similarity, reference, search_relevance)
+    from ctx.assemble import warm
+
+    shared = warm.bound_facts(graph, lens, reference)
+    if shared is not None:
+        bound.share(shared)
     limit = walk_limit(request.max_tokens, bound)
     walked = build.walked = walk(graph, lens, seeds, build.depth, neighbour_ranker(lens, reference), limit)
     window = sibling_window(lens)
