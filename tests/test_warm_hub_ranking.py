@@ -68,6 +68,13 @@ def test_a_warm_process_ranks_a_hubs_list_as_the_store_does(tmp_path, warm_proce
                     expected = [tuple(row) for row in reader.ranked_neighbours(hub, weights, ranker)]
                     assert kept._ranked(hub, weights, ranker) == expected, (hub, weights, include_private)
                     compared += len(expected)
+                # Each neighbour's edges, kept with the list, are the store's (the same rows; a
+                # neighbour's in the store's order).
+                others = [row[0] for row in reader.ranked_neighbours(hub, weights, rankers(reference)[0])]
+                found = kept.edges_around(hub, weights, others, len(others))
+                stored = [tuple(row) for row in reader.edges_around(hub, weights, others, len(others))]
+                assert sorted(found) == sorted(stored), (hub, include_private)
+                assert all([r for r in found if r[0] == v] == [r for r in stored if r[0] == v] for v in others)
         # Without every node's details kept, the store ranks them.
         warm.forget()
         assert [tuple(row) for row in kept._ranked("n0000", WEIGHTS[1], rankers(reference)[0])] == [

@@ -521,13 +521,21 @@ class HubNeighbours:
             return self.graph.ranked_neighbours(node_id, weights, ranker)
         heaviest: dict[str, float] = {}
         lightest: dict[str, float] = {}  # of a neighbour over several edges (a boost below 0 takes it)
+        # Each neighbour's edges of every class, as ``edges_around`` reads them (out, then in, each
+        # by type): kept for the hub where it has few enough neighbours.
+        around: dict[str, list[tuple[str, str]]] = {}
         for column, direction, far in (("src", "out", 1), ("dst", "in", 0)):
-            if not any(d == direction for _, d in weights):
-                continue
             for row in self.graph.edge_ends([node_id], column):
-                w = weights.get((row[2], direction))
                 other = row[far]
-                if w is None or other == node_id:
+                if other == node_id:
+                    continue
+                classes = around.get(other)
+                if classes is None:
+                    around[other] = [(row[2], direction)]
+                else:
+                    classes.append((row[2], direction))
+                w = weights.get((row[2], direction))
+                if w is None:
                     continue
                 before = heaviest.get(other)
                 if before is None:
@@ -559,6 +567,11 @@ class HubNeighbours:
                     rec = recent[info.updated] = recency(info.updated, reference, half_life)
             valued.append((boost * (at + share * rec), other, info, w))
         valued.sort(key=lambda row: (-row[0], row[1]))
+        if len(around) <= MAX_AROUND_PER_HUB and self.graph.warm_state() == self.state:
+            with _lock:
+                _around[(self.state, self.graph.include_private, node_id)] = around
+                while len(_around) > MAX_HUBS_MET:
+                    _around.popitem(last=False)
         return [(other, info.type, info.tags, info.updated, info.title, w) for _, other, info, w in valued]
 
     def _scan_table(
