@@ -867,7 +867,12 @@ def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     warm.enable()
     # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
     # and the assembler loaded instead of paying for them itself.
-    threading.Thread(target=tools.warm_up, name="ctx-warm-up", daemon=True).start()
+    # Then the garbage collector is tuned for a process holding that much (``warm.settle``).
+    def warm_up() -> None:
+        tools.warm_up()
+        warm.settle()
+
+    threading.Thread(target=warm_up, name="ctx-warm-up", daemon=True).start()
     try:
         serve_stdio(CtxApplication(tools))
     finally:
