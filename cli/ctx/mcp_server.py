@@ -265,6 +265,13 @@ class CtxTools:
                 self._slots.release()
                 raise
             self._in_use += 1
+            if self.handle in self._free:
+                # The first connection whenever it is free: a warm process keeps what it built per
+                # connection (``GraphReader.warm_state``), and the warm-up read every node's
+                # details on this one; a call that came while it was busy took another, which
+                # then stayed first in line and held none of them.
+                self._free.remove(self.handle)
+                return self.handle
             if self._free:
                 return self._free.pop()
             handle = GraphHandle(self.handle.path, include_private=self.include_private)
