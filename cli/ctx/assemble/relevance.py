@@ -84,6 +84,10 @@ def _vector_ranking(
     return nearest, graph.unvectored_nodes(topic.model, unlisted) if nearest else set()
 
 
+def _passages_by_meaning(ranking: "PassageRanking | None") -> bool:
+    return ranking is not None and bool(ranking.nodes) and "vectors" in ranking.method
+
+
 def fused_relevance(
     graph: "GraphReader",
     request: "BuildRequest",
@@ -96,7 +100,8 @@ def fused_relevance(
     nothing to rank by (no passage ranking and no vectors).
 
     The rankings: the topic's passage ranking by node (``passage_rank``), the nearest node
-    vectors, and full-text search widened by the seeds' names (feedback), fused by rank.
+    vectors (unless the passages were ranked by meaning already), and full-text search widened by
+    the seeds' names (feedback), fused by rank.
     """
     from ctx.semantic.fusion import reciprocal_rank_fusion
 
@@ -111,7 +116,13 @@ def fused_relevance(
     if ranking is None or lens.semantic.feedback > 0:
         rankings.append([h.id for h in graph.search(query, limit=POOL, mode="or", snippets=False)])
     unseen: list[set[str] | None] = [None] * len(rankings)
-    if topic is not None and _has_vectors(topic):
+    # The nearest node vectors join only where the passages were not ranked by meaning: a node's
+    # vector sees the first ~256 word pieces of its note, so for a long note it speaks for the
+    # opening, not for the passage that answers, and the passage ranking already places every
+    # note by its nearest passage. On long multi-topic logs the node vectors let a session whose
+    # opening reads like the question take the budget: the graph with vectors fell below itself
+    # without them at 1,000 tokens (issue 23).
+    if topic is not None and _has_vectors(topic) and not _passages_by_meaning(ranking):
         nearest, unvectored = _vector_ranking(graph, query, topic, rankings)
         # The vector ranking goes between the passages' and full text's, as it always has: RRF
         # adds in list order, and the same floats keep builds byte-identical.
