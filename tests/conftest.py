@@ -141,3 +141,16 @@ def pg_url(pg_server) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_server.url(), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def warm_process():
+    """Builds in this test keep what the MCP server keeps between calls (``ctx.assemble.warm``),
+    as a long-lived process does; switched off again after it."""
+    from ctx.assemble import warm
+
+    warm.enable()
+    try:
+        yield
+    finally:
+        warm.disable()

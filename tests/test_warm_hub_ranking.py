@@ -17,15 +17,6 @@ from ctx.store import as_store
 from test_hub_scan import records
 
 
-@pytest.fixture
-def warm_process():
-    warm.enable()
-    try:
-        yield
-    finally:
-        warm.disable()
-
-
 def rankers(reference: float | None) -> list[NeighbourRanker]:
     lens = load_lens("general")
     plain = NeighbourRanker(lens, reference)

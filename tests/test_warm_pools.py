@@ -18,15 +18,6 @@ from ctx.lenses import load_lens
 from ctx.semantic.embedding import embed_graph
 
 
-@pytest.fixture
-def warm_process():
-    warm.enable()
-    try:
-        yield
-    finally:
-        warm.disable()
-
-
 def vault_graph(tmp_path, extra: str = ""):
     vault = tmp_path / "vault"
     shutil.copytree(FIXTURES / "demo-vault", vault)
