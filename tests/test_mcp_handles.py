@@ -29,3 +29,39 @@ def test_calls_take_the_first_connection_when_it_is_free(tmp_path):
         assert not tools.context("Project Apollo", depth=1).is_error
     finally:
         tools.close()
+
+
+def test_closing_waits_for_a_connection_in_use(tmp_path):
+    """The server closes its connections when the client goes. One the warm-up (or a call) is
+    still reading through must not be closed under it -- that crashed `ctx mcp` with SIGSEGV when
+    stdin closed during the warm-up: close waits until it comes back."""
+    import threading
+
+    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
+    with Graph.open(tmp_path / "g.db", create=True) as graph:
+        graph.import_path(tmp_path / "vault")
+    tools = CtxTools(tmp_path / "g.db")
+    busy = tools._checkout()  # the warm-up's, reading
+    reader = busy.graph().reader
+    closing = threading.Thread(target=tools.close)
+    closing.start()
+    closing.join(timeout=0.5)
+    assert closing.is_alive()  # still waiting for the reader
+    assert busy.is_open and reader.stats()["nodes"] > 0  # and the connection still reads
+    tools._checkin(busy)
+    closing.join(timeout=10)
+    assert not closing.is_alive() and not busy.is_open
+
+
+def test_closing_leaves_a_connection_still_in_use_after_the_wait_open(tmp_path):
+    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
+    with Graph.open(tmp_path / "g.db", create=True) as graph:
+        graph.import_path(tmp_path / "vault")
+    tools = CtxTools(tmp_path / "g.db")
+    busy = tools._checkout()
+    busy.graph()
+    tools.close(wait=0.1)
+    assert busy.is_open  # never closed under its reader; the process's exit releases it
+    tools._checkin(busy)
+    tools.close()
+    assert not busy.is_open

@@ -384,10 +384,17 @@ class CtxTools:
                 self._checkin(handle)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def close(self) -> None:
+    def close(self, wait: float = 30.0) -> None:
+        """Close the connections once no call and no warm-up is using one (up to ``wait``
+        seconds). Closing a connection while another thread reads through it crashes the process:
+        SQLite frees what that read is using. A client that closes stdin right after its last
+        message ends the server while the warm-up may still be reading every node's details. A
+        connection still in use after ``wait`` is left open for the process's exit to release."""
         with self._pool:
+            self._pool.wait_for(lambda: self._in_use == 0, timeout=wait)
             for handle in self._all:
-                handle.close()
+                if handle in self._free:
+                    handle.close()
 
     def warm_up(self) -> None:
         """Load what the first `context` call would otherwise wait for (tokenizer, assembler)."""
