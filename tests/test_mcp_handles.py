@@ -4,6 +4,7 @@ is per connection (``warm_state``), and its warm-up read every node's details on
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from conftest import FIXTURES
 
@@ -65,3 +66,30 @@ def test_closing_leaves_a_connection_still_in_use_after_the_wait_open(tmp_path):
     tools._checkin(busy)
     tools.close()
     assert not busy.is_open
+
+
+def test_a_server_that_dies_of_a_fatal_signal_says_where_on_stderr(tmp_path):
+    """`ctx mcp` runs threads over C code; were one to crash it (a SIGSEGV), its log names every
+    thread's Python line instead of the empty stderr a CI run once showed."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
+    with Graph.open(tmp_path / "g.db", create=True) as graph:
+        graph.import_path(tmp_path / "vault")
+    ctx = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
+    assert ctx
+    proc = subprocess.Popen([ctx, "mcp", "--db", str(tmp_path / "g.db")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                 "params": {"protocolVersion": "2025-11-25"}}).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1  # serving
+    proc.send_signal(signal.SIGSEGV)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGSEGV
+    text = err.decode(errors="replace")
+    assert "Fatal Python error: Segmentation fault" in text and "most recent call first" in text

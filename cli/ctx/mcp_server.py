@@ -872,9 +872,14 @@ def _clip_text(text: str, limit: int = 40) -> str:
 
 def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     """Serve over stdin/stdout until the client closes the connection."""
+    import faulthandler
+
     from ctx.assemble import warm
     from ctx.mcp_wire import serve_stdio
 
+    # A long-lived process with threads over C code (SQLite, the tokenizer): should it ever die
+    # of a fatal signal, its log (stderr) names every thread's line instead of nothing.
+    faulthandler.enable()
     tools = CtxTools(db_path, include_private=include_private)
     # A session answers many calls: keep candidate pools and token counts between them, under
     # the graph's state (ctx.assemble.warm).
