@@ -1,5 +1,6 @@
-"""The MCP server hands calls its first connection whenever it is free: what a warm process keeps
-is per connection (``warm_state``), and its warm-up read every node's details on that one."""
+"""The MCP server's connections: calls take the first whenever it is free, what a warm process keeps
+is shared by the pool's connections (``warm_state``, ``share_warm_state``) but not by one that wrote,
+and closing waits for the connections in use."""
 
 from __future__ import annotations
 
@@ -30,6 +31,64 @@ def test_calls_take_the_first_connection_when_it_is_free(tmp_path):
         assert not tools.context("Project Apollo", depth=1).is_error
     finally:
         tools.close()
+
+
+def test_a_call_on_another_connection_finds_what_the_first_kept(tmp_path, warm_process, monkeypatch):
+    """A call that comes while the warm-up holds the first connection runs on a second; later
+    calls run on the first again. What the second call kept (its answer and its pool) serves them:
+    once, every first call of a topic made during the warm-up was built again afterwards."""
+    from ctx.assemble import pipeline
+
+    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
+    with Graph.open(tmp_path / "g.db", create=True) as graph:
+        graph.import_path(tmp_path / "vault")
+    tools = CtxTools(tmp_path / "g.db")
+    try:
+        busy = tools._checkout()  # the warm-up's
+        busy.graph()
+        first = tools.context("Project Apollo", depth=2, max_tokens=1200)
+        assert not first.is_error and len(tools._all) == 2  # built on the second connection
+        tools._checkin(busy)
+
+        def walked_again(*args, **kwargs):
+            raise AssertionError("what the other connection kept was not used")
+
+        monkeypatch.setattr(pipeline, "collect", walked_again)
+        assert tools.context("Project Apollo", depth=2, max_tokens=1200).text == first.text  # the kept answer
+        as_json = tools.context("Project Apollo", depth=2, max_tokens=1200, format="json")  # the kept pool
+        assert not as_json.is_error and as_json.text.startswith("{")
+        readers = [handle.graph().reader for handle in tools._all]
+        assert readers[0].warm_state() == readers[1].warm_state()
+    finally:
+        tools.close()
+
+
+def test_a_connection_that_wrote_keeps_its_own_state(tmp_path, warm_process):
+    """Connections of one family share a state only while neither changed rows itself; and two
+    servers (two families) never share one, even on one file."""
+    from ctx.mcp_server import _Family
+
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    with Graph.open(tmp_path / "g.db", create=True) as graph:
+        graph.import_path(vault)
+    family = _Family()
+    writer, reader = Graph.open(tmp_path / "g.db"), Graph.open(tmp_path / "g.db")
+    other_server = Graph.open(tmp_path / "g.db")
+    try:
+        for graph in (writer, reader):
+            graph.store.share_warm_state(family)
+        other_server.store.share_warm_state(_Family())
+        before = reader.reader.warm_state()
+        assert writer.reader.warm_state() == before != other_server.reader.warm_state()
+        (vault / "Apollo harbour.md").write_text("# Apollo harbour\n\nLinked to [[Project Apollo]]: cranes.\n")
+        writer.import_path(vault)
+        after = reader.reader.warm_state()
+        assert after != before and writer.reader.warm_state() not in (after, before)
+        assert "Apollo harbour" in reader.build("Project Apollo", max_tokens=1500).text
+    finally:
+        for graph in (writer, reader, other_server):
+            graph.close()
 
 
 def test_closing_waits_for_a_connection_in_use(tmp_path):

@@ -149,9 +149,12 @@ class GraphHandle:
     """One long-lived connection to the graph (``CtxTools`` keeps a few, and reopens them all when
     the file underneath is replaced: ``FileMark``)."""
 
-    def __init__(self, path: Path | str, *, include_private: bool = False) -> None:
+    def __init__(self, path: Path | str, *, include_private: bool = False, family: object = None) -> None:
         self.path = path
         self.include_private = include_private
+        # Shared by the pool's connections to one file (``GraphStore.share_warm_state``): a call
+        # finds what calls on the other connections kept, not only what its own kept.
+        self.family = family
         self._graph: "Graph | None" = None
 
     def graph(self) -> "Graph":
@@ -159,6 +162,8 @@ class GraphHandle:
 
         if self._graph is None:
             self._graph = Graph.open(self.path, include_private=self.include_private)
+            if self.family is not None:
+                self._graph.store.share_warm_state(self.family)
         return self._graph
 
     @property
@@ -243,7 +248,10 @@ class CtxTools:
     def __init__(self, db_path: Path | str, *, include_private: bool = False) -> None:
         # Whether private nodes may be shown is the user's choice when registering the server,
         # never the agent's: no tool has an argument for it. It is the graph handle's property.
-        self.handle = GraphHandle(db_path, include_private=include_private)
+        # What a warm process keeps is shared by the pool's connections (one family), until the
+        # file is replaced and they are all let go (a new family for the new file's).
+        self._family = _Family()
+        self.handle = GraphHandle(db_path, include_private=include_private, family=self._family)
         self.include_private = include_private
         self._free: list[GraphHandle] = [self.handle]
         self._all: list[GraphHandle] = [self.handle]
@@ -266,15 +274,14 @@ class CtxTools:
                 raise
             self._in_use += 1
             if self.handle in self._free:
-                # The first connection whenever it is free: a warm process keeps what it built per
-                # connection (``GraphReader.warm_state``), and the warm-up read every node's
-                # details on this one; a call that came while it was busy took another, which
-                # then stayed first in line and held none of them.
+                # The first connection whenever it is free (the one the warm-up used): what a
+                # warm process keeps is shared by the pool's connections, but not by one that
+                # wrote to the graph itself (``GraphReader.warm_state``).
                 self._free.remove(self.handle)
                 return self.handle
             if self._free:
                 return self._free.pop()
-            handle = GraphHandle(self.handle.path, include_private=self.include_private)
+            handle = GraphHandle(self.handle.path, include_private=self.include_private, family=self._family)
             self._all.append(handle)
             return handle
 
@@ -303,6 +310,9 @@ class CtxTools:
                 continue
             self._let_go(path, now, replaced)
             _forget_warm_state()
+            self._family = _Family()  # the connections opened next read another graph
+            for handle in self._all:
+                handle.family = self._family
             self._mark, self._stale, self._wal, self._blocked = FileMark.of(path), False, None, None
             return
 
@@ -552,6 +562,12 @@ def _inode(path: str) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+class _Family:
+    """The identity the pool's connections to one graph file share (``GraphStore.share_warm_state``)."""
+
+    __slots__ = ("__weakref__",)
 
 
 def _forget_warm_state() -> None:

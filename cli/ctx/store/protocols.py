@@ -763,6 +763,12 @@ class GraphStore(Protocol):
         """A reader of the graph; cheap, and made as often as needed."""
         ...
 
+    def share_warm_state(self, family: Hashable) -> None:
+        """Let this store's readers key what a warm process keeps (``GraphReader.warm_state``) like
+        every other store given the same ``family`` wherever the graph's state is the same: for
+        connections one process keeps open on one graph and drops together when it is replaced."""
+        ...
+
     def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
         """One write transaction (waiting for other writers up to the engine's timeout, then
         a one-line error). ``bulk``: tuned for an import's many rows. Inside another open

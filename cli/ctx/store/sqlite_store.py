@@ -10,7 +10,7 @@ write: a build opens a store and reads.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,6 +225,9 @@ class SqliteStore:
 
     def reader(self, *, include_private: bool = False) -> GraphReader:
         return GraphView(self._conn, include_private, marks=self._marks)
+
+    def share_warm_state(self, family: Hashable) -> None:
+        self._marks.family = family
 
     def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
         return self._session_block(bulk)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,12 +54,18 @@ def conn_has(conn: sqlite3.Connection, sql: str) -> bool:
 class ConnectionMarks:
     """One connection, by identity (a warm cache holding this can never mistake another
     connection for it), and how many rows it changed that no build reads back as graph content:
-    the walk's temporary table, the query-vector cache, settings (``GraphView.warm_state``)."""
+    the walk's temporary table, the query-vector cache, settings (``GraphView.warm_state``).
 
-    __slots__ = ("quiet", "__weakref__")
+    ``family``: None, or a value shared by connections that one process keeps open on one graph
+    file, all dropped together when the file is replaced (the MCP server's pool): a connection
+    that changed no row itself then keys what a warm process keeps like the others of its family
+    (``GraphView.warm_state``), so that a call on any of them finds what calls on the others kept."""
+
+    __slots__ = ("quiet", "family", "__weakref__")
 
     def __init__(self) -> None:
         self.quiet = 0
+        self.family: Hashable | None = None
 
 
 @dataclass
@@ -297,7 +303,7 @@ class GraphView:
         finally:
             self.marks.quiet += self.conn.total_changes - before
 
-    def warm_state(self) -> tuple[ConnectionMarks, tuple[str, int], int, int] | None:
+    def warm_state(self) -> tuple[Hashable, tuple[str, int], int, int] | None:
         """Changes whenever anything a build reads may have changed: any connection wrote a row a
         build reads (``db.content_state``; another process's manifests and cached query vectors do
         not count), an import (``graph_version``), or this connection changed rows other than its
@@ -305,7 +311,16 @@ class GraphView:
         keys what a warm process keeps between builds (``ctx.assemble.warm``)."""
         from ctx.store.db import content_state
 
-        return (self.marks, content_state(self.conn), self.graph_version(), self.conn.total_changes - self.marks.quiet)
+        content = content_state(self.conn)
+        own = self.conn.total_changes - self.marks.quiet
+        # Connections of one family that wrote nothing themselves see one state per value of the
+        # content counter (every committed write of what builds read moves it, whichever
+        # connection made it): what one of them kept holds for the others. A connection that
+        # wrote (committed or not) keys by its own identity, as does one on a graph whose counter
+        # is ``PRAGMA data_version``, a number each connection counts for itself.
+        family = self.marks.family
+        who: Hashable = family if family is not None and own == 0 and content[0] == "content" else self.marks
+        return (who, content, self.graph_version(), own)
 
     def best_neighbours(
         self,

@@ -10,7 +10,7 @@ as the last committed import left it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,9 @@ class PostgresStore:
 
     def reader(self, *, include_private: bool = False) -> GraphReader:
         return PostgresReader(self._conn, include_private)
+
+    def share_warm_state(self, family: Hashable) -> None:
+        """Nothing: a warm process keeps nothing of a PostgreSQL graph (``warm_state`` is None)."""
 
     def import_session(self, *, bulk: bool = False) -> AbstractContextManager[ImportSession]:
         return self._session_block()
