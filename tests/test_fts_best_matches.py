@@ -67,6 +67,7 @@ QUERIES = [
 
 @pytest.mark.parametrize("columns", ["1.0, 1.0", "10.0, 1.0", "2.0, 0.5"])
 def test_the_best_matches_are_the_single_querys(index, columns, monkeypatch):
+    monkeypatch.setattr(fts, "SET_ASIDE_FROM", 1)  # "common" has 2,800 rows here: set aside all the same
     alone = []
     execute = []
 
@@ -112,3 +113,26 @@ def test_the_most_a_phrase_adds_bounds_every_row(index):
     ).fetchone()[0]
     assert 0 < best < fts._most(rows_at_most(index), hits)
     assert fts._most(rows_at_most(index), hits) <= fts._most(rows_at_most(index) * 2, hits)
+
+
+def test_a_word_of_fewer_matches_than_set_aside_from_is_ranked_in_the_single_query(index, monkeypatch):
+    """Below ``SET_ASIDE_FROM`` matches the word is not set aside: the single query ranks the rows."""
+    seen: list[str] = []
+
+    class Recording:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def execute(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+            if "ORDER BY" in sql:  # a ranking (not a count, not the index's size)
+                seen.append(params[0])
+            return self.conn.execute(sql, params)
+
+    phrases = ['"w3"', '"common"', '"w17"']
+    hits = index.execute("SELECT COUNT(*) FROM docs WHERE docs MATCH '\"common\"'").fetchone()[0]
+    for threshold, split in ((hits + 1, False), (hits, True)):
+        monkeypatch.setattr(fts, "SET_ASIDE_FROM", threshold)
+        seen.clear()
+        got = fts.best_matches(Recording(index), "docs", "1.0, 1.0", phrases, 50, rows_at_most)  # type: ignore[arg-type]
+        assert got == single_query(index, "1.0, 1.0", phrases, 50)
+        assert (seen != [" OR ".join(phrases)]) is split, (threshold, seen)
