@@ -5,6 +5,8 @@
 Every figure is a median over ``--runs`` runs. "Cold" means a fresh process and a fresh database
 each run: the import time includes loading the tokenizer, as a user's first import would.
 Targets (issue 2): import >= 2,000 notes/s; unchanged re-import < 0.3 s; `ctx stats` < 0.25 s.
+It also times making an empty graph (schema created, connection closed), which every first import
+and every test's fresh graph pays: wall beside CPU, since waiting for the disk is most of it.
 """
 
 from __future__ import annotations
@@ -89,15 +91,34 @@ def bench_stats(db: Path, runs: int) -> None:
     print(f"`ctx stats` wall time incl. process start: {statistics.median(times):.3f} s (median of {runs})")
 
 
+def bench_new_graph(runs: int, scratch: Path) -> None:
+    from ctx.store import connect
+
+    walls, cpus = [], []
+    for i in range(runs):
+        started, cpu = time.perf_counter(), time.process_time()
+        connect(scratch / f"empty-{i}.db", create=True).close()
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    print(f"new empty graph (schema + close): wall {statistics.median(walls) * 1000:.1f} ms, "
+          f"CPU {statistics.median(cpus) * 1000:.1f} ms (median of {runs})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    parser.add_argument("--new-graph-only", action="store_true", help="only time making an empty graph")
     args = parser.parse_args()
+    if args.new_graph_only:
+        with tempfile.TemporaryDirectory(prefix="ctx-bench-") as tmp:
+            bench_new_graph(args.runs * 4, Path(tmp))
+        return
     if not args.corpora.exists():
         sys.exit(f"no corpora at {args.corpora}; pass --corpora")
     with tempfile.TemporaryDirectory(prefix="ctx-bench-") as tmp:
         scratch = Path(tmp)
+        bench_new_graph(args.runs * 4, scratch)
         for name in ("obsidian-dwarves-brain", "dendron-site"):
             bench_cold(args.corpora / name, args.runs, scratch)
         db = bench_reimport(args.corpora / "obsidian-dwarves-brain", args.runs, scratch)

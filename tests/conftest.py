@@ -24,6 +24,29 @@ os.environ["COLUMNS"] = "120"
 os.environ.setdefault("CTX_MODEL_CACHE", str(Path(tempfile.gettempdir()) / "ctx-test-model-cache"))
 
 
+def _convert_each_app_once() -> None:
+    """Typer's test runner turns the Typer app into its Click command on every ``invoke``: ~12 ms
+    of signature and type-hint reading for ctx's commands, paid again by each of the suite's
+    thousands of in-process CLI calls. A real ``ctx`` process converts once; so do the tests now.
+    The command is the same object for the same app (``typer.main.get_command`` reads only the
+    app's declarations, never the environment), so no call sees anything a fresh one would not."""
+    import typer.main
+    import typer.testing
+
+    converted: dict[int, tuple[object, object]] = {}  # id(app) -> (app kept alive, its command)
+
+    def get_command(app):  # type: ignore[no-untyped-def]
+        entry = converted.get(id(app))
+        if entry is None or entry[0] is not app:
+            entry = converted[id(app)] = (app, typer.main.get_command(app))
+        return entry[1]
+
+    typer.testing._get_command = get_command  # type: ignore[attr-defined]
+
+
+_convert_each_app_once()
+
+
 def corpus_path(name: str) -> Path:
     """A real corpus from ../shared/corpora, or a clean skip where it is absent (a user's clone)."""
     path = CORPORA / name
