@@ -96,6 +96,9 @@ class Document:
     # Markdown: the one date every note this context could show shares (a folder checked out at
     # once, no date fields), said once in the header instead of beside every title.
     common_date: str | None = None
+    # A free-text question ranked by full text alone: its words, by which a rank-ordered section
+    # opens with the shown note that holds the question best (``opening.py``); () otherwise.
+    opening_words: tuple[str, ...] = ()
     # The layout of the selection it was derived from (each section and the items it held then).
     _layout: Layout | None = field(default=None, init=False, repr=False, compare=False)
     _layout_of: list[tuple[SectionOut, list[Item]]] = field(default_factory=list, init=False, repr=False, compare=False)
@@ -124,9 +127,14 @@ class Document:
 
     def order(self, section: SectionOut) -> list[Item]:
         """A section's items in reading order: the lens's order, or by date for a question about
-        time (only where the lens orders by rank: an explicit order is the lens's choice)."""
+        time (only where the lens orders by rank: an explicit order is the lens's choice); rank
+        order opens with the note that holds a full-text question best (``opening_words``)."""
         if self.chronological and section.order == "rank":
             return outline_view.cluster_by_page(sorted(section.items, key=self._chronological_key))
+        if self.opening_words and section.order == "rank":
+            from ctx.assemble.opening import open_with_best
+
+            return outline_view.cluster_by_page(open_with_best(_order_items(section.items, "rank"), self.opening_words))
         return order_items(section.items, section.order)
 
     def _chronological_key(self, item: Item) -> tuple[bool, str, int]:

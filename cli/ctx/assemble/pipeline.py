@@ -125,6 +125,7 @@ def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
         rank(graph, build)
         if key is not None:
             warm.remember(graph, key, build, warnings_before, meta_before)
+    _opening(build)
     describe(graph, build)
     build.ready = prepare_text(
         graph, build.candidates, build.lens, content_room(build.doc, build.header_cost), build.ranking, build.counter,
@@ -192,6 +193,17 @@ def diff_result(
     result.meta["diff"] = since.json_section(diff)
     seen = since.seen_manifest(now, before, diff, whole)
     return BuildResult(text, True, result.warnings, result.candidates, result.meta), seen
+
+
+def _opening(build: Build) -> None:
+    """A free-text question whose passages full text alone ranked (no vectors) opens with the
+    shown note that holds it best (``opening.py``); the packing is the ranking's either way."""
+    ranking = build.ranking
+    if build.lens.passages and ranking is not None and ranking.method == "bm25":
+        from ctx.assemble.passage_rank import query_terms
+        from ctx.assemble.passage_view import free_text
+
+        build.doc.opening_words = tuple(query_terms(free_text(build.resolved)))
 
 
 def _common_date(build: Build) -> None:

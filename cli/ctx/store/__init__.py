@@ -13,6 +13,7 @@ engine's internals (``sqlite_store`` puts them behind the protocols).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
 
     from ctx.store.doctor import Checkup
     from ctx.store.protocols import GraphStore
+    from ctx.store.types import WordCover
 
 __all__ = ["as_store", "check_graph", "connect", "discard_stale_wal", "discarded_on_failure", "file_birth", "open_graph",
-           "open_store"]
+           "open_store", "word_cover"]
 
 
 def check_graph(location: str | Path) -> Checkup:
@@ -38,6 +40,14 @@ def check_graph(location: str | Path) -> Checkup:
         return check(conn)
     finally:
         conn.close()
+
+
+def word_cover(words: Sequence[str], texts: Sequence[tuple[str, str]]) -> WordCover:
+    """Which of ``words`` each (title, body) of ``texts`` holds, cut as the stemmed passage index
+    cuts them, and the share of each title the words say (``ctx.store.word_cut``)."""
+    from ctx.store.word_cut import cover
+
+    return cover(words, texts)
 
 
 def open_store(location: str | Path, *, create: bool = False) -> GraphStore:

@@ -195,6 +195,15 @@ class PassageHit:
 
 
 @dataclass(frozen=True)
+class WordCover:
+    """For each text given to ``ctx.store.word_cover``: the question's words it holds (as given),
+    and the share of its title's content words the question says (1: the question names it)."""
+
+    held: tuple[frozenset[str], ...]
+    named: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Source:
     id: int
     root: str
