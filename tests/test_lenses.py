@@ -198,3 +198,16 @@ def test_build_with_an_invalid_lens_exits_2_with_the_problems(tmp_path, run_cli)
     assert result.exit_code == EXIT_USAGE
     assert f"{bad}: fan_out: must be an integer, not a string" in result.stderr
     assert result.stdout == ""
+
+
+def test_a_lens_file_is_parsed_once_per_text_and_an_edit_is_seen(tmp_path):
+    """A long-lived process loads the lens on every call: the parsed lens is kept by the file's
+    text (lenses are frozen), and the file is read each time, so an edit gives the new lens."""
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\ndepth: 2\nedges:\n  link: {direction: out}\n")
+    first = load_lens_file(path)
+    assert load_lens_file(path) is first and first.depth == 2
+    path.write_text("name: mine\ndepth: 3\nedges:\n  link: {direction: out}\n")
+    edited = load_lens_file(path)
+    assert edited is not first and edited.depth == 3
+    assert load_lens_file(path, name="other").name == "mine"  # its declared name, as before

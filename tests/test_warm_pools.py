@@ -424,3 +424,25 @@ def test_score_bounds_kept_per_lens_and_graph_state(tmp_path, warm_process):
     # One per lens (their boosts differ), each holding the nodes its walks bounded.
     assert set(kept) == {repr(load_lens(name).boosts) for name in lenses} and len(kept) == 2
     assert all(len(facts) > 10 for facts in kept.values()), [len(f) for f in kept.values()]
+
+
+def test_kept_passages_are_the_stores_and_follow_an_edit(tmp_path, warm_process):
+    """A build reads its candidates' passages and then its manifest's: a warm process keeps them
+    per node under the graph's state, in the store's order, and reads them again after an edit."""
+    vault, db, graph = vault_graph(tmp_path)
+    probe = sqlite3.connect(db)
+    ids = [row[0] for row in probe.execute("SELECT id FROM nodes ORDER BY rowid DESC")]
+    probe.close()
+    reader = graph.reader
+    assert warm.passages_of(reader, ids[:3]) == reader.passages_of(ids[:3])
+    both = warm.passages_of(reader, ids + ids[:2])  # some kept, the others read now
+    assert both == reader.passages_of(ids) and list(both) == list(reader.passages_of(ids))
+    assert len(both) > 10 and sum(1 for key in warm._passages if key[1] in ids) == len(ids)
+    probe = sqlite3.connect(db)
+    apollo = probe.execute("SELECT id FROM nodes WHERE title = 'Project Apollo'").fetchone()[0]
+    probe.close()
+    note = vault / "Projects" / "Project Apollo.md"
+    note.write_text(note.read_text() + "\n\n## Harbour\n\nThe launch moved to the harbour crane test.\n")
+    graph.import_path(vault)
+    after = warm.passages_of(graph.reader, [apollo])
+    assert after == graph.reader.passages_of([apollo]) and "harbour crane" in after[apollo][-1].text

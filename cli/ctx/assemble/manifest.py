@@ -95,7 +95,9 @@ def manifest_of(graph: GraphReader, build: Build, doc: Document) -> dict[str, An
     passage it shows whole (all of a node shown in full, those chosen when shown by passages,
     those a cut node shows entirely), and the nodes listed as one-line summaries."""
     shown = reading_order(doc)
-    stored = graph.passages_of([i.cand.id for i in shown])
+    from ctx.assemble import warm
+
+    stored = warm.passages_of(graph, [i.cand.id for i in shown])
     nodes = []
     for item in shown:
         c = item.cand

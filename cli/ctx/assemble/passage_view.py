@@ -72,7 +72,9 @@ def attach_pieces(
 ) -> None:
     from ctx.assemble.block_refs import has_refs, resolve
 
-    found = graph.passages_of([c.id for c in candidates])
+    from ctx.assemble import warm
+
+    found = warm.passages_of(graph, [c.id for c in candidates])
     # A passage shows block references as the text they name, as the note's whole text does.
     referring = [p for rows in found.values() for p in rows if has_refs(p.text)]
     shown = dict(zip((p.id for p in referring), resolve([p.text for p in referring], graph.block_texts)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ctx.errors import LensError, UsageError
@@ -88,10 +89,15 @@ def read_lens_text(path: Path) -> str:
 
 
 def load_lens_file(path: Path, *, name: str | None = None, source: str = "file") -> Lens:
+    return _parsed_lens(read_lens_text(path), str(path), name or path.stem, source)
+
+
+# A long-lived process (the MCP server) loads the lens on every call: the file is read each time
+# (an edit is seen at once), its parsed model kept by its text (lenses are frozen). ~1 ms a call.
+@lru_cache(maxsize=32)
+def _parsed_lens(text: str, where: str, name: str, source: str) -> Lens:
     from ctx import yaml_cache
 
-    where = str(path)
-    text = read_lens_text(path)
     try:
         data = yaml_cache.load(text)
     except Exception as exc:
@@ -104,7 +110,7 @@ def load_lens_file(path: Path, *, name: str | None = None, source: str = "file")
             raise
         line, problem = yaml_safe.problem_parts(exc)
         raise LensError([f"{where}: {line}: invalid YAML: {problem}"]) from None
-    return parse_lens(data, where=where, name=name or path.stem, source=source)
+    return parse_lens(data, where=where, name=name, source=source)
 
 
 def _unknown_lens(name: str) -> UsageError:
