@@ -22,8 +22,11 @@ LENS = "name: mine\ndescription: a lens of my own\ndepth: 1\nedges:\n  link: {di
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
+    from ctx.lenses import lookup
+
     folder = tmp_path / "cache"
     monkeypatch.setenv("CTX_CACHE_DIR", str(folder))
+    lookup._parsed_lens.cache_clear()  # lenses this process parsed before: read through the cache again
     return folder
 
 
