@@ -13,8 +13,9 @@ that answer it. For each question, graph without embeddings, in-process:
 * seed rank: where the first answering note comes in the topic's passage ranking
   (``passage_rank.rank_passages``: a note ranked by its best passage), which picks the walk's seed
   and feeds the relevance term; absent past the 50th note;
-* context rank: where the first answering note comes among the build's notes (JSON ``nodes``, best
-  score first, at ``--max-tokens``); absent when the context does not hold it.
+* context rank: where the first answering note comes among the build's notes (JSON ``nodes``, in
+  reading order: the ranking's, opened by the shown note holding the question best, see
+  ``ctx.assemble.opening``; at ``--max-tokens``); absent when the context does not hold it.
 
 ``--misses`` compares, for every question whose first note is not an answering one, the first note's
 best passage with the first answering note's: how many of the question's content words each holds
