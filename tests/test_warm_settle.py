@@ -33,3 +33,27 @@ def test_settled_process_still_collects_cycles():
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+WARMING = r"""
+import gc, sys
+from ctx.assemble import warm
+
+before = sys.getswitchinterval()
+with warm.warming():
+    assert sys.getswitchinterval() == warm.WARMING_SWITCH_INTERVAL < before
+    assert not gc.isenabled()
+    held = [{"node": i} for i in range(5000)]
+assert sys.getswitchinterval() == before and gc.isenabled()
+assert gc.get_freeze_count() >= len(held)  # settled
+assert gc.get_threshold() == (warm.COLLECT_YOUNG_AFTER, 10, warm.COLLECT_FULL_AFTER)
+print("ok")
+"""
+
+
+def test_warming_up_switches_often_without_collecting_then_settles():
+    """While a warm process warms up beside its first calls, the interpreter switches threads
+    every 0.5 ms and does not collect; afterwards both are as before and the process settled."""
+    out = subprocess.run([sys.executable, "-c", WARMING], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

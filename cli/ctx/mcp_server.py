@@ -902,10 +902,11 @@ def run_stdio(db_path: Path | str, *, include_private: bool = False) -> None:
     warm.enable()
     # Warm up beside the handshake: the client's first `context` call then finds the tokenizer
     # and the assembler loaded instead of paying for them itself.
-    # Then the garbage collector is tuned for a process holding that much (``warm.settle``).
+    # Calls that come meanwhile share the interpreter with it (``warm.warming``); then the
+    # garbage collector is tuned for a process holding that much (``warm.settle``).
     def warm_up() -> None:
-        tools.warm_up()
-        warm.settle()
+        with warm.warming():
+            tools.warm_up()
 
     threading.Thread(target=warm_up, name="ctx-warm-up", daemon=True).start()
     try:

@@ -874,6 +874,35 @@ COLLECT_YOUNG_AFTER = 10_000
 COLLECT_FULL_AFTER = 100
 
 
+# The interpreter's switch interval while a warm process warms up (Python's default: 5 ms).
+WARMING_SWITCH_INTERVAL = 0.0005
+
+
+@contextmanager
+def warming() -> Iterator[None]:
+    """While a warm process warms up beside its first calls (the MCP server reads every node's
+    details, ~0.5 s of CPU at 100k nodes), then ``settle``. A call then shares the interpreter
+    with that reading: each time it lets go of it (every SQLite step) it waited up to the 5 ms
+    switch interval to get it back, and a full collection of the objects the reading makes held
+    it for ~100 ms, so a repeated request answered in 3 ms took 10-25 ms, and 100-190 ms in most
+    server starts (the bench's p95, 100k nodes, load ~5). Meanwhile the interval is 0.5 ms and the
+    collector off (what it would collect, ``settle`` freezes anyway): the worst p95 of the
+    bench's repeated requests at 100k nodes, six server starts each at load ~5, 32-144 -> 21-44 ms."""
+    import gc
+
+    interval = sys.getswitchinterval()
+    collecting = gc.isenabled()
+    sys.setswitchinterval(WARMING_SWITCH_INTERVAL)
+    gc.disable()
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(interval)
+        settle()
+        if collecting:
+            gc.enable()
+
+
 def settle() -> None:
     """Tune the garbage collector for a long-lived process whose caches hold 100,000s of objects
     (at 100k nodes ~300,000 tracked after a few dozen builds): what it holds after warming up
