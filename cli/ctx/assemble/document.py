@@ -96,7 +96,7 @@ class Document:
     # Markdown: the one date every note this context could show shares (a folder checked out at
     # once, no date fields), said once in the header instead of beside every title.
     common_date: str | None = None
-    # A free-text question ranked by full text alone: its words, by which a rank-ordered section
+    # A free-text question full text took part in ranking: its words, by which a rank-ordered section
     # opens with the shown note that holds the question best (``opening.py``); () otherwise.
     opening_words: tuple[str, ...] = ()
     # The layout of the selection it was derived from (each section and the items it held then).

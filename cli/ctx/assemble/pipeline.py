@@ -196,10 +196,10 @@ def diff_result(
 
 
 def _opening(build: Build) -> None:
-    """A free-text question whose passages full text alone ranked (no vectors) opens with the
-    shown note that holds it best (``opening.py``); the packing is the ranking's either way."""
+    """A free-text question whose passages full text ranked (alone or with vectors) opens with
+    the shown note that holds it best (``opening.py``); the packing is the ranking's either way."""
     ranking = build.ranking
-    if build.lens.passages and ranking is not None and ranking.method == "bm25":
+    if build.lens.passages and ranking is not None and "bm25" in ranking.method:
         from ctx.assemble.passage_rank import query_terms
         from ctx.assemble.passage_view import free_text
 
