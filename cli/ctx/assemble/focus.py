@@ -8,7 +8,7 @@ often finishes it), then in reading order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from ctx.passages import nest_headings, top_heading_level
@@ -18,6 +18,8 @@ PATH_SEP = " › "
 # What a passage's heading-path line and the blank lines around it cost, about (planning only:
 # the packer counts the rendered text exactly).
 LINE_OVERHEAD = 4
+# What the rest of a passage is worth beside its core (the paragraphs holding the topic's words).
+REST_DECAY = 0.5
 
 
 @dataclass(frozen=True)
@@ -29,14 +31,19 @@ class Piece:
     text: str
     tokens: int  # exact count of ``text`` in the build's encoding
     relevance: float  # 0 when the topic did not match it
+    # A long passage's paragraphs that hold the topic's words, gaps marked (``matching_lines``),
+    # and its exact count; None when the passage is shown whole or not at all.
+    core: str | None = None
+    core_tokens: int = 0
 
 
 def _starts_with_heading(text: str) -> bool:
     return text.lstrip().startswith("#")
 
 
-def excerpt(pieces: Sequence[Piece], chosen: Sequence[int]) -> str:
-    """The chosen passages (by ``ord``) in reading order, headings nested under the node's own."""
+def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int] = ()) -> str:
+    """The chosen passages (by ``ord``) in reading order, headings nested under the node's own;
+    those in ``cores`` as their core (``Piece.core``: the paragraphs that matched, gaps marked)."""
     keep = sorted(set(chosen))
     if not keep:
         return ""
@@ -47,18 +54,25 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int]) -> str:
     top = min(levels) if levels else None
     out: list[str] = []
     previous: int | None = None
+    open_gap = False  # the last text shown was a core ending in a gap marker
     for ord_ in keep:
         piece = by_ord[ord_]
         gap = (previous is None and ord_ > 0) or (previous is not None and ord_ != previous + 1)
+        as_core = ord_ in cores and piece.core is not None
+        text = piece.core if as_core and piece.core is not None else piece.text
         if gap:
-            out.append(GAP)
+            if not open_gap:  # a core ending in a gap already says so
+                out.append(GAP)
+            if as_core:  # one marker for the passages left out and the core's own opening gap
+                text = text.removeprefix(GAP).lstrip("\n")
         path = piece.heading[:-1] if _starts_with_heading(piece.text) else piece.heading
         # The heading path says where a passage sits, once per jump (adjacent passages share it).
         if path and (previous is None or gap):
             out.append("#### " + PATH_SEP.join(path))
-        out.append(nest_headings(piece.text, top))
+        out.append(nest_headings(text, top))
+        open_gap = as_core and text.endswith(GAP)
         previous = ord_
-    if keep[-1] < last_ord:
+    if keep[-1] < last_ord and not open_gap:
         out.append(GAP)
     return "\n\n".join(out)
 
@@ -80,29 +94,54 @@ def priority(pieces: Sequence[Piece]) -> list[int]:
 def choose(
     pieces: Sequence[Piece],
     allowance: int,
-    fits: Callable[[list[int]], bool] | None = None,
+    fits: Callable[[list[int], set[int]], bool] | None = None,
     *,
     relevant_only: bool = False,
-) -> list[int]:
-    """The most valuable passages whose estimated size fits ``allowance`` tokens (by ``ord``).
+) -> tuple[list[int], set[int]]:
+    """The most valuable passages whose estimated size fits ``allowance`` tokens: their ords, and
+    those of them shown as their core only (``Piece.core``).
 
-    Passages are taken in ``priority`` order, skipping (not stopping at) one that does not fit.
-    ``fits`` (when given) checks the real rendered cost and drops the least valuable chosen
-    passage until it holds.
+    Relevant passages come by relevance, a passage with a core as two parts: its core at its
+    relevance, the rest of it at ``REST_DECAY`` of that (taken only after its core), as the packer
+    values them across notes (``packing_order.shown_units``); then the passages the topic did not
+    match, in ``priority`` order. Parts are taken best first, skipping (not stopping at) one that
+    does not fit. ``fits`` (when given) checks the real rendered cost and gives back the least
+    valuable part taken until it holds.
     """
-    order = priority(pieces)
-    by_ord = {p.ord: p for p in pieces}
-    chosen: list[int] = []
+    units: list[tuple[tuple[int, float, int, int], Piece, bool]] = []
+    for rank, ord_ in enumerate(priority(pieces)):
+        piece = next(p for p in pieces if p.ord == ord_)
+        if piece.relevance > 0:
+            units.append(((0, -piece.relevance, 0, piece.ord), piece, False))
+            if piece.core is not None:
+                units.append(((0, -piece.relevance * REST_DECAY, 1, piece.ord), piece, True))
+        elif not relevant_only:
+            units.append(((1, 0.0, rank, piece.ord), piece, False))
+    units.sort(key=lambda u: u[0])
+    taken: list[tuple[int, bool]] = []  # (ord, rest) in the order taken
+    shown: dict[int, bool] = {}  # ord -> whole
     used = 0
-    for ord_ in order:
-        piece = by_ord[ord_]
-        if relevant_only and piece.relevance <= 0:
-            break
-        cost = piece.tokens + LINE_OVERHEAD
+    for _, piece, rest in units:
+        if rest:
+            if piece.ord not in shown:
+                continue
+            cost = piece.tokens - piece.core_tokens
+        else:
+            core = piece.core is not None and piece.relevance > 0
+            cost = (piece.core_tokens if core else piece.tokens) + LINE_OVERHEAD
         if used + cost <= allowance:
-            chosen.append(ord_)
+            taken.append((piece.ord, rest))
+            shown[piece.ord] = rest or piece.core is None or piece.relevance <= 0
             used += cost
+
+    def cores() -> set[int]:
+        return {o for o, whole in shown.items() if not whole}
+
     if fits is not None:
-        while chosen and not fits(sorted(chosen)):
-            chosen.pop()  # the least valuable of those chosen
-    return sorted(chosen)
+        while taken and not fits(sorted(shown), cores()):
+            ord_, rest = taken.pop()  # the least valuable part taken
+            if rest:
+                shown[ord_] = False
+            else:
+                del shown[ord_]
+    return sorted(shown), cores()

@@ -65,6 +65,7 @@ class PassageRanking:
     node_of: dict[int, str] = field(default_factory=dict)  # passage id -> node id
     nodes: dict[str, float] = field(default_factory=dict)  # node id -> relevance in (0, 1]
     method: str = "none"  # "bm25", "vectors" or "bm25+vectors"
+    terms: tuple[str, ...] = ()  # the topic's content words (``query_terms``)
 
     def node_order(self) -> list[str]:
         return sorted(self.nodes, key=lambda n: (-self.nodes[n], n))
@@ -114,10 +115,10 @@ def rank_passages(
             [[h.id for h in bm25], list(dense)], k=RRF_K, unseen=[None, unvectored],
         ))
     if not scores:
-        return PassageRanking(method=method)
+        return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
     shares = {pid: s / best for pid, s in scores.items()}
-    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method)
+    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms))
 
 
 def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[str, float]:

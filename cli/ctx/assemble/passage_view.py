@@ -82,8 +82,28 @@ def attach_pieces(
         rows = found.get(c.id)
         if not rows:
             continue
-        c.pieces = [
-            Piece(p.ord, p.heading, shown.get(p.id, p.text), counter.count(shown.get(p.id, p.text)),
-                  ranking.passages.get(p.id, 0.0))
-            for p in rows
-        ]
+        texts = [shown.get(p.id, p.text) for p in rows]
+        cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms)
+        c.pieces = []
+        for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
+            tokens = counter.count(text)
+            core = cores.get(i)
+            core_tokens = counter.count(core) if core is not None else 0
+            if core is not None and core_tokens >= tokens:
+                core, core_tokens = None, 0
+            c.pieces.append(Piece(p.ord, p.heading, text, tokens, ranking.passages.get(p.id, 0.0), core, core_tokens))
+
+
+def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...]) -> dict[int, str]:
+    """Index -> the core of each matched passage of one note (``matching_lines``)."""
+    from ctx.assemble import matching_lines as ml
+
+    if not terms or not any(r > 0 for r in relevance):
+        return {}
+    bags = [ml.words_of(para) for text in texts for para in ml.paragraphs(text)]
+    weight = ml.weights(terms, bags)
+    out: dict[int, str] = {}
+    for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
+        if r > 0 and (core := ml.core(text, weight)) is not None:
+            out[i] = core.text
+    return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ctx.assemble import focus
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
-from ctx.assemble.packing_order import packing_order, passage_units
+from ctx.assemble.packing_order import packing_order, shown_units
 from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
 from ctx.assemble.sizing import shortened_item, won_item
 from ctx.lenses import Lens
@@ -185,30 +185,38 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
     return fill_unmatched(p, left_out, room)
 
 
-def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, list[int]]:
-    """id -> the passages (ords) it wins, best passages first while their estimated cost fits."""
-    won: dict[str, list[int]] = {}
-    for _, _, ord_, c in passage_units([c for c in members if c.id in p.has_body]):
+def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, bool]]:
+    """id -> the passages (ord -> shown whole) it wins, best first while their estimated cost
+    fits. A passage with a core is won as its core first; its rest only after (``shown_units``)."""
+    won: dict[str, dict[int, bool]] = {}
+    for _, _, ord_, rest, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
-        cost = piece.tokens + focus.LINE_OVERHEAD
-        if c.id not in won:
-            cost += p.cost(Item(c, SHORTENED, ""))
+        mine = won.get(c.id, {})
+        if rest:
+            if ord_ not in mine:
+                continue
+            cost = piece.tokens - piece.core_tokens
+        else:
+            cost = (piece.core_tokens if piece.core is not None else piece.tokens) + focus.LINE_OVERHEAD
+            if c.id not in won:
+                cost += p.cost(Item(c, SHORTENED, ""))
         if cost <= room:
-            won.setdefault(c.id, []).append(ord_)
+            won.setdefault(c.id, {})[ord_] = rest or piece.core is None
             room -= cost
     return won
 
 
 def place_won(
-    p: Packer, members: list[Candidate], won: dict[str, list[int]], room: int,
+    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], room: int,
 ) -> tuple[int, list[Candidate]]:
     """Each member as the passages it won; a seed that won none gets its share shortened."""
     left_out: list[Candidate] = []
     seeds_left = sum(1 for c in members if c.id in p.has_body and c.seed and c.id not in won)
     for c in members:
-        ords = won.get(c.id)
-        if ords is not None:
-            item = won_item(p, c, sorted(ords), room)
+        shown = won.get(c.id)
+        if shown is not None:
+            cores = {ord_ for ord_, whole in shown.items() if not whole}
+            item = won_item(p, c, sorted(shown), room, cores)
             if item is not None:
                 p.place(item)
                 room -= p.cost(item)

@@ -39,7 +39,7 @@ def shortened_item(
     allowance = block_budget - overhead - 1
     if allowance < (p.min_short if min_tokens is None else min_tokens) and not force:
         return None
-    if c.pieces and len(c.pieces) > 1:
+    if c.pieces and (len(c.pieces) > 1 or c.pieces[0].core is not None):
         focused = focused_item(p, c, allowance, block_budget, compact)
         if focused is not None:
             return focused
@@ -107,24 +107,31 @@ def focused_item(p: Packer, c: Candidate, allowance: int, block_budget: int, com
     """``c`` as the passages most relevant to the topic that fit (focus.py), or None."""
     pieces = c.pieces or []
 
-    def item_for(ords: list[int]) -> Item:
-        return Item(c, SHORTENED, focus.excerpt(pieces, ords), compact=compact, passages=tuple(ords))
+    def item_for(ords: list[int], cores: set[int]) -> Item:
+        return Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), compact=compact, passages=tuple(ords))
 
-    chosen = focus.choose(pieces, allowance, lambda ords: p.cost(item_for(ords)) <= block_budget)
+    chosen, cores = focus.choose(pieces, allowance, lambda ords, cores: p.cost(item_for(ords, cores)) <= block_budget)
     if not chosen:
         return None
-    return item_for(chosen)
+    return item_for(chosen, cores)
 
 
-def won_item(p: Packer, c: Candidate, ords: list[int], room: int) -> Item | None:
-    """``c`` showing the passages it won (``ords``): whole if it won them all and that fits, else
-    those passages, else whatever version of it fits ``room``."""
+def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int] | None = None) -> Item | None:
+    """``c`` showing the passages it won (``ords``; those in ``cores`` as their core only): whole
+    if it won them all whole and that fits, else those passages, else each as its core, else
+    whatever version of it fits ``room``."""
     pieces = c.pieces or []
-    if len(ords) == len(pieces):
+    cores = cores or set()
+    if len(ords) == len(pieces) and not cores:
         full = Item(c, FULL, c.body or "")
         if p.cost(full) <= room:
             return full
-    item = Item(c, SHORTENED, focus.excerpt(pieces, ords), passages=tuple(ords))
+    item = Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), passages=tuple(ords))
     if p.cost(item) <= room:
         return item
+    every = {pc.ord for pc in pieces if pc.core is not None and pc.ord in ords}
+    if every - cores:
+        item = Item(c, SHORTENED, focus.excerpt(pieces, ords, every), passages=tuple(ords))
+        if p.cost(item) <= room:
+            return item
     return shortened_item(p, c, room)

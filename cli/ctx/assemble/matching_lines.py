@@ -1,0 +1,120 @@
+"""A long passage shown as its paragraphs that hold the question's words, with honest gap markers.
+
+Passages are 100-250 tokens (``ctx.passages``). In a chat log, a meeting log or a journal, one
+passage holds many unrelated paragraphs, and the answer to a question is one of them: showing the
+whole passage spends the budget on its neighbours, so a tight context reaches fewer notes than a
+plain retriever of short chunks would (issue 23). Here a passage the topic matched is cut into
+paragraphs (blocks between blank lines; a fenced code block stays one), and its *core* is the
+fewest paragraphs that between them hold every topic word the passage holds: greedily, the
+paragraph holding the most still-uncovered weight first, a word weighing more the fewer of the
+note's paragraphs hold it (a word every paragraph repeats says nothing about which one answers).
+A heading paragraph above a kept one stays with it, and ``[…]`` marks every left-out stretch.
+
+The packer offers the core first and the rest of the passage later at a lower value
+(``packing_order.passage_units``), so a tight budget reaches more passages and a loose one shows
+them whole again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctx.assemble.focus import GAP
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_BLANK = re.compile(r"\n[ \t]*\n")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
+# English inflections folded before comparing words (the stemmed full-text index matched the
+# passage by forms like these; an exact comparison would miss "guests" for "guest").
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def fold(word: str) -> str:
+    """A word compared by a crude stem: lowercased, accents dropped, one common suffix cut."""
+    word = unicodedata.normalize("NFKD", word.lower())
+    word = "".join(ch for ch in word if not unicodedata.combining(ch))
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def paragraphs(text: str) -> list[str]:
+    """``text``'s blocks between blank lines, a fenced code block (blank lines and all) as one."""
+    blocks = [b for b in _BLANK.split(text) if b.strip()]
+    out: list[str] = []
+    open_fence = False
+    for block in blocks:
+        if open_fence:
+            out[-1] += "\n\n" + block
+        else:
+            out.append(block)
+        if len(_FENCE.findall(block)) % 2:
+            open_fence = not open_fence
+    return out
+
+
+def words_of(text: str) -> frozenset[str]:
+    return frozenset(fold(w) for w in _WORD.findall(text))
+
+
+@dataclass(frozen=True)
+class Core:
+    text: str  # the kept paragraphs in reading order, ``[…]`` wherever some were left out
+    kept: int  # paragraphs kept
+    of: int  # paragraphs in the passage
+
+
+def weights(terms: Sequence[str], note_paragraphs: Sequence[frozenset[str]]) -> dict[str, float]:
+    """Each topic word (folded) the note holds: log(1 + paragraphs / paragraphs holding it)."""
+    n = len(note_paragraphs)
+    out: dict[str, float] = {}
+    for term in dict.fromkeys(fold(t) for t in terms):
+        df = sum(1 for words in note_paragraphs if term in words)
+        if df:
+            out[term] = math.log(1 + n / df)
+    return out
+
+
+def core(text: str, weight: dict[str, float]) -> Core | None:
+    """The passage's core for topic words ``weight`` (see the module), or None when it would be
+    the whole passage or holds none of them."""
+    paras = paragraphs(text)
+    if len(paras) < 2:
+        return None
+    bags = [words_of(p) for p in paras]
+    uncovered = {t for bag in bags for t in bag if t in weight}
+    keep: set[int] = set()
+    while uncovered:
+        gain, i = max((sum(weight[t] for t in bag & uncovered), -i) for i, bag in enumerate(bags))
+        if gain <= 0:
+            break
+        keep.add(-i)
+        uncovered -= bags[-i]
+    if not keep:
+        return None
+    for i in sorted(keep):  # the heading a kept paragraph sits under, within the passage
+        j = i - 1
+        while j >= 0 and j not in keep and not _HEADING.match(paras[j]):
+            j -= 1
+        if j >= 0 and _HEADING.match(paras[j]) and "\n" not in paras[j].strip():
+            keep.add(j)
+    if len(keep) == len(paras):
+        return None
+    out: list[str] = []
+    previous = -1
+    for i in sorted(keep):
+        if i != previous + 1:
+            out.append(GAP)
+        out.append(paras[i])
+        previous = i
+    if previous != len(paras) - 1:
+        out.append(GAP)
+    return Core("\n\n".join(out), len(keep), len(paras))
