@@ -8,7 +8,8 @@ paragraphs (blocks between blank lines; a fenced code block stays one), and its 
 fewest paragraphs that between them hold every topic word the passage holds: greedily, the
 paragraph holding the most still-uncovered weight first, a word weighing more the fewer of the
 note's paragraphs hold it (a word every paragraph repeats says nothing about which one answers).
-A heading paragraph above a kept one stays with it, and ``[…]`` marks every left-out stretch.
+A heading paragraph above a kept one stays with it, so does the paragraph a kept one announces
+(ending in a colon: a list, a code block), and ``[…]`` marks every left-out stretch.
 
 The packer offers the core first and the rest of the passage later at a lower value
 (``packing_order.passage_units``), so a tight budget reaches more passages and a loose one shows
@@ -100,6 +101,9 @@ def core(text: str, weight: dict[str, float]) -> Core | None:
         uncovered -= bags[-i]
     if not keep:
         return None
+    for i in sorted(keep):  # a paragraph ending in a colon announces the next (a list, code)
+        if i + 1 < len(paras) and paras[i].rstrip().endswith(":"):
+            keep.add(i + 1)
     for i in sorted(keep):  # the heading a kept paragraph sits under, within the passage
         j = i - 1
         while j >= 0 and j not in keep and not _HEADING.match(paras[j]):

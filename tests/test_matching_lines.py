@@ -1,0 +1,158 @@
+"""A long passage shows the paragraphs that hold the question's words (issue 23).
+
+In a chat log one passage holds many unrelated exchanges and the answer is one of them: a tight
+context shows that paragraph (with its note's title and date, and ``[…]`` where text was left out)
+and so reaches more sessions; a loose one shows the passages whole again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctx.assemble import BuildRequest, build_context
+from ctx.assemble import matching_lines as ml
+from ctx.assemble.focus import GAP, Piece, excerpt
+from ctx.tokens import count_tokens
+
+
+def weight_for(terms: list[str], text: str) -> dict[str, float]:
+    return ml.weights(terms, [ml.words_of(p) for p in ml.paragraphs(text)])
+
+
+def test_the_core_is_the_paragraphs_holding_the_topic_s_words_with_every_gap_marked():
+    text = "\n\n".join([
+        "We are out of milk again.",
+        "The plumber quoted 480 pounds for the boiler.",
+        "Who let the dog eat a sock?",
+        "The printer only works if you stand next to it.",
+    ])
+    core = ml.core(text, weight_for(["plumber", "boiler", "quote"], text))
+    assert core is not None
+    assert core.text == f"{GAP}\n\nThe plumber quoted 480 pounds for the boiler.\n\n{GAP}"
+    assert (core.kept, core.of) == (1, 4)
+
+
+def test_a_paragraph_holding_only_words_already_covered_is_left_out():
+    text = "\n\n".join([
+        "Mia's party came up again; nobody had news.",
+        "The count for Mia's party is 27 guests.",
+        "Mia's party: still waiting to hear back.",
+    ])
+    core = ml.core(text, weight_for(["guests", "mia", "party"], text))
+    assert core is not None
+    # The second paragraph holds every word the passage holds ("guests" folded to "guest").
+    assert core.text == f"{GAP}\n\nThe count for Mia's party is 27 guests.\n\n{GAP}"
+
+
+def test_a_heading_stays_with_the_paragraph_under_it_and_code_is_one_paragraph():
+    code = "```python\nboiler = 1\n\nprint(boiler)\n```"
+    text = "\n\n".join(["## Heating", "Nothing new.", "The boiler script:", code, "## Garden", "Roses."])
+    assert ml.paragraphs(text)[3] == code
+    core = ml.core(text, weight_for(["boiler"], text))
+    assert core is not None
+    assert core.text == "\n\n".join(["## Heating", GAP, "The boiler script:", code, GAP])
+
+
+def test_no_core_when_it_would_be_the_whole_passage_or_nothing():
+    assert ml.core("Only one paragraph about the boiler.", {"boiler": 1.0}) is None
+    both = "The boiler is old.\n\nThe boiler is loud."
+    assert ml.core(both, weight_for(["boiler", "old", "loud"], both)) is None
+    assert ml.core("Milk.\n\nSocks.", {"boiler": 1.0}) is None
+
+
+def test_one_gap_marker_where_a_core_meets_passages_left_out():
+    pieces = [
+        Piece(0, (), "Opening words.", 3, 0.0),
+        Piece(1, (), "a\n\nboiler\n\nc", 5, 1.0, core=f"{GAP}\n\nboiler\n\n{GAP}", core_tokens=6),
+        Piece(2, (), "Middle.", 2, 0.0),
+        Piece(3, (), "Closing words.", 3, 0.5),
+    ]
+    text = excerpt(pieces, [1, 3], cores={1})
+    assert text == f"{GAP}\n\nboiler\n\n{GAP}\n\nClosing words."
+    assert f"{GAP}\n\n{GAP}" not in excerpt(pieces, [1], cores={1})
+    assert excerpt(pieces, [1]) == f"{GAP}\n\na\n\nboiler\n\nc\n\n{GAP}"  # not a core: whole
+
+
+# ---------------------------------------------------------------------------------------------
+# Built contexts on chat logs
+
+CHATTER = [
+    "The bread maker is making weird noises again",
+    "Added oat milk to the list",
+    "Who let the dog eat a sock",
+    "The printer only works if you stand next to it",
+    "Vet appointment for Biscuit next Friday",
+    "The big shop is Saturday unless someone objects",
+    "Can someone help Nana with her phone update",
+    "New password for the wifi is on the fridge",
+]
+NAMES = ["Ana", "Carmen", "Edda", "Greta"]
+# (session, the line that answers): each names the kayak the question asks about.
+FACTS = {
+    3: "Greta says the kayak rental for the lake trip is 35 pounds a day.",
+    9: "Edda booked the kayak for the lake trip on the first Saturday.",
+    15: "Carmen found a second kayak on the lake trip's noticeboard.",
+    21: "Ana says the kayak has to be back at the lake by six.",
+}
+SESSIONS = 24
+
+
+def session_text(session: int) -> str:
+    paragraphs = []
+    for k in range(18):
+        lines = [f"**{NAMES[(k + i) % 4]}** ({8 + k % 12:02d}:{(7 * i + session) % 60:02d}): "
+                 f"{CHATTER[(session + k + i) % len(CHATTER)]}" for i in range(3)]
+        if k == 9 and session in FACTS:
+            lines[1] = f"**{NAMES[session % 4]}** (13:15): {FACTS[session]}"
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+@pytest.fixture(scope="module")
+def chats(tmp_path_factory):
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("chats")
+    vault = root / "vault"
+    vault.mkdir()
+    for session in range(1, SESSIONS + 1):
+        (vault / f"Family chat {session:02d}.md").write_text(
+            f"---\ndate: 2024-03-{session:02d}\n---\n{session_text(session)}\n"
+        )
+    conn = connect(root / "graph.db", create=True)
+    import_path(conn, Path(vault))
+    return conn
+
+
+def passage_holding(conn, fact: str) -> str:
+    from ctx.store.passages import passages_of
+
+    ids = [f"Family chat {s:02d}" for s in range(1, SESSIONS + 1)]
+    return next(p.text for rows in passages_of(conn, ids).values() for p in rows if fact in p.text)
+
+
+def test_a_tight_context_shows_each_session_s_answering_paragraph_not_its_passage(chats):
+    whole = sum(count_tokens(passage_holding(chats, fact)) for fact in FACTS.values())
+    budget = 600
+    assert whole > budget  # the answering passages whole would not fit
+    text = build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                             max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
+    # Each session that answers is dated, and what was left out of it is marked.
+    for session in FACTS:
+        assert f"2024-03-{session:02d}" in text
+    assert text.count(GAP) >= len(FACTS)
+    assert f"{GAP}\n\n{GAP}" not in text
+
+
+def test_a_loose_context_shows_the_answering_passages_whole_again(chats):
+    budget = 6000
+    text = build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                             max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    for fact in FACTS.values():
+        assert passage_holding(chats, fact).strip() in text
