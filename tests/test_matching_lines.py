@@ -7,6 +7,7 @@ and so reaches more sessions; a loose one shows the passages whole again.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -46,13 +47,13 @@ def test_a_paragraph_holding_only_words_already_covered_is_left_out():
     assert core.text == f"{GAP}\n\nThe count for Mia's party is 27 guests.\n\n{GAP}"
 
 
-def test_a_heading_stays_with_the_paragraph_under_it_and_code_is_one_paragraph():
+def test_code_is_one_paragraph_and_a_paragraph_ending_in_a_colon_keeps_what_it_announces():
     code = "```python\nboiler = 1\n\nprint(boiler)\n```"
-    text = "\n\n".join(["## Heating", "Nothing new.", "The boiler script:", code, "## Garden", "Roses."])
-    assert ml.paragraphs(text)[3] == code
+    text = "\n\n".join(["Nothing new.", "The boiler script:", code, "Roses."])
+    assert ml.paragraphs(text)[2] == code
     core = ml.core(text, weight_for(["boiler"], text))
     assert core is not None
-    assert core.text == "\n\n".join(["## Heating", GAP, "The boiler script:", code, GAP])
+    assert core.text == "\n\n".join([GAP, "The boiler script:", code, GAP])
 
 
 def test_no_core_when_it_would_be_the_whole_passage_or_nothing():
@@ -99,32 +100,42 @@ FACTS = {
 SESSIONS = 24
 
 
-def session_text(session: int) -> str:
+def session_text(session: int, sections: bool = False) -> str:
     paragraphs = []
     for k in range(18):
         lines = [f"**{NAMES[(k + i) % 4]}** ({8 + k % 12:02d}:{(7 * i + session) % 60:02d}): "
                  f"{CHATTER[(session + k + i) % len(CHATTER)]}" for i in range(3)]
         if k == 9 and session in FACTS:
             lines[1] = f"**{NAMES[session % 4]}** (13:15): {FACTS[session]}"
+        if sections and k % 6 == 0:
+            paragraphs.append(f"## {('Morning', 'Midday', 'Evening')[k // 6]}")
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs)
 
 
-@pytest.fixture(scope="module")
-def chats(tmp_path_factory):
+def chat_graph(root: Path, sections: bool):
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
-    root = tmp_path_factory.mktemp("chats")
     vault = root / "vault"
     vault.mkdir()
     for session in range(1, SESSIONS + 1):
         (vault / f"Family chat {session:02d}.md").write_text(
-            f"---\ndate: 2024-03-{session:02d}\n---\n{session_text(session)}\n"
+            f"---\ndate: 2024-03-{session:02d}\n---\n{session_text(session, sections)}\n"
         )
     conn = connect(root / "graph.db", create=True)
     import_path(conn, Path(vault))
     return conn
+
+
+@pytest.fixture(scope="module")
+def chats(tmp_path_factory):
+    return chat_graph(tmp_path_factory.mktemp("chats"), sections=False)
+
+
+@pytest.fixture(scope="module")
+def sectioned_chats(tmp_path_factory):
+    return chat_graph(tmp_path_factory.mktemp("sectioned"), sections=True)
 
 
 def passage_holding(conn, fact: str) -> str:
@@ -156,3 +167,18 @@ def test_a_loose_context_shows_the_answering_passages_whole_again(chats):
     assert count_tokens(text) <= budget
     for fact in FACTS.values():
         assert passage_holding(chats, fact).strip() in text
+
+
+def test_a_note_in_sections_shows_its_passages_whole_however_tight_the_budget(sectioned_chats):
+    # A page in sections (a help page) carries what a section's first paragraph introduces in the
+    # paragraphs after it, without the question's words: its passages are never cut to a core.
+    text = build_context(sectioned_chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                                       max_tokens=600)).text
+    assert count_tokens(text) <= 600
+    shown = [fact for fact in FACTS.values() if fact in text]
+    assert shown  # the budget holds some of the answering passages
+    def unlevelled(markdown: str) -> str:  # headings are re-levelled under the note's title
+        return re.sub(r"^#+ ", "", markdown, flags=re.MULTILINE)
+
+    for fact in shown:
+        assert unlevelled(passage_holding(sectioned_chats, fact).strip()) in unlevelled(text), text

@@ -1,18 +1,23 @@
-"""A long passage shown as its paragraphs that hold the question's words, with honest gap markers.
+"""A long passage of a log shown as its paragraphs that hold the question's words, gaps marked.
 
-Passages are 100-250 tokens (``ctx.passages``). In a chat log, a meeting log or a journal, one
-passage holds many unrelated paragraphs, and the answer to a question is one of them: showing the
-whole passage spends the budget on its neighbours, so a tight context reaches fewer notes than a
-plain retriever of short chunks would (issue 23). Here a passage the topic matched is cut into
-paragraphs (blocks between blank lines; a fenced code block stays one), and its *core* is the
-fewest paragraphs that between them hold every topic word the passage holds: greedily, the
+Passages are 100-250 tokens (``ctx.passages``). In a chat log or a journal, one passage holds many
+unrelated paragraphs written one after another, and the answer to a question is one of them:
+showing the whole passage spends the budget on its neighbours, so a tight context reaches fewer
+notes than a plain retriever of short chunks would (issue 23). Here a passage the topic matched is
+cut into paragraphs (blocks between blank lines; a fenced code block stays one), and its *core* is
+the fewest paragraphs that between them hold every topic word the passage holds: greedily, the
 paragraph holding the most still-uncovered weight first, a word weighing more the fewer of the
 note's paragraphs hold it (a word every paragraph repeats says nothing about which one answers).
-A heading paragraph above a kept one stays with it, so does the paragraph a kept one announces
-(ending in a colon: a list, a code block), and ``[…]`` marks every left-out stretch.
+The paragraph a kept one announces (ending in a colon: a list, a code block) stays with it, and
+``[…]`` marks every left-out stretch.
+
+Only a note under no heading at all is cut this way (``passage_view``): a page in sections (a help
+page, agenda items, a reading log's articles) keeps its passages whole, since a section's later
+paragraphs carry what its first one introduces without repeating the question's words (the
+setting, the caveat). Cutting those too lost help-page facts (bench_facts 0.791 -> 0.784-0.785).
 
 The packer offers the core first and the rest of the passage later at a lower value
-(``packing_order.passage_units``), so a tight budget reaches more passages and a loose one shows
+(``packing_order.shown_units``), so a tight budget reaches more passages and a loose one shows
 them whole again.
 """
 
@@ -66,6 +71,11 @@ def paragraphs(text: str) -> list[str]:
     return out
 
 
+def is_heading(paragraph: str) -> bool:
+    """Whether a paragraph is (opens with) a markdown heading."""
+    return _HEADING.match(paragraph) is not None
+
+
 def words_of(text: str) -> frozenset[str]:
     return frozenset(fold(w) for w in _WORD.findall(text))
 
@@ -108,12 +118,6 @@ def core(text: str, weight: dict[str, float]) -> Core | None:
     for i in sorted(keep):  # a paragraph ending in a colon announces the next (a list, code)
         if i + 1 < len(paras) and paras[i].rstrip().endswith(":"):
             keep.add(i + 1)
-    for i in sorted(keep):  # the heading a kept paragraph sits under, within the passage
-        j = i - 1
-        while j >= 0 and j not in keep and not _HEADING.match(paras[j]):
-            j -= 1
-        if j >= 0 and _HEADING.match(paras[j]) and "\n" not in paras[j].strip():
-            keep.add(j)
     if len(keep) == len(paras):
         return None
     out: list[str] = []

@@ -83,7 +83,8 @@ def attach_pieces(
         if not rows:
             continue
         texts = [shown.get(p.id, p.text) for p in rows]
-        cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms)
+        sectioned = any(p.heading for p in rows)
+        cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned)
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
@@ -94,13 +95,17 @@ def attach_pieces(
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, ranking.passages.get(p.id, 0.0), core, core_tokens))
 
 
-def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...]) -> dict[int, str]:
-    """Index -> the core of each matched passage of one note (``matching_lines``)."""
+def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool) -> dict[int, str]:
+    """Index -> the core of each matched passage of one note (``matching_lines``), for a note under
+    no heading at all (a log of entries); ``sectioned``: some passage has a heading path."""
     from ctx.assemble import matching_lines as ml
 
-    if not terms or not any(r > 0 for r in relevance):
+    if sectioned or not terms or not any(r > 0 for r in relevance):
         return {}
-    bags = [ml.words_of(para) for text in texts for para in ml.paragraphs(text)]
+    paragraphs = [ml.paragraphs(text) for text in texts]
+    if any(ml.is_heading(para) for paras in paragraphs for para in paras):
+        return {}  # a page in sections: its passages are shown whole
+    bags = [ml.words_of(para) for paras in paragraphs for para in paras]
     weight = ml.weights(terms, bags)
     out: dict[int, str] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
