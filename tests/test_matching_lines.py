@@ -182,3 +182,58 @@ def test_a_note_in_sections_shows_its_passages_whole_however_tight_the_budget(se
 
     for fact in shown:
         assert unlevelled(passage_holding(sectioned_chats, fact).strip()) in unlevelled(text), text
+
+
+# ---------------------------------------------------------------------------------------------
+# Short notes (one passage each): stand-ups
+
+
+STANDUPS = 28
+
+
+def standup_text(day: int) -> str:
+    # The paragraph after the one naming the harbour crane holds what was decided, in other words.
+    return "\n\n".join([
+        f"Yesterday: went over the harbour crane inspection with the dock team, round {day}.",
+        f"Outcome: the load test moves to bay {day + 2}, signed off by Ines at {8 + day % 9}:30.",
+        f"Today: {CHATTER[day % len(CHATTER)]}.",
+        f"Also: {CHATTER[(day + 3) % len(CHATTER)]}.",
+    ])
+
+
+@pytest.fixture(scope="module")
+def standups(tmp_path_factory):
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("standups")
+    vault = root / "vault"
+    vault.mkdir()
+    for day in range(1, STANDUPS + 1):
+        (vault / f"Standup {day:02d}.md").write_text(f"---\ndate: 2024-05-{day:02d}\n---\n{standup_text(day)}\n")
+    conn = connect(root / "graph.db", create=True)
+    import_path(conn, Path(vault))
+    return conn
+
+
+def test_a_note_of_one_passage_is_shown_whole_or_not_at_all(standups):
+    # A short note is already the size of a passage: cutting it to the paragraph holding the
+    # question's words would drop the outcome written next to it, and the budget it saves only
+    # buys more notes' cores where this one would have fitted whole.
+    from ctx.store.passages import passages_of
+
+    ids = [f"Standup {day:02d}" for day in range(1, STANDUPS + 1)]
+    rows = passages_of(standups, ids)
+    assert all(len(rows[i]) == 1 for i in ids)  # each stand-up is one passage
+    whole = {i: rows[i][0].text.strip() for i in ids}
+    budget = 800
+    assert sum(count_tokens(t) for t in whole.values()) > budget  # not every stand-up fits whole
+    text = build_context(standups, BuildRequest(("harbour crane inspection",), max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    shown = [day for day in range(1, STANDUPS + 1) if f"round {day}." in text]
+    assert len(shown) >= 3, text
+    # Each shown stand-up carries its outcome; all but the last (cut to what was left) whole.
+    for day in shown:
+        assert f"Outcome: the load test moves to bay {day + 2}," in text, text
+    assert sum(whole[f"Standup {day:02d}"] in text for day in shown) >= len(shown) - 1, text
+    assert GAP not in text

@@ -96,11 +96,14 @@ def attach_pieces(
 
 
 def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool) -> dict[int, str]:
-    """Index -> the core of each matched passage of one note (``matching_lines``), for a note under
-    no heading at all (a log of entries); ``sectioned``: some passage has a heading path."""
+    """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
+    (more than one passage) under no heading at all (a log of entries); ``sectioned``: some
+    passage has a heading path. A note of one passage is already the size of a passage, and the
+    packer values it by the node's own score, whole (``packing_order.passage_units``): cutting it
+    would only trade its text for more notes' cores where it would have fitted whole."""
     from ctx.assemble import matching_lines as ml
 
-    if sectioned or not terms or not any(r > 0 for r in relevance):
+    if len(texts) < 2 or sectioned or not terms or not any(r > 0 for r in relevance):
         return {}
     paragraphs = [ml.paragraphs(text) for text in texts]
     if any(ml.is_heading(para) for paras in paragraphs for para in paras):
