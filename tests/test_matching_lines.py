@@ -237,3 +237,32 @@ def test_a_note_of_one_passage_is_shown_whole_or_not_at_all(standups):
         assert f"Outcome: the load test moves to bay {day + 2}," in text, text
     assert sum(whole[f"Standup {day:02d}"] in text for day in shown) >= len(shown) - 1, text
     assert GAP not in text
+
+
+def test_the_rest_of_a_weakly_matched_passage_keeps_more_of_its_worth(chats):
+    # The best match's core is where it answers: its rest is worth half the passage. A passage
+    # matched on an incidental word (an open question's) is no surer of its core, so its rest
+    # keeps nearly the passage's worth and a loose budget shows it whole as before cores.
+    from ctx.assemble.candidate import Candidate
+    from ctx.assemble.counter import TokenCounter
+    from ctx.assemble.focus import REST_DECAY
+    from ctx.assemble.passage_rank import rank_passages
+    from ctx.assemble.passage_view import attach_pieces
+    from ctx.store import as_store
+
+    graph = as_store(chats).reader(include_private=False)
+    ranking = rank_passages(graph, "what do we know about the kayak for the lake trip, and the fridge?", None)
+    assert ranking.method == "bm25" and set(ranking.passages) == set(ranking.lexical)
+    ids = sorted(set(ranking.node_of.values()))
+    candidates = [Candidate(id=i, title=i, type="note", tags=[], fields={}, source_path=None, parent_id=None,
+                            position=None, created=None, updated=None, store_tokens=0, hops=0, cost=0.0,
+                            path=(), seed=False) for i in ids]
+    attach_pieces(graph, candidates, ranking, TokenCounter("cl100k_base"))
+    cut = [p for c in candidates for p in c.pieces or [] if p.core is not None]
+    assert cut
+    for piece in cut:
+        assert piece.rest_worth == pytest.approx(1.0 - (1.0 - REST_DECAY) * piece.relevance)
+    best = max(cut, key=lambda p: p.relevance)
+    weakest = min(cut, key=lambda p: p.relevance)
+    assert best.relevance == 1.0 and best.rest_worth == REST_DECAY
+    assert weakest.relevance < 0.5 and weakest.rest_worth > 0.75

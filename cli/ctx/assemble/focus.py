@@ -18,7 +18,9 @@ PATH_SEP = " › "
 # What a passage's heading-path line and the blank lines around it cost, about (planning only:
 # the packer counts the rendered text exactly).
 LINE_OVERHEAD = 4
-# What the rest of a passage is worth beside its core (the paragraphs holding the topic's words).
+# What the rest of a passage is worth beside its core (the paragraphs holding the topic's words)
+# when full text placed the passage first: a weaker match's rest is worth more of it (its matched
+# words are likelier incidental), one the vectors alone found all of it (``passage_view``).
 REST_DECAY = 0.5
 
 
@@ -35,6 +37,7 @@ class Piece:
     # and its exact count; None when the passage is shown whole or not at all.
     core: str | None = None
     core_tokens: int = 0
+    rest_worth: float = REST_DECAY  # the rest's share of the passage's worth (``passage_view``)
 
 
 def _starts_with_heading(text: str) -> bool:
@@ -102,8 +105,8 @@ def choose(
     those of them shown as their core only (``Piece.core``).
 
     Relevant passages come by relevance, a passage with a core as two parts: its core at its
-    relevance, the rest of it at ``REST_DECAY`` of that (taken only after its core), as the packer
-    values them across notes (``packing_order.shown_units``); then the passages the topic did not
+    relevance, the rest of it at ``Piece.rest_worth`` of that (taken only after its core), as the
+    packer values them across notes (``packing_order.shown_units``); then the passages the topic did not
     match, in ``priority`` order. Parts are taken best first, skipping (not stopping at) one that
     does not fit. ``fits`` (when given) checks the real rendered cost and gives back the least
     valuable part taken until it holds.
@@ -114,7 +117,7 @@ def choose(
         if piece.relevance > 0:
             units.append(((0, -piece.relevance, 0, piece.ord), piece, False))
             if piece.core is not None:
-                units.append(((0, -piece.relevance * REST_DECAY, 1, piece.ord), piece, True))
+                units.append(((0, -piece.relevance * piece.rest_worth, 1, piece.ord), piece, True))
         elif not relevant_only:
             units.append(((1, 0.0, rank, piece.ord), piece, False))
     units.sort(key=lambda u: u[0])

@@ -5,7 +5,6 @@ passage of a long node is worth when a section is packed passage by passage.
 from __future__ import annotations
 
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.focus import REST_DECAY
 
 # A node the topic matched in none of its passages (reached by the walk) is worth its score for
 # its first passage, and this much less for each further one.
@@ -70,13 +69,13 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
 def shown_units(members: list[Candidate]) -> list[tuple[float, int, int, bool, Candidate]]:
     """``passage_units`` with a long passage offered in two parts: (-value, rank, ord, rest,
     candidate). A passage with a core (``focus.Piece.core``: its paragraphs holding the topic's
-    words) is worth its value for the core and ``focus.REST_DECAY`` of it for the rest of its text,
+    words) is worth its value for the core and ``Piece.rest_worth`` of it for the rest of its text,
     so a tight budget shows the cores of more passages and a loose one the passages whole."""
     units: list[tuple[float, int, int, bool, Candidate]] = []
     for value, rank, ord_, c in passage_units(members):
         units.append((value, rank, ord_, False, c))
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
         if piece.core is not None:
-            units.append((value * REST_DECAY, rank, ord_, True, c))
+            units.append((value * piece.rest_worth, rank, ord_, True, c))
     units.sort(key=lambda u: u[:4])
     return units

@@ -66,6 +66,7 @@ class PassageRanking:
     nodes: dict[str, float] = field(default_factory=dict)  # node id -> relevance in (0, 1]
     method: str = "none"  # "bm25", "vectors" or "bm25+vectors"
     terms: tuple[str, ...] = ()  # the topic's content words (``query_terms``)
+    lexical: frozenset[int] = frozenset()  # the passages full text found (by the topic's words)
 
     def node_order(self) -> list[str]:
         return sorted(self.nodes, key=lambda n: (-self.nodes[n], n))
@@ -118,7 +119,8 @@ def rank_passages(
         return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
     shares = {pid: s / best for pid, s in scores.items()}
-    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms))
+    return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms),
+                          frozenset(h.id for h in bm25))
 
 
 def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[str, float]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
-from ctx.assemble.focus import Piece
+from ctx.assemble.focus import REST_DECAY, Piece
 from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
 from ctx.assemble.suggest import looks_like_a_name
@@ -92,7 +92,13 @@ def attach_pieces(
             core_tokens = counter.count(core) if core is not None else 0
             if core is not None and core_tokens >= tokens:
                 core, core_tokens = None, 0
-            c.pieces.append(Piece(p.ord, p.heading, text, tokens, ranking.passages.get(p.id, 0.0), core, core_tokens))
+            relevance = ranking.passages.get(p.id, 0.0)
+            # The rest of a passage is worth less than its core as far as the topic's words placed
+            # the passage surely: the best match's rest ``REST_DECAY`` of it, a weak match's
+            # (an open question's incidental word) nearly all of it. A passage only the vectors
+            # found matched by meaning: its words do not say which paragraph answers at all.
+            rest_worth = 1.0 - (1.0 - REST_DECAY) * relevance if p.id in ranking.lexical else 1.0
+            c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth))
 
 
 def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool) -> dict[int, str]:
