@@ -74,3 +74,27 @@ def test_did_you_mean_compares_every_title_only_when_search_found_nothing(tmp_pa
         conn.set_trace_callback(None)
     assert not nothing.found
     assert any(s.startswith(_EVERY_TITLE) for s in statements)
+
+
+def test_stats_counts_vectors_from_the_vectors_side(tmp_path):
+    """`ctx stats` counts fresh and stale vectors by walking the vectors and looking each node up,
+    never the other way round: SQLite chose to scan every node (1M of them, 0.8 s) for a graph
+    with no vector at all, since the reader's ``private = 0`` filter is on the nodes."""
+    from ctx.store.view import GraphView
+
+    records = [{"id": f"n{i:03d}", "title": f"Note {i}", "body": f"Entry {i}."} for i in range(50)]
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", records))
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    try:
+        for include_private in (False, True):
+            coverage = GraphView(conn, include_private=include_private).embedding_coverage()
+            assert (coverage["fresh"], coverage["stale"], coverage["missing"]) == (0, 0, 50)
+    finally:
+        conn.set_trace_callback(None)
+    counted = [s for s in statements if "FROM embeddings e" in s]
+    assert len(counted) == 2
+    for sql in counted:
+        plan = [r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, {"m": ""})]
+        assert plan[0].startswith("SCAN e"), (sql, plan)
+        assert not any(step.startswith("SCAN n") for step in plan), (sql, plan)

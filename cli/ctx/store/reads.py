@@ -321,7 +321,7 @@ def search(
         for index in indexes:
             try:
                 phrases = fts_phrases(text) if m == "or" else None
-                found = None if snippets else _ranked(conn, index, query, limit, include_private, phrases)
+                found = _ranked(conn, index, query, limit, include_private, phrases, snippets=snippets)
                 rows += found if found is not None else _with_snippets(conn, index, query, limit, include_private)
             except sqlite3.OperationalError:
                 pass  # e.g. a term FTS5 still refuses; treat as no match rather than fail
@@ -358,14 +358,17 @@ _TIED_MARGIN = 64
 
 def _ranked(
     conn: sqlite3.Connection, index: str, query: str, limit: int, include_private: bool,
-    phrases: list[str] | None = None,
+    phrases: list[str] | None = None, *, snippets: bool = False,
 ) -> list[tuple[str, str, str, str | None, float, str]] | None:
-    """``_with_snippets``'s rows without their snippets, or None where this way cannot give them.
+    """``_with_snippets``'s rows (their snippets empty unless ``snippets``), or None where this
+    way cannot give them.
 
     SQLite computes every column of every match before it sorts, so the snippet and the join
-    with the nodes cost more than BM25 itself (a common word at 100k notes: ~35 ms against ~8).
-    Here the index alone ranks its matches (ties by rowid), and only the best are joined: all
-    rows tied with the ``limit``-th are kept, so the ties are then broken by node id, as there.
+    with the nodes cost more than BM25 itself (a common word at 100k notes: ~35 ms against ~8;
+    at 1M nodes `ctx search` of a common word took ~1.2 s). Here the index alone ranks its
+    matches (ties by rowid), and only the best are joined: all rows tied with the ``limit``-th
+    are kept, so the ties are then broken by node id, as there. The snippets, where asked, are
+    made for the ``limit`` rows kept alone: a snippet depends only on the query and its row.
     """
     from ctx.store.fts import best_matches, rows_all_visible
 
@@ -397,14 +400,25 @@ def _ranked(
             chunk,
         ):
             nodes[r[0]] = (r[1], r[2], r[3], r[4], r[5])
-    out = []
+    best: list[tuple[str, str, str, str | None, float, int]] = []
     for rowid, score in ranked:
         node = nodes.get(rowid)
         if node is None or (node[4] and not include_private):
             return None  # an index out of step with its table: the joined query skips such rows
-        out.append((node[0], node[1], node[2], node[3], score, ""))
-    out.sort(key=lambda r: (-r[4], r[0]))
-    return out[:limit]
+        best.append((node[0], node[1], node[2], node[3], score, rowid))
+    best.sort(key=lambda r: (-r[4], r[0]))
+    best = best[:limit]
+    shown: dict[int, str] = {}
+    if snippets and best:
+        for chunk in chunks([r[5] for r in best]):
+            shown.update(conn.execute(
+                f"SELECT rowid, snippet({index}, 2, '[', ']', '…', 12) FROM {index}"
+                f" WHERE {index} MATCH ? AND rowid IN ({','.join('?' * len(chunk))})",
+                (query, *chunk),
+            ).fetchall())
+        if len(shown) < len(best):
+            return None  # a row the index no longer matches: out of step, as above
+    return [(r[0], r[1], r[2], r[3], r[4], shown.get(r[5], "")) for r in best]
 
 
 def _node_rows_at_most(conn: sqlite3.Connection) -> int:

@@ -707,10 +707,14 @@ class GraphView:
             nodes -= self.conn.execute("SELECT COUNT(*) FROM nodes WHERE private = 1").fetchone()[0]
         # From the vectors' side: a graph without vectors costs nothing to check (a node has at
         # most one vector; vectors of deleted nodes wait for `ctx embed` and count for nothing).
+        # CROSS JOIN keeps the vectors the outer loop: with ``n.private = 0`` to filter, SQLite
+        # chose to scan every node and probe for its vector, 0.8 s of `ctx stats` at 1M nodes
+        # without a single vector.
         fresh, stale = self.conn.execute(
             "SELECT COALESCE(SUM(e.model = :m AND e.content_hash = n.content_hash), 0),"
             " COALESCE(SUM(NOT (e.model = :m AND e.content_hash = n.content_hash)), 0)"
-            " FROM embeddings e JOIN nodes n ON n.id = e.node_id" + ("" if self.include_private else " WHERE n.private = 0"),
+            " FROM embeddings e CROSS JOIN nodes n ON n.id = e.node_id"
+            + ("" if self.include_private else " WHERE n.private = 0"),
             {"m": model or ""},
         ).fetchone()
         return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
