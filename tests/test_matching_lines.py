@@ -266,3 +266,21 @@ def test_the_rest_of_a_weakly_matched_passage_keeps_more_of_its_worth(chats):
     weakest = min(cut, key=lambda p: p.relevance)
     assert best.relevance == 1.0 and best.rest_worth == REST_DECAY
     assert weakest.relevance < 0.5 and weakest.rest_worth > 0.75
+
+
+def test_a_passage_shown_as_its_core_only_is_not_counted_as_seen(tmp_path):
+    """A context diff (``--since``) leaves out what the reader was shown before: a passage shown
+    as its core was not shown whole, so a later, looser context since then shows the rest of it
+    (counted as seen, the answer's surroundings would never reach the reader)."""
+    conn = chat_graph(tmp_path, sections=False)
+    question = "what do we know about the kayak for the lake trip?"
+    tight = build_context(conn, BuildRequest((question,), max_tokens=600))
+    shown = tight.text
+    # The answering passages shown as their cores: the answer in the context, the passage not whole.
+    cored = [passage_holding(conn, fact).strip() for fact in FACTS.values() if fact in shown]
+    cored = [passage for passage in cored if passage not in shown]
+    assert len(cored) >= 2
+    since = BuildRequest((question,), max_tokens=6000, since=tight.meta["context"])
+    loose = build_context(conn, since).text
+    assert all(passage in loose for passage in cored), loose
+    conn.close()

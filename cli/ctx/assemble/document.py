@@ -29,6 +29,9 @@ class Item:
     compact: int = 0  # tiny budgets: 1 = title and id only, 2 = the title alone
     outline_n: int | None = None  # outline entries shown (None: all when FULL, none otherwise)
     passages: tuple[int, ...] | None = None  # passages shown (ords) when shortened to its relevant parts
+    # Of ``passages``, those shown as their core only (the paragraphs that matched, ``Piece.core``):
+    # the reader has not seen the rest of them, so no manifest counts them as seen.
+    cores: tuple[int, ...] = ()
 
     def outline_shown(self) -> int:
         return 0 if self.compact else outline_view.shown_count(self.cand, self.variant, self.outline_n, FULL)

@@ -80,6 +80,12 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int
     return "\n\n".join(out)
 
 
+def shown_as_core(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int]) -> tuple[int, ...]:
+    """Those of ``chosen`` that ``excerpt`` shows as their core (a passage without one is whole)."""
+    has_core = {p.ord for p in pieces if p.core is not None}
+    return tuple(sorted(o for o in set(chosen) if o in cores and o in has_core))
+
+
 def priority(pieces: Sequence[Piece]) -> list[int]:
     """Passage ords, most worth showing first: relevant ones by relevance, then their neighbours
     (nearest first), then the rest in reading order."""

@@ -105,7 +105,8 @@ def manifest_of(graph: GraphReader, build: Build, doc: Document) -> dict[str, An
         if item.compact:
             passages = {}  # its title alone
         elif item.passages is not None:
-            wanted = set(item.passages)
+            # A passage shown as its core only is not seen whole: shown later, it is new.
+            wanted = set(item.passages) - set(item.cores)
             passages = {str(p.ord): p.hash[:16] for p in rows if p.ord in wanted}
         elif item.variant == FULL:
             passages = {str(p.ord): p.hash[:16] for p in rows}

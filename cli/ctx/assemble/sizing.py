@@ -108,7 +108,8 @@ def focused_item(p: Packer, c: Candidate, allowance: int, block_budget: int, com
     pieces = c.pieces or []
 
     def item_for(ords: list[int], cores: set[int]) -> Item:
-        return Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), compact=compact, passages=tuple(ords))
+        return Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), compact=compact, passages=tuple(ords),
+                    cores=focus.shown_as_core(pieces, ords, cores))
 
     chosen, cores = focus.choose(pieces, allowance, lambda ords, cores: p.cost(item_for(ords, cores)) <= block_budget)
     if not chosen:
@@ -126,12 +127,14 @@ def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int
         full = Item(c, FULL, c.body or "")
         if p.cost(full) <= room:
             return full
-    item = Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), passages=tuple(ords))
+    item = Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), passages=tuple(ords),
+                cores=focus.shown_as_core(pieces, ords, cores))
     if p.cost(item) <= room:
         return item
     every = {pc.ord for pc in pieces if pc.core is not None and pc.ord in ords}
     if every - cores:
-        item = Item(c, SHORTENED, focus.excerpt(pieces, ords, every), passages=tuple(ords))
+        item = Item(c, SHORTENED, focus.excerpt(pieces, ords, every), passages=tuple(ords),
+                    cores=focus.shown_as_core(pieces, ords, every))
         if p.cost(item) <= room:
             return item
     return shortened_item(p, c, room)
