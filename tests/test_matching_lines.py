@@ -284,3 +284,20 @@ def test_a_passage_shown_as_its_core_only_is_not_counted_as_seen(tmp_path):
     loose = build_context(conn, since).text
     assert all(passage in loose for passage in cored), loose
     conn.close()
+
+
+def test_json_says_which_passages_it_shows_as_their_core(chats):
+    """An agent reading the JSON can tell a passage shown whole from one shown as its matching
+    paragraphs: ``passages.cores`` lists the latter, and only passages the node shows."""
+    import json
+
+    doc = json.loads(build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                                       max_tokens=700, format="json")).text)
+    from json_contract import validator
+
+    assert not list(validator("build").iter_errors(doc))
+    cored = [n for n in doc["nodes"] if n.get("passages", {}).get("cores")]
+    assert cored
+    for node in cored:
+        assert set(node["passages"]["cores"]) <= set(node["passages"]["shown"])
+        assert GAP in node["content"]

@@ -205,7 +205,7 @@ def dumps(value: Any) -> str:
 
 def json_node(
     c: Candidate, variant: str, text: str, tokens: int, compact: int = 0, outline_n: int = 0,
-    passages: tuple[int, ...] | None = None, date: str | None = None,
+    passages: tuple[int, ...] | None = None, date: str | None = None, cores: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     if compact:
         # Tiny budgets: the keys every node carries (docs/context.schema.json), nothing more (not
@@ -243,8 +243,10 @@ def json_node(
         **({"neighbours": c.neighbours} if c.neighbours else {}),
         **({"breadcrumb": list(c.breadcrumb)} if c.breadcrumb else {}),
         "content": text,
-        # Which of the node's passages (0-based, in reading order) a shortened node shows.
-        **({"passages": {"shown": list(passages), "total": len(c.pieces or ())}} if passages is not None else {}),
+        # Which of the node's passages (0-based, in reading order) a shortened node shows, and
+        # which of those only as their matching paragraphs (the rest of them left out, marked).
+        **({"passages": {"shown": list(passages), "total": len(c.pieces or ()), **({"cores": list(cores)} if cores else {})}}
+           if passages is not None else {}),
         **({"outline": outline_view.json_entries(c, outline_n)} if outline_n else {}),
         **({"outline_truncated": outline_view.cut(c, outline_n).truncated} if c.outline is not None else {}),
     }
@@ -263,7 +265,7 @@ def json_document(doc: Document, used: int) -> dict[str, Any]:
     layout = doc.layout()
     shown = layout.ordered()
     nodes = [json_node(item.cand, item.variant, item.text, item.tokens, item.compact, item.outline_shown(),
-                       item.passages, doc.date_of(item.cand)) for item in shown]
+                       item.passages, doc.date_of(item.cand), item.cores) for item in shown]
     out: dict[str, Any] = {"meta": json_meta(doc, used), "nodes": nodes}
     if doc.header_level == 0:
         out["sections"] = [{"name": s.name, "ids": [i.cand.id for i in items]} for s, items in layout.sections if items]
@@ -333,7 +335,7 @@ def block_text(doc: Document, item: Item) -> str:
         if item.variant == SUMMARY:
             return dumps(json_summary(item.cand, doc.date_of(item.cand))) + ","
         node = json_node(item.cand, item.variant, item.text, 0, item.compact, item.outline_shown(), item.passages,
-                         doc.date_of(item.cand))
+                         doc.date_of(item.cand), item.cores)
         if doc.citations:
             node["citation"] = 99
         return dumps(node) + ","

@@ -402,7 +402,8 @@ def json_text(doc: Document, diff: Diff, used: int) -> str:
         node = json_node(item.cand, item.variant if e.change == NEW else FULL, e.text if e.whole else "",
                          item.tokens if e.change == NEW and e.whole else 0, item.compact,
                          item.outline_shown() if e.change == NEW and e.whole else 0,
-                         e.passages if e.change == NEW else None, doc.date_of(item.cand))
+                         e.passages if e.change == NEW else None, doc.date_of(item.cand),
+                         item.cores if e.change == NEW else ())
         node["change"] = e.change
         if e.change == CHANGED and e.passages:
             node["changed_passages"] = {"shown": list(e.passages), "total": e.total}
