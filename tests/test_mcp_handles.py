@@ -13,10 +13,16 @@ from ctx import Graph
 from ctx.mcp_server import CtxTools
 
 
-def test_calls_take_the_first_connection_when_it_is_free(tmp_path):
+def _demo_graph(tmp_path: Path) -> Path:
+    """The demo vault copied to ``tmp_path/vault`` and imported into ``tmp_path/g.db``."""
     shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
     with Graph.open(tmp_path / "g.db", create=True) as graph:
         graph.import_path(tmp_path / "vault")
+    return tmp_path / "g.db"
+
+
+def test_calls_take_the_first_connection_when_it_is_free(tmp_path):
+    _demo_graph(tmp_path)
     tools = CtxTools(tmp_path / "g.db")
     try:
         first = tools._checkout()  # the warm-up's
@@ -39,9 +45,7 @@ def test_a_call_on_another_connection_finds_what_the_first_kept(tmp_path, warm_p
     once, every first call of a topic made during the warm-up was built again afterwards."""
     from ctx.assemble import pipeline
 
-    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
-    with Graph.open(tmp_path / "g.db", create=True) as graph:
-        graph.import_path(tmp_path / "vault")
+    _demo_graph(tmp_path)
     tools = CtxTools(tmp_path / "g.db")
     try:
         busy = tools._checkout()  # the warm-up's
@@ -68,10 +72,8 @@ def test_a_connection_that_wrote_keeps_its_own_state(tmp_path, warm_process):
     servers (two families) never share one, even on one file."""
     from ctx.mcp_server import _Family
 
+    _demo_graph(tmp_path)
     vault = tmp_path / "vault"
-    shutil.copytree(FIXTURES / "demo-vault", vault)
-    with Graph.open(tmp_path / "g.db", create=True) as graph:
-        graph.import_path(vault)
     family = _Family()
     writer, reader = Graph.open(tmp_path / "g.db"), Graph.open(tmp_path / "g.db")
     other_server = Graph.open(tmp_path / "g.db")
@@ -97,9 +99,7 @@ def test_closing_waits_for_a_connection_in_use(tmp_path):
     stdin closed during the warm-up: close waits until it comes back."""
     import threading
 
-    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
-    with Graph.open(tmp_path / "g.db", create=True) as graph:
-        graph.import_path(tmp_path / "vault")
+    _demo_graph(tmp_path)
     tools = CtxTools(tmp_path / "g.db")
     busy = tools._checkout()  # the warm-up's, reading
     reader = busy.graph().reader
@@ -114,9 +114,7 @@ def test_closing_waits_for_a_connection_in_use(tmp_path):
 
 
 def test_closing_leaves_a_connection_still_in_use_after_the_wait_open(tmp_path):
-    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
-    with Graph.open(tmp_path / "g.db", create=True) as graph:
-        graph.import_path(tmp_path / "vault")
+    _demo_graph(tmp_path)
     tools = CtxTools(tmp_path / "g.db")
     busy = tools._checkout()
     busy.graph()
@@ -135,9 +133,7 @@ def test_a_server_that_dies_of_a_fatal_signal_says_where_on_stderr(tmp_path):
     import subprocess
     import sys
 
-    shutil.copytree(FIXTURES / "demo-vault", tmp_path / "vault")
-    with Graph.open(tmp_path / "g.db", create=True) as graph:
-        graph.import_path(tmp_path / "vault")
+    _demo_graph(tmp_path)
     ctx = shutil.which("ctx", path=str(Path(sys.executable).parent)) or shutil.which("ctx")
     assert ctx
     proc = subprocess.Popen([ctx, "mcp", "--db", str(tmp_path / "g.db")], stdin=subprocess.PIPE,
