@@ -126,6 +126,19 @@ def test_words_are_held_as_the_stemmed_index_matches_them():
     assert found.named == (1.0, 0.0, 1.0, 0.0)
 
 
+def test_each_word_cover_sees_only_its_own_texts():
+    """The texts of one call are gone before the next (they are rolled back, not deleted): a
+    call with fewer texts than the last finds only its own."""
+    from ctx.store import word_cover
+
+    many = word_cover(["harvest", "roads"], [(f"Field {i}", "the harvest and the roads") for i in range(5)])
+    assert many.held == (frozenset({"harvest", "roads"}),) * 5
+    one = word_cover(["harvest", "roads"], [("Weather", "rain all week")])
+    assert one.held == (frozenset(),) and one.named == (0.0,)
+    again = word_cover(["roads"], [("Rivers", "nothing here"), ("Maps", "roads and rivers")])
+    assert again.held == (frozenset(), frozenset({"roads"})) and again.named == (0.0, 0.0)
+
+
 def test_both_engines_open_with_the_same_note(tmp_path, pg_url):
     pytest.importorskip("psycopg")
     from ctx import Graph
