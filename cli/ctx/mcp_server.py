@@ -574,9 +574,10 @@ def _forget_warm_state() -> None:
     """Drop what a warm process kept (ctx.assemble.warm) about a graph file that was replaced."""
     import sys
 
-    warm = sys.modules.get("ctx.assemble.warm")
-    if warm is not None:
-        warm.forget()
+    for name in ("ctx.assemble.warm", "ctx.assemble.kept_rankings"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.forget()
 
 
 def not_found_message(topics: tuple[str, ...]) -> str:

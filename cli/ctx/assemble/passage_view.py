@@ -37,7 +37,9 @@ def passage_ranking(
     text = free_text(resolved)
     if not text or not graph.has_passages():
         return None
-    return rank_passages(graph, text, topic)
+    from ctx.assemble.kept_rankings import kept, topic_key
+
+    return kept(graph, ("passages", text, topic_key(topic)), lambda: rank_passages(graph, text, topic))
 
 
 def passage_searcher(reader: GraphReader) -> PassageSearch | None:
@@ -49,22 +51,28 @@ def passage_searcher(reader: GraphReader) -> PassageSearch | None:
 
     def search(graph: GraphReader, text: str, retrieval: str) -> PassageRanking:
         key = (text, retrieval, graph.include_private)
-        if key in cache:
-            return cache[key]
-        if looks_like_a_name(text) and not known_terms(graph, query_terms(text)):
-            # A short topic none of whose words occur anywhere ("Canvs") is a typo, not a question
-            # to answer by meaning alone: nothing matches, and the build suggests titles instead.
-            cache[key] = PassageRanking(method="none")
-            return cache[key]
-        topic = None
-        if retrieval != "fts":
-            from ctx.assemble.similarity import text_vector
+        if key not in cache:
+            from ctx.assemble.kept_rankings import kept
 
-            topic = text_vector(graph, text)
-        cache[key] = rank_passages(graph, text, topic, mode=retrieval)
+            # The same question at another depth or budget finds its ranking kept (warm only).
+            cache[key] = kept(graph, ("seed passages", text, retrieval), lambda: rank(graph, text, retrieval))
         return cache[key]
 
     return search
+
+
+def rank(graph: GraphReader, text: str, retrieval: str) -> PassageRanking:
+    """A topic's passages ranked for its seeds (``passage_searcher``)."""
+    if looks_like_a_name(text) and not known_terms(graph, query_terms(text)):
+        # A short topic none of whose words occur anywhere ("Canvs") is a typo, not a question
+        # to answer by meaning alone: nothing matches, and the build suggests titles instead.
+        return PassageRanking(method="none")
+    topic = None
+    if retrieval != "fts":
+        from ctx.assemble.similarity import text_vector
+
+        topic = text_vector(graph, text)
+    return rank_passages(graph, text, topic, mode=retrieval)
 
 
 def attach_pieces(

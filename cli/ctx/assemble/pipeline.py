@@ -56,6 +56,7 @@ from ctx.lenses import Lens, load_lens
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader, GraphStore
     from ctx.assemble import BuildRequest
+    from ctx.semantic.topic import TopicVector
 
 
 @dataclass
@@ -333,10 +334,7 @@ def collect(graph: GraphReader, build: Build) -> None:
     # The free-text topics' passages: what a long node shows of itself, and, for a lens that ranks
     # by passages, what ranks the nodes.
     build.ranking = passage_ranking(graph, build.resolved, topic)
-    search_relevance = (
-        fused_relevance(graph, request, lens, seeds, topic, build.ranking if lens.passages else None)
-        if lens.semantic.rank == "fused" else None
-    )
+    search_relevance = _search_relevance(graph, build, topic) if lens.semantic.rank == "fused" else None
     # The walk goes only as far as the pool of candidates a context of this budget can use needs.
     has_similarity = topic is not None and topic.vector is not None
     bound = ScoreBound(lens, has_similarity, reference, search_relevance)
@@ -371,6 +369,20 @@ def collect(graph: GraphReader, build: Build) -> None:
     _mark(build, candidates, search_relevance, sibling_offsets)
     annotate_neighbours(graph, candidates, lens.output.neighbours)
     build.candidates = candidates
+
+
+def _search_relevance(graph: GraphReader, build: Build, topic: TopicVector | None) -> dict[str, float] | None:
+    """The fused search relevance of the question's nodes (``relevance.fused_relevance``). It
+    depends on the topics, the lens, the seeds and the topic's vector, not on the depth or the
+    budget: a warm process keeps it for the same question asked again (``kept_rankings``)."""
+    from ctx.assemble.kept_rankings import kept, topic_key
+
+    request, lens, seeds = build.request, build.lens, build.seeds
+    ranking = build.ranking if lens.passages else None
+    # The ranking is the topics' own under this state (``passage_ranking``): the key holds its inputs.
+    key = ("fused relevance", request.topics, repr(lens), tuple(seeds), topic_key(topic))
+    found = kept(graph, key, lambda: fused_relevance(graph, request, lens, seeds, topic, ranking))
+    return None if found is None else dict(found)
 
 
 def _add_extras(build: Build, walked: Walk, ids: list[str]) -> None:
