@@ -148,6 +148,22 @@ def test_passage_ranking_is_the_joined_one(conn: sqlite3.Connection, include_pri
                     key=lambda r: (-r[2], r[0]),
                 )
                 assert got == expected, (terms, table, limit)
+            # The whole search: both indexes' hits, each as a share of its best, added.
+            for limit in LIMITS:
+                combined: dict[int, float] = {}
+                for table, weights in (("passages_fts", passage_reads.STEMMED_WEIGHTS),
+                                       ("passages_exact", passage_reads.EXACT_WEIGHTS)):
+                    hits = sorted(
+                        (r for index in searched_indexes(conn, table, include_private)
+                         for r in joined_passage_hits(conn, index, weights, query, limit, include_private)),
+                        key=lambda r: (-r[2], r[0]),
+                    )[:limit]
+                    top = max((r[2] for r in hits), default=1.0) or 1.0
+                    for pid, _, score in hits:
+                        combined[pid] = combined.get(pid, 0.0) + max(score, 0.0) / top
+                whole = sorted(combined, key=lambda pid: (-combined[pid], pid))[:limit]
+                found = passage_reads.search(conn, terms, limit=limit, include_private=include_private)
+                assert [(h.id, h.score) for h in found] == [(pid, combined[pid]) for pid in whole], (terms, limit)
 
 
 def test_an_index_holding_private_rows_is_filtered_by_the_join(conn: sqlite3.Connection) -> None:

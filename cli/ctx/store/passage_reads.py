@@ -11,7 +11,7 @@ from ctx.digest import blake2b
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
-from ctx.store.fts import best_matches, searched_indexes
+from ctx.store.fts import best_matches, rows_all_visible, searched_indexes
 
 _VERSION_KEY = "splitter_version"
 HEADING_SEP = " > "
@@ -104,14 +104,22 @@ def search(
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
     if not quoted:
         return []
+    query = " OR ".join(quoted)
+    tables = (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS))
+    # Without private access, the public index alone (its statistics are the public notes');
+    # with it, both, each scored by its own statistics. Each index ranks its matches alone
+    # (``_best``); the nodes of the passages they keep are then read once for all of them.
+    searched = {table: searched_indexes(conn, table, include_private) for table, _ in tables}
+    best = {index: _best(conn, index, weights, quoted, limit, include_private)
+            for table, weights in tables for index in searched[table]}
+    owners = _owners(conn, {pid for rows in best.values() if rows for pid, _ in rows})
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
-    for table, weights in (("passages_fts", STEMMED_WEIGHTS), ("passages_exact", EXACT_WEIGHTS)):
-        # Without private access, the public index alone (its statistics are the public notes');
-        # with it, both, each scored by its own statistics.
+    for table, weights in tables:
         hits = sorted(
-            (hit for index in searched_indexes(conn, table, include_private)
-             for hit in _bm25(conn, index, weights, " OR ".join(quoted), limit, include_private, quoted)),
+            (hit for index in searched[table]
+             for hit in _owned(best[index], owners, include_private)
+             or _joined(conn, index, weights, query, limit, include_private, best[index])),
             key=lambda hit: (-hit[2], hit[0]),
         )[:limit]
         if not hits:
@@ -128,13 +136,81 @@ def _bm25(
     conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int,
     include_private: bool, phrases: list[str] | None = None,
 ) -> list[tuple[int, str, float]]:
-    """``query`` ranked; ``phrases``: the phrases it joins by OR, if it does."""
-    columns = ", ".join(str(w) for w in weights)
+    """One index's hits for ``query`` (``phrases``: the phrases it joins by OR, if it does), as
+    ``search`` takes them: ranked by the index alone where it can be, else by the joined query."""
+    best = _best(conn, table, weights, phrases or [query], limit, include_private)
+    owners = _owners(conn, {pid for pid, _ in best or ()})
+    return _owned(best, owners, include_private) or _joined(conn, table, weights, query, limit, include_private, best)
+
+
+def _best(
+    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], phrases: list[str], limit: int,
+    include_private: bool,
+) -> list[tuple[int, float]] | None:
+    """The index's best ``limit`` (passage id, score) for ``phrases`` joined by OR, ranked by the
+    index alone (its rowid is the passage id, the same tie-break): SQLite joins every match before
+    it sorts, which cost as much as BM25 itself. None where the index holds rows the reader may
+    not see (a graph from before the private indexes); [] for a term FTS5 refuses, or a graph from
+    before passages (no match)."""
+    if not rows_all_visible(conn, table, include_private):
+        return None
     try:
-        ranked = _ranked(conn, table, columns, phrases or [query], limit, include_private)
-        if ranked is not None:
-            return ranked
-        visible = "" if include_private else " AND n.private = 0"
+        return best_matches(conn, table, ", ".join(str(w) for w in weights), phrases, limit, _passage_rows_at_most)
+    except sqlite3.OperationalError:
+        return []
+
+
+def _owners(conn: sqlite3.Connection, ids: set[int]) -> dict[int, tuple[str, int]] | None:
+    """Passage id -> (node id, the node's privacy) for the passages among ``ids`` whose node
+    exists; None where they cannot be read. The node's privacy from the walk's index, which holds
+    it beside the id: the node's row would be read past its body (~1 ms more a question at 100k)."""
+    owner: dict[int, tuple[str, int]] = {}
+    try:
+        for chunk in chunks(sorted(ids)):
+            marks = ",".join("?" * len(chunk))
+            try:
+                rows = conn.execute(
+                    "SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n INDEXED BY nodes_walked"
+                    f" ON n.id = p.node_id WHERE p.id IN ({marks})", chunk,
+                ).fetchall()
+            except sqlite3.OperationalError:  # a graph from before that index (migration 7)
+                rows = conn.execute(
+                    f"SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n ON n.id = p.node_id"
+                    f" WHERE p.id IN ({marks})", chunk,
+                ).fetchall()
+            owner.update((r[0], (r[1], r[2])) for r in rows)
+    except sqlite3.OperationalError:
+        return None
+    return owner
+
+
+def _owned(
+    ranked: list[tuple[int, float]] | None, owners: dict[int, tuple[str, int]] | None, include_private: bool
+) -> list[tuple[int, str, float]] | None:
+    """``ranked`` with each passage's node; None where a passage has no node the reader may see
+    (an index out of step with its table: the joined query leaves such rows out)."""
+    if ranked is None or owners is None:
+        return None
+    out = []
+    for pid, score in ranked:
+        found = owners.get(pid)
+        if found is None or (found[1] and not include_private):
+            return None
+        out.append((pid, found[0], float(score)))
+    return out
+
+
+def _joined(
+    conn: sqlite3.Connection, table: str, weights: tuple[float, ...], query: str, limit: int,
+    include_private: bool, ranked: list[tuple[int, float]] | None,
+) -> list[tuple[int, str, float]]:
+    """``query`` ranked over the index joined with the passages and nodes, where the index alone
+    could not rank it (``_owned`` gave None); [] where the index found nothing or FTS5 refuses."""
+    if ranked is not None and not ranked:
+        return []
+    columns = ", ".join(str(w) for w in weights)
+    visible = "" if include_private else " AND n.private = 0"
+    try:
         rows = conn.execute(
             f"SELECT p.id, p.node_id, -bm25({table}, {columns}) AS score"
             f" FROM {table} JOIN passages p ON p.id = {table}.rowid"
@@ -146,37 +222,6 @@ def _bm25(
     except sqlite3.OperationalError:
         return []  # a term FTS5 still refuses, or a graph from before passages: no match
     return [(r[0], r[1], float(r[2])) for r in rows]
-
-
-def _ranked(
-    conn: sqlite3.Connection, table: str, columns: str, phrases: list[str], limit: int, include_private: bool
-) -> list[tuple[int, str, float]] | None:
-    """The joined query's rows, the index ranking its matches alone (its rowid is the passage id,
-    the same tie-break) and only the best ``limit`` joined: SQLite joins every match before it
-    sorts, which cost as much as BM25 itself. None where the index holds rows the reader may not
-    see (a graph from before the private indexes), or rows without their passage or node."""
-    from ctx.store.fts import rows_all_visible
-
-    if not rows_all_visible(conn, table, include_private):
-        return None
-    ranked = best_matches(conn, table, columns, phrases, limit, _passage_rows_at_most)
-    if not ranked:
-        return []
-    owner: dict[int, tuple[str, int]] = {}
-    for ids in chunks([r[0] for r in ranked]):
-        for r in conn.execute(
-            f"SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n ON n.id = p.node_id"
-            f" WHERE p.id IN ({','.join('?' * len(ids))})",
-            ids,
-        ):
-            owner[r[0]] = (r[1], r[2])
-    out = []
-    for pid, score in ranked:
-        found = owner.get(pid)
-        if found is None or (found[1] and not include_private):
-            return None
-        out.append((pid, found[0], float(score)))
-    return out
 
 
 def _passage_rows_at_most(conn: sqlite3.Connection) -> int:
