@@ -20,7 +20,10 @@ its CPU time (user + system: what it cost, whatever else the machine ran) and it
 * the same builds through one `ctx mcp` session: the first call of each request in the warm server,
   then the median and p95 of ``--mcp-runs`` repeats (``--mcp-only``: these figures alone); with
   ``--mcp-new-topics N``, one call for each of N notes spread over the graph at each depth, and with
-  ``--mcp-new-questions N``, for each of N free-text questions made of words of their titles.
+  ``--mcp-new-questions N``, for each of N free-text questions made of words of their titles. Each
+  depth asks its own N, never asked before at any depth (until 2026-11-27 every depth re-asked the
+  depth-1 ones, so the deeper rows measured a topic asked again deeper, which kept state can serve:
+  ``--mcp-deeper`` adds that series back as "deeper topics" / "deeper questions").
 
 Results go to stdout as tables and to ``bench/out/scale-<time>.json``. The load average is printed
 with every size: on a shared machine it says how far to trust the figures. Never a timed test.
@@ -196,7 +199,7 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
 
 async def _mcp_session(
     db: Path, calls: list[tuple[str, str, int]], runs: int, new_topics: list[str], depths: tuple[int, ...],
-    new_questions: list[str],
+    new_questions: list[str], deeper: bool = False,
 ) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -225,10 +228,9 @@ async def _mcp_session(
             print(f"    mcp {label}: first {out[label]['first_ms']} ms, then p50 {out[label]['p50_ms']} ms"
                   f" p95 {out[label]['p95_ms']} ms (load {load()})", flush=True)
         # What an agent asking about one note after another sees: each call a topic the server
-        # has not answered yet (its caches hold only what other topics left, e.g. hubs' lists).
-        # Then free-text questions, each asked once.
-        series = [("new topics", new_topics), ("new questions", new_questions)]
-        for (name, asked), depth in ((x, d) for x in series for d in depths if x[1]):
+        # has not answered yet at any depth (its caches hold only what other topics left, e.g.
+        # hubs' lists). Then free-text questions, each asked once.
+        for name, depth, asked in fresh_series(new_topics, new_questions, depths, deeper):
             seconds = []
             for topic in asked:
                 began = time.perf_counter()
@@ -248,26 +250,52 @@ async def _mcp_session(
 
 def bench_mcp(
     db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...], new_topics: int = 0,
-    new_questions: int = 0,
+    new_questions: int = 0, deeper: bool = False,
 ) -> dict[str, Any]:
     import anyio
 
     calls = [(f"{name} d{d}", topic, d) for name, topic in build_topics(manifest, fmt).items() for d in depths]
+    groups = len(depths)
     return anyio.run(
-        _mcp_session, db, calls, runs, spread_ids(db, new_topics), depths, spread_questions(db, new_questions)
+        _mcp_session, db, calls, runs, spread_ids(db, new_topics * groups), depths,
+        spread_questions(db, new_questions * groups), deeper,
     )
+
+
+def fresh_series(
+    topics: list[str], questions: list[str], depths: tuple[int, ...], deeper: bool = False,
+) -> list[tuple[str, int, list[str]]]:
+    """(label, depth, asked) for the new-topic and new-question rows: ``topics`` and ``questions``
+    hold one equal share per depth, so no depth's row asks what another row asked; with ``deeper``,
+    the first share again at every depth after the first (an agent asking one topic deeper)."""
+    out: list[tuple[str, int, list[str]]] = []
+    for name, items in (("topics", topics), ("questions", questions)):
+        share = len(items) // len(depths) if depths else 0
+        if not share:
+            continue
+        for i, depth in enumerate(depths):
+            out.append((f"new {name}", depth, items[i * share:(i + 1) * share]))
+        if deeper:
+            out.extend((f"deeper {name}", depth, items[:share]) for depth in depths[1:])
+    return out
+
+
+def _spread_rows(db: Path, column: str, offset: int, wanted: int, stride: int) -> list[str]:
+    """``wanted`` values of ``column`` from non-tag nodes by id, every ``stride``-th from
+    ``offset`` -- a smaller stride where the graph is too small for it -- the same on every run."""
+    conn = sqlite3.connect(db)
+    rows = [r[0] for r in conn.execute(
+        f"SELECT {column} FROM nodes WHERE type != 'tag' ORDER BY id LIMIT ? OFFSET ?", (wanted * stride, offset)
+    )]
+    conn.close()
+    if len(rows) < wanted * stride:
+        stride = max(1, len(rows) // max(wanted, 1))
+    return rows[::stride][:wanted]
 
 
 def spread_ids(db: Path, count: int) -> list[str]:
     """``count`` node ids spread over the graph (every 100th by id), the same on every run."""
-    if not count:
-        return []
-    conn = sqlite3.connect(db)
-    rows = conn.execute(
-        "SELECT id FROM nodes WHERE type != 'tag' ORDER BY id LIMIT ? OFFSET 17", (count * 100,)
-    ).fetchall()
-    conn.close()
-    return [row[0] for row in rows[::100]][:count]
+    return _spread_rows(db, "id", 17, count, 100) if count else []
 
 
 def spread_questions(db: Path, count: int) -> list[str]:
@@ -275,12 +303,7 @@ def spread_questions(db: Path, count: int) -> list[str]:
     spread over the graph (the first of one, the last two of the next), like the manifest's."""
     if not count:
         return []
-    conn = sqlite3.connect(db)
-    rows = conn.execute(
-        "SELECT title FROM nodes WHERE type != 'tag' ORDER BY id LIMIT ? OFFSET 57", (count * 100 + 1,)
-    ).fetchall()
-    conn.close()
-    titles = [row[0].lower().split() for row in rows[::50]]
+    titles = [t.lower().split() for t in _spread_rows(db, "title", 57, 2 * count + 1, 50)]
     pairs = zip(titles[::2], titles[1::2])
     return [" ".join([a[0], *b[-2:]]) for a, b in pairs if a and len(b) >= 2][:count]
 
@@ -333,6 +356,8 @@ def main() -> None:
                         help="then, at each depth, one call for each of N topics the server has not answered")
     parser.add_argument("--mcp-new-questions", type=int, default=0,
                         help="then, at each depth, one call for each of N free-text questions the server has not answered")
+    parser.add_argument("--mcp-deeper", action="store_true",
+                        help="then the first depth's new topics and questions asked again at each deeper depth")
     parser.add_argument("--mcp-only", action="store_true",
                         help="only the MCP session's figures (with --no-import: on the graphs already imported)")
     parser.add_argument("--no-builds", action="store_true",
@@ -374,7 +399,7 @@ def main() -> None:
             entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
         if not args.no_mcp and not args.no_builds:
             entry["mcp"] = bench_mcp(
-                db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics, args.mcp_new_questions
+                db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics, args.mcp_new_questions, args.mcp_deeper
             )
         entry["load_end"] = load()
         results.append(entry)

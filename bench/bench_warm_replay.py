@@ -9,9 +9,11 @@ is 2-4x its CPU and moves by tens of ms between runs; here the same calls run in
 server runs them (warmed up, the collector tuned: ``warm.settle``), and each call's CPU time is that
 of its thread. The sequence is bench_scale's: one first call, the manifest's topics (typical, hub,
 free text) at each depth asked ``--runs`` + 1 times, then ``--topics`` notes and ``--questions``
-free-text questions the server has not answered, each once at every depth (what an agent moving
-from note to note asks). ``--profile LABEL`` (e.g. "new topics d3") samples that series with
-pyinstrument (when installed) into bench/out/warm-replay-profile.txt.
+free-text questions the server has not answered, each depth its own (what an agent moving from
+note to note asks; ``--deeper`` also asks the first depth's again at each deeper depth, as an agent
+going deeper into one topic does: bench_scale's ``fresh_series``). ``--profile LABEL`` (e.g. "new
+topics d3") samples that series with pyinstrument (when installed) into
+bench/out/warm-replay-profile.txt.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_scale import OUT, build_topics, spread_ids, spread_questions  # noqa: E402
+from bench_scale import OUT, build_topics, fresh_series, spread_ids, spread_questions  # noqa: E402
 
 STAGES = ("find_seeds", "collect", "rank", "prepare_text", "pack_and_report")
 
@@ -45,6 +47,8 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="the graph (default: bench/out/graphs/SIZE-json[l].db)")
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--deeper", action="store_true",
+                        help="also the first depth's topics and questions asked again at each deeper depth")
     parser.add_argument("--runs", type=int, default=3, help="repeats of each manifest topic (0: none)")
     parser.add_argument("--depths", default="1,2,3,5")
     parser.add_argument("--stages", action="store_true", help="CPU per pipeline stage, per call")
@@ -99,25 +103,25 @@ def main() -> None:
             for depth in depths:
                 cpus = [call(topic, depth)[0] for _ in range(args.runs + 1)]
                 print(f"{name} d{depth}: first {cpus[0]:.0f} ms CPU, then p50 {statistics.median(cpus[1:]):.1f}", flush=True)
-    series = [("new topics", spread_ids(db, args.topics)), ("new questions", spread_questions(db, args.questions))]
-    for name, asked in series:
-        for depth in depths if asked else ():
-            label = f"{name} d{depth}"
-            stage_cpu.clear()
-            cpus, walls = [], []
-            for topic in asked:
-                if profiler is not None and label == args.profile:
-                    profiler.start()
-                cpu, wall = call(topic, depth)
-                if profiler is not None and label == args.profile:
-                    profiler.stop()
-                cpus.append(cpu)
-                walls.append(wall)
-            print(f"{label} ({len(asked)}): CPU p50 {statistics.median(cpus):.0f} p95 {percentile(cpus, 0.95):.0f} ms,"
-                  f" wall p50 {statistics.median(walls):.0f} p95 {percentile(walls, 0.95):.0f} ms"
-                  f" (load {os.getloadavg()[0]:.1f})", flush=True)
-            if stage_cpu:
-                print("    CPU per call: " + ", ".join(f"{k} {v * 1000 / len(asked):.1f}" for k, v in stage_cpu.items()) + " ms")
+    fresh = fresh_series(spread_ids(db, args.topics * len(depths)),
+                         spread_questions(db, args.questions * len(depths)), depths, args.deeper)
+    for name, depth, asked in fresh:
+        label = f"{name} d{depth}"
+        stage_cpu.clear()
+        cpus, walls = [], []
+        for topic in asked:
+            if profiler is not None and label == args.profile:
+                profiler.start()
+            cpu, wall = call(topic, depth)
+            if profiler is not None and label == args.profile:
+                profiler.stop()
+            cpus.append(cpu)
+            walls.append(wall)
+        print(f"{label} ({len(asked)}): CPU p50 {statistics.median(cpus):.0f} p95 {percentile(cpus, 0.95):.0f} ms,"
+              f" wall p50 {statistics.median(walls):.0f} p95 {percentile(walls, 0.95):.0f} ms"
+              f" (load {os.getloadavg()[0]:.1f})", flush=True)
+        if stage_cpu:
+            print("    CPU per call: " + ", ".join(f"{k} {v * 1000 / len(asked):.1f}" for k, v in stage_cpu.items()) + " ms")
     if profiler is not None:
         path = OUT / "warm-replay-profile.txt"
         path.write_text(profiler.output_text(unicode=False, color=False))
