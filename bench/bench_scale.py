@@ -365,7 +365,8 @@ def main() -> None:
     parser.add_argument("--no-import", action="store_true",
                         help="query the graphs a previous run imported (bench/out/graphs) where they exist")
     parser.add_argument("--depths", default=",".join(map(str, DEPTHS)))
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=7,
+                        help="the generator's seed; another than 7 names its files SIZE-sSEED (e.g. 100k-s11)")
     args = parser.parse_args()
     depths = tuple(int(d) for d in args.depths.split(","))
     sizes = [parse_size(s) for s in args.sizes.split(",") if s]
@@ -374,7 +375,9 @@ def main() -> None:
     for n in sizes:
         formats = tuple(args.formats.split(",")) if args.formats else (
             ("markdown", "json", "jsonl") if n <= 100_000 else ("jsonl",))
-        label = size_label(n)
+        # Another seed is another graph (a held-out one for speed work): its data and graph files
+        # carry the seed, so --no-import never queries seed 7's graph under its name.
+        label = size_label(n) + ("" if args.seed == 7 else f"-s{args.seed}")
         began = time.perf_counter()
         manifest = generate(n, OUT / "data" / label, args.seed, formats)
         print(f"\n== {label} nodes ({manifest['links']:,} links; data ready in"

@@ -43,7 +43,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="100k", help="bench_scale's graph: 1k, 100k, 1M")
+    parser.add_argument("--size", default="100k", help="bench_scale's graph: 1k, 100k, 1M, or another seed's (100k-s11)")
     parser.add_argument("--db", type=Path, help="the graph (default: bench/out/graphs/SIZE-json[l].db)")
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--questions", type=int, default=20)
