@@ -166,15 +166,29 @@ def walk(
     heaviest edges, then by id)."""
     walker = _Walker(graph, lens, seeds, depth, rank_neighbours)
     frontier: list[str] | None = sorted(seeds)
-    for hop in range(1, depth + 1):
+    first = 1
+    # A warm process keeps where the last walk of these seeds, lens and limit ended: the same
+    # topic asked again deeper goes on from there (its first hops are those very hops).
+    key = warm.walk_key(graph, lens, seeds, walker.ranker, limit)
+    kept = warm.resumed_walk(key, depth) if key is not None else None
+    if kept is not None:
+        first, frontier = walker.resume(kept)
+    ended = False
+    for hop in range(first, depth + 1):
         if not frontier:
+            ended = True
             break
         if limit is not None:
             frontier = walker.trim(limit, frontier, hop)
             if frontier is None:
+                ended = True
                 break
         walker.result.hops = hop
         frontier = walker.step(frontier, hop)
+    else:
+        hop = depth + 1
+    if key is not None:
+        warm.keep_walk(graph, key, walker.result, hop, frontier or [], ended)
     walker.result.capped.sort(key=lambda c: c.node_id)
     return walker.result
 
@@ -201,6 +215,19 @@ class _Walker:
         self.kept_hubs = warm.hub_neighbours(graph)
         # And ordinary nodes' edges and degrees: a walk reads them from the store or from there.
         self.edges: _StoreEdges | warm.NodeEdges = warm.node_edges(graph) or _StoreEdges(graph)
+
+    def resume(self, kept: warm.KeptWalk) -> tuple[int, list[str]]:
+        """Take up a kept walk where it ended (``warm.resumed_walk``): the hop to take next and
+        its frontier. The store's table of reached nodes is filled afresh when a hub needs it."""
+        result = self.result
+        result.reached = dict(kept.reached)
+        result.info = dict(kept.info)
+        result.capped = list(kept.capped)
+        result.stopped, result.hops = kept.stopped, kept.hops
+        result.unexpanded, result.unexpanded_cost = kept.unexpanded, kept.unexpanded_cost
+        self.pending = {v: r.cost for v, r in result.reached.items()}
+        self.remembered = False
+        return kept.next_hop, list(kept.frontier)
 
     def trim(self, limit: WalkLimit, frontier: list[str], hop: int) -> list[str] | None:
         """The frontier ``hop`` expands (the nearest ``max_expand``), or None when the walk stops."""
@@ -322,10 +349,9 @@ class _Walker:
             elif not current.seed and cost < current.cost - 1e-12:
                 pending[v] = cost
                 # A cheaper route found later (more hops over heavier edges): the node's
-                # distance is its cheapest route, so hops and path follow that route.
-                current.cost = cost
-                current.path = path
-                current.hops = hop
+                # distance is its cheapest route, so hops and path follow that route. A new
+                # record, not the old one changed: a warm process's kept walks share them.
+                reached[v] = Reached(v, hop, cost, path, False)
                 next_frontier.add(v)
 
 

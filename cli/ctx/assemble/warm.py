@@ -35,6 +35,8 @@ from ctx.assemble.candidate import Candidate
 
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
+    from ctx.assemble.score import NeighbourRanker
+    from ctx.assemble.traverse import FanOutCap, Walk, WalkLimit
     from ctx.assemble.result import BuildResult
     from ctx.assemble.traverse import Reached
     from ctx.store.protocols import GraphReader, NeighbourOrder
@@ -104,6 +106,7 @@ _details: OrderedDict[Hashable, NodeDetails] = OrderedDict()
 _bound_facts: OrderedDict[Hashable, dict[str, tuple[float, float]]] = OrderedDict()
 _classes: OrderedDict[Hashable, list[tuple[str, str]]] = OrderedDict()
 _around: OrderedDict[Hashable, dict[str, list[tuple[str, str]]]] = OrderedDict()
+_walks: OrderedDict[Hashable, KeptWalk] = OrderedDict()
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
 # The Build fields the seeds, collect and rank stages fill in (``pipeline.run``).
@@ -150,6 +153,7 @@ def forget() -> None:
         _around.clear()
         _edge_rows = 0
         _pools.clear()
+        _walks.clear()
         _results.clear()
         _counts.clear()
         _hubs.clear()
@@ -291,6 +295,85 @@ def _copy(candidate: Candidate) -> Candidate:
     twin = object.__new__(Candidate)
     twin.__dict__.update(candidate.__dict__)
     return twin
+
+
+@dataclass
+class KeptWalk:
+    """Where a walk ended (``traverse.walk``): what it reached (the records are never changed once
+    made, so they are shared), what it read of them, its caps in the order made, and the hop it
+    would take next with that hop's frontier; ``ended``: it stopped before its depth (the bound,
+    the cap, or nothing left to walk), so any deeper walk stops there too."""
+
+    reached: dict[str, Reached]
+    info: dict[str, NodeInfo]
+    capped: list[FanOutCap]
+    stopped: str | None
+    hops: int
+    unexpanded: int
+    unexpanded_cost: float
+    next_hop: int
+    frontier: list[str]
+    ended: bool
+
+
+def walk_key(
+    graph: GraphReader, lens: Lens, seeds: list[str], ranker: NeighbourRanker, limit: WalkLimit | None
+) -> Hashable | None:
+    """What a walk depends on besides its depth (None when not warm): the graph's state and the
+    reader's visibility, the lens as parsed, the seeds in order, the neighbour ranker, and the
+    limit with its score bound's inputs. A walk to depth d takes the very hops a walk of the same
+    key to a lesser depth took, in the same order, so a topic asked again deeper (an agent going
+    from depth 2 to 3 to 5) goes on from where the last walk ended instead of walking them again:
+    at 100k nodes a new note's depth-5 walk spent ~15 of its ~24 ms on the hops its depth-3 walk
+    had just taken."""
+    if not _enabled:
+        return None
+    state = graph.warm_state()
+    if state is None:
+        return None
+    bound = None
+    if limit is not None and limit.bound is not None:
+        b = limit.bound
+        # The bound reads the lens (in the key), whether there are similarities, the reference
+        # time and half-life, and the search relevances.
+        bound = (b.has_similarity, b.reference, b.half_life, tuple(sorted(b.search.items())))
+    return (
+        state, graph.include_private, repr(lens), tuple(seeds),
+        (ranker.reference, ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
+         tuple(sorted(ranker.tag_boosts.items()))),
+        None if limit is None else (limit.pool, limit.max_reached, limit.max_expand), bound,
+    )
+
+
+def resumed_walk(key: Hashable, depth: int) -> KeptWalk | None:
+    """The walk kept under ``key`` if a walk to ``depth`` begins with it: it ended before
+    ``depth`` (stopped at a hop no later than ``depth``, or walked every hop up to ``depth`` or
+    fewer)."""
+    with _lock:
+        kept = _walks.get(key)
+        if kept is None:
+            return None
+        usable = depth >= kept.next_hop if kept.ended else depth >= kept.next_hop - 1
+        if not usable:
+            return None
+        _walks.move_to_end(key)
+        return kept
+
+
+def keep_walk(graph: GraphReader, key: Hashable, walk: Walk, next_hop: int, frontier: list[str], ended: bool) -> None:
+    """Keep where ``walk`` ended under ``key``, if the graph did not move while it walked (copies
+    of its dicts and caps: the build goes on to change the walk's)."""
+    if graph.warm_state() != key[0]:  # type: ignore[index]
+        return
+    kept = KeptWalk(
+        dict(walk.reached), dict(walk.info), list(walk.capped), walk.stopped, walk.hops, walk.unexpanded,
+        walk.unexpanded_cost, next_hop, list(frontier), ended,
+    )
+    with _lock:
+        _walks[key] = kept
+        _walks.move_to_end(key)
+        while len(_walks) > MAX_POOLS:
+            _walks.popitem(last=False)
 
 
 class HubNeighbours:
@@ -518,7 +601,7 @@ class HubNeighbours:
         valued here as the store's SQL values it (``_value``: the same doubles) and sorted the same
         way (value, then id: code point order is UTF-8 byte order); ~0.6x the store's time at 100k
         nodes, which joins each edge with its node's row. Else the store ranks them."""
-        from ctx.assemble.score import recency
+        from math import pow as _pow
 
         details = _node_details(self.graph, self.state)
         if not details.complete:
@@ -526,19 +609,23 @@ class HubNeighbours:
         heaviest: dict[str, float] = {}
         lightest: dict[str, float] = {}  # of a neighbour over several edges (a boost below 0 takes it)
         # Each neighbour's edges of every class, as ``edges_around`` reads them (out, then in, each
-        # by type): kept for the hub where it has few enough neighbours.
-        around: dict[str, list[tuple[str, str]]] = {}
+        # by type): kept for the hub where it has few enough neighbours. One loop per direction
+        # with that direction's weights by type and its classes made once: a hub's whole list is
+        # ranked at its first meeting, a few thousand rows (~4 us a row with a tuple key per row).
+        around: dict[str, tuple[tuple[str, str], ...]] = {}
         for column, direction, far in (("src", "out", 1), ("dst", "in", 0)):
+            weight_of = {etype: w for (etype, d), w in weights.items() if d == direction}
+            classes: dict[str, tuple[tuple[str, str], ...]] = {}
             for row in self.graph.edge_ends([node_id], column):
-                other = row[far]
+                other, etype = row[far], row[2]
                 if other == node_id:
                     continue
-                classes = around.get(other)
-                if classes is None:
-                    around[other] = [(row[2], direction)]
-                else:
-                    classes.append((row[2], direction))
-                w = weights.get((row[2], direction))
+                one = classes.get(etype)
+                if one is None:
+                    one = classes[etype] = ((etype, direction),)
+                before_classes = around.get(other)
+                around[other] = one if before_classes is None else before_classes + one
+                w = weight_of.get(etype)
                 if w is None:
                     continue
                 before = heaviest.get(other)
@@ -548,32 +635,33 @@ class HubNeighbours:
                     heaviest[other] = max(before, w)
                     lightest[other] = min(lightest.get(other, before), w)
         known = details.known
-        boosts: dict[tuple[str, str | None], float] = {}
-        recent: dict[float | None, float] = {None: 0.0}  # updated -> its recency term
         reference, share, half_life = ranker.reference, ranker.recency_share, ranker.half_life
         timeless = reference is None or not share  # the store's SQL: recency 0.0
+        # A boost depends on the type alone unless the lens boosts tags (then on both).
+        by_type = not ranker.tag_boosts
+        boosts: dict[object, float] = {}
         valued: list[tuple[float, str, NodeInfo, float]] = []
         for other, w in heaviest.items():
             info = known.get(other)
             if info is None:
                 continue  # hidden, or no node
-            ntype, tags = info.type, info.tags
-            boost = boosts.get((ntype, tags))
+            ntype = info.type
+            boost = boosts.get(ntype if by_type else (ntype, info.tags))
             if boost is None:
-                boost = boosts[(ntype, tags)] = ranker.boost(ntype, tags)
+                boost = boosts[ntype if by_type else (ntype, info.tags)] = ranker.boost(ntype, info.tags)
             # The store's MAX over the edges' values: at the heaviest edge, or the lightest below 0.
             at = w if boost >= 0 else lightest.get(other, w)
-            if timeless:
+            updated = info.updated
+            if timeless or updated is None:
                 rec = 0.0
-            else:
-                rec = recent.get(info.updated)  # type: ignore[assignment]
-                if rec is None:
-                    rec = recent[info.updated] = recency(info.updated, reference, half_life)
-            valued.append((boost * (at + share * rec), other, info, w))
-        valued.sort(key=lambda row: (-row[0], row[1]))
+            else:  # ``score.recency``, the same operations (and the store's SQL): the same double
+                rec = _pow(0.5, (max(0.0, reference - updated) / 86400.0) / half_life)  # type: ignore[operator]
+            # Negated, so that a plain sort orders by value down, then id (ids are distinct).
+            valued.append((-(boost * (at + share * rec)), other, info, w))
+        valued.sort()
         if len(around) <= MAX_AROUND_PER_HUB and self.graph.warm_state() == self.state:
             with _lock:
-                _around[(self.state, self.graph.include_private, node_id)] = around
+                _around[(self.state, self.graph.include_private, node_id)] = around  # type: ignore[assignment]
                 while len(_around) > MAX_HUBS_MET:
                     _around.popitem(last=False)
         return [(other, info.type, info.tags, info.updated, info.title, w) for _, other, info, w in valued]
