@@ -448,3 +448,62 @@ def test_kept_passages_are_the_stores_and_follow_an_edit(tmp_path, warm_process)
     graph.import_path(vault)
     after = warm.passages_of(graph.reader, [apollo])
     assert after == graph.reader.passages_of([apollo]) and "harbour crane" in after[apollo][-1].text
+
+
+def test_a_topic_asked_again_deeper_goes_on_from_its_last_walk(tmp_path, warm_process, monkeypatch):
+    import ctx.assemble.traverse as traverse
+    from build_graphs import import_into, write_jsonl
+    from test_bounded_walk import generated_graph
+
+    from ctx.assemble import build_context
+    from ctx.store import as_store
+
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", generated_graph(400, 11, same_dates=False)))
+    graph = as_store(conn)
+    taken: list[int] = []
+    step = traverse._Walker.step
+
+    def counted(self, frontier, hop):
+        taken.append(hop)
+        return step(self, frontier, hop)
+
+    monkeypatch.setattr(traverse._Walker, "step", counted)
+    narrow = tmp_path / "narrow.yaml"  # most nodes' neighbours cut: which are held decides the cuts
+    general = (Path(__file__).resolve().parent.parent / "lenses" / "general.yaml").read_text()
+    narrow.write_text(general.replace("fan_out: 50", "fan_out: 3").replace("name: general", "name: narrow"))
+    went_on = 0
+    for lens in ("general", str(narrow)):
+        for topic in ("n0000", "n0042", "n0123", "n0399"):
+            before = 0
+            for depth in (1, 2, 3, 5, 4):
+                request = BuildRequest((topic,), lens=lens, depth=depth, format="json", explain=True, max_tokens=3000)
+                with warm.paused():
+                    expected = build_context(graph, request)
+                taken.clear()
+                walked = build_context(graph, request)
+                assert (walked.text, walked.candidates, walked.meta) == (
+                    expected.text, expected.candidates, expected.meta,
+                ), (topic, lens, depth)
+                if depth > before:
+                    # Only the hops past the last walk's (none when that one stopped before them).
+                    assert all(hop > before for hop in taken), (topic, lens, depth, taken)
+                    went_on += bool(taken) and before > 0
+                before = depth
+    assert went_on  # some walks went on from a kept one
+    assert warm._walks
+
+
+def test_a_kept_walk_is_not_taken_up_once_the_graph_moved(tmp_path, warm_process):
+    vault, _, graph = vault_graph(tmp_path)
+    shallow = BuildRequest(("Project Apollo",), depth=1, max_tokens=1500, format="json")
+    assert graph.build(shallow).text == cold(graph, shallow)
+    assert warm._walks
+    # A note two hops away, linked from a neighbour of the seed.
+    (vault / "Apollo harbour.md").write_text("# Apollo harbour\n\nCranes for the launch.\n")
+    risks = vault / "Projects" / "Apollo Risks.md"
+    risks.write_text(risks.read_text() + "\nSee [[Apollo harbour]].\n")
+    graph.import_path(vault)
+    deeper = BuildRequest(("Project Apollo",), depth=2, max_tokens=1500, format="json")
+    after = graph.build(deeper).text
+    assert "Apollo harbour" in after
+    assert after == cold(graph, deeper)
