@@ -233,18 +233,21 @@ def test_a_warm_process_asks_the_store_for_scanned_hubs_each_time(graphs, scan_e
         warm.disable()
 
 
+@pytest.mark.parametrize("held_by", ["lookups", "ids"])
 @pytest.mark.parametrize("name", ["dated", "some-undated"])
-def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, scan_everywhere, monkeypatch):
+def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, held_by, scan_everywhere, monkeypatch):
     """A hub the store ranks newest first is kept by a warm process as the part of that work no
     walk changes (``scan_table``: the small classes ranked, the big class's size and hidden
     neighbours; its neighbours read newest first as needed) and ranked from there with the walk's
     own costs: the same rows and count as the store's, whatever the walk holds, the reader may
-    see and the ranker boosts; small pages, so the kept neighbours are read further many times."""
+    see and the ranker boosts; small pages, so the kept neighbours are read further many times.
+    Which held nodes are the big class's: looked up node by node, or in its ids read whole."""
     from ctx.assemble import warm
     from ctx.assemble.traverse import Reached
 
     conn = graphs[name]
     monkeypatch.setattr(warm, "MAX_NEWEST_PER_HUB", 10**6)
+    monkeypatch.setattr(warm, "BIG_IDS_AFTER", 0 if held_by == "lookups" else 10**9)
     answered = []
     scanned_best = warm.HubNeighbours._scanned_best
 
@@ -274,6 +277,7 @@ def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, s
                             expected = sql_ranking(view, hub, base, weights, ranker, limit)
                             got = kept.best(hub, base, weights, ranker, limit, reached, lambda: None)
                             assert got == expected, (hub, weights, limit, base, held, include_private)
+        assert any(s.big_ids is not None for s in warm._scans.values()) == (held_by == "ids")
     finally:
         warm.disable()
     # The kept tables answered most of them (the first meeting of each hub asks the store).

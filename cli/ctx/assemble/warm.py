@@ -81,6 +81,11 @@ MAX_PASSAGE_NODES = 10_000
 # that the store ranks it: its neighbours are mostly old).
 MAX_SCAN_ROWS = 200_000
 MAX_NEWEST_PER_HUB = 20_000
+# A hub's big class is read whole as ids (at most MAX_NEWEST_PER_HUB of them) once walks have asked
+# whether this many times a share of its links are its neighbours: an id read costs ~0.6 us, a node
+# looked up ~3 us (100k nodes), so reading pays from a fifth; counted up to an eighth, as the ids
+# are kept for the walks after.
+BIG_IDS_AFTER = 8
 # Hubs' edge classes and edges to the neighbours walks chose, kept (hubs: ``MAX_HUBS_MET``; a
 # hub's neighbours forgotten all at once past ``MAX_AROUND_PER_HUB``).
 MAX_AROUND_PER_HUB = 4_096
@@ -497,16 +502,23 @@ class HubNeighbours:
     ) -> int:
         """How many of the big class's visible neighbours outside the small classes the walk holds
         no dearer than a step from the hub (not fresh); whether a held node is the big class's
-        neighbour is asked once per hub (``edges_around``) and kept."""
+        neighbour is asked once per hub (``edges_around``) and kept, or, once walks have asked
+        about enough of them, answered by the big class's ids read whole (``_read_big_ids``)."""
         table = scanned.table
         cap = base + 1.0 / w_big + 1e-9
         asked = [
             v for v, held in reached.items()
             if held.cost <= cap and v != node_id and v not in scanned.small_ids and v not in table.hidden
         ]
-        with _lock:
-            missing = [v for v in asked if v not in scanned.member]
-        if missing:
+        big_ids = scanned.big_ids
+        if big_ids is None:
+            with _lock:
+                missing = [v for v in asked if v not in scanned.member]
+            if missing and table.links <= MAX_NEWEST_PER_HUB and BIG_IDS_AFTER * (len(missing) + len(scanned.member)) >= table.links:
+                big_ids = self._read_big_ids(scanned, node_id)
+        if big_ids is not None:
+            members = {v for v in asked if v in big_ids}
+        elif missing:
             found = {other for other, _, _ in self.graph.edges_around(node_id, [table.big], missing, table.links)}
             with _lock:
                 if len(scanned.member) > MAX_NEWEST_PER_HUB:
@@ -517,6 +529,26 @@ class HubNeighbours:
             with _lock:
                 members = {v for v in asked if scanned.member[v]}
         return sum(1 for v in members if not base + 1.0 / w_big < reached[v].cost - 1e-12)
+
+    def _read_big_ids(self, scanned: Scanned, node_id: str) -> frozenset[str] | None:
+        """Every neighbour of the hub's big class (hidden ones too), read once from the hub's edges
+        (``edge_ends``: index steps, ~0.6 us a link at 100k nodes) and kept: walks through a hub ask
+        whether thousands of the nodes they hold are its neighbours, each ~3 us when looked up one
+        by one (``edges_around``), and at depth 3 of 100k nodes a new note's walk asked about as
+        many nodes as a note hub of 3,000-11,000 links has. None when the graph moved meanwhile."""
+        global _scan_rows
+        etype, direction = scanned.table.big
+        column, far = ("src", 1) if direction == "out" else ("dst", 0)
+        ids = frozenset(
+            row[far] for row in self.graph.edge_ends([node_id], column) if row[2] == etype and row[far] != node_id
+        )
+        if self.graph.warm_state() != self.state:
+            return None
+        with _lock:
+            if scanned.big_ids is None:
+                scanned.big_ids = ids  # asked of from now on (what ``member`` holds agrees)
+                _scan_rows += len(ids)
+            return scanned.big_ids
 
     def _read_newest(
         self, scanned: Scanned, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder,
@@ -680,7 +712,7 @@ class HubNeighbours:
                 _scan_rows += len(table.small) + 1
             while _scan_rows > MAX_SCAN_ROWS and len(_scans) > 1:
                 _, dropped = _scans.popitem(last=False)
-                _scan_rows -= len(dropped.table.small) + len(dropped.newest) + 1
+                _scan_rows -= dropped.rows
             return _scans.get(key, scanned)
 
     def edge_classes(self, node_id: str) -> list[tuple[str, str]]:
@@ -737,6 +769,13 @@ class Scanned:
     newest: list[tuple[float, Neighbour]] = field(default_factory=list)
     done: bool = False
     member: dict[str, bool] = field(default_factory=dict)
+    # The big class's neighbours, once walks asked about enough nodes (``_read_big_ids``).
+    big_ids: frozenset[str] | None = None
+
+    @property
+    def rows(self) -> int:
+        """What it counts toward ``MAX_SCAN_ROWS``."""
+        return len(self.table.small) + len(self.newest) + len(self.big_ids or ()) + 1
 
 
 def _value(ranker: NeighbourOrder, weight: float, ntype: str, tags: str | None, updated: float | None) -> float:
