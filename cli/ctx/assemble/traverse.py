@@ -56,8 +56,11 @@ class Hop(NamedTuple):
         return reversed_name(self.canonical, self.direction)
 
 
-@dataclass
+@dataclass(slots=True)
 class Reached:
+    """A node the walk reached: its hops and cost by its cheapest route, and that route. Slotted:
+    a walk makes thousands (~2,700 at depth 3 of 100k nodes), and a warm process keeps walks."""
+
     id: str
     hops: int
     cost: float

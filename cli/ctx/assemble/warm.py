@@ -296,9 +296,11 @@ def remember_answer(graph: GraphReader, key: Hashable, build: Build, result: Bui
 
 def _copy(candidate: Candidate) -> Candidate:
     """A shallow copy (later stages assign a candidate's fields, they never change its lists or
-    dicts in place), a few times cheaper than ``copy.copy``: a pool holds hundreds of them."""
+    dicts in place), a few times cheaper than ``copy.copy``: a pool holds hundreds of them. Its
+    attributes as one copied dict (~1.2 us), not added to an empty one (~2.9 us: it grows four
+    times on the way to 34 entries)."""
     twin = object.__new__(Candidate)
-    twin.__dict__.update(candidate.__dict__)
+    twin.__dict__ = candidate.__dict__.copy()
     return twin
 
 
