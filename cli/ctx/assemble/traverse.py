@@ -190,7 +190,8 @@ def walk(
         frontier = walker.step(frontier, hop)
     else:
         hop = depth + 1
-    if key is not None:
+    # Kept only where a deeper walk can come: a request's depth is capped at the lens's most.
+    if key is not None and depth < lens.max_depth:
         warm.keep_walk(graph, key, walker.result, hop, frontier or [], ended)
     walker.result.capped.sort(key=lambda c: c.node_id)
     return walker.result
