@@ -149,6 +149,26 @@ def test_a_one_letter_typo_is_not_found_and_suggests_the_title(graph, run_cli):
     assert near.exit_code == 0 and "did you mean 'Encrypted Graphs'?" in near.stderr
 
 
+def test_a_short_topic_whose_passages_full_text_found_is_not_checked_word_by_word(graph, monkeypatch):
+    """Whether a short topic is a typo is read off its full-text ranking when it has one; the
+    index is asked word by word only when that ranking is empty (the typo itself)."""
+    from ctx.store.view import GraphView
+
+    conn, _ = graph
+    asked: list[list[str]] = []
+    known = GraphView.passage_terms_known
+
+    def counted(self, terms):
+        asked.append(list(terms))
+        return known(self, terms)
+
+    monkeypatch.setattr(GraphView, "passage_terms_known", counted)
+    assert build(conn, "encrypted graph sync", format="json").found
+    assert asked == []
+    assert not build(conn, "Canvs").found
+    assert asked == [["canvs"]]
+
+
 def test_a_mistyped_lens_name_suggests_the_lens(graph, run_cli):
     _, db = graph
     result = run_cli("build", "Canvas", "--lens", "questoin", db=db)
