@@ -7,9 +7,11 @@ from __future__ import annotations
 import shutil
 
 from conftest import FIXTURES
+from fake_encoder import FAKE_MODEL, HashEncoder
 
 from ctx import Graph
 from ctx.assemble import BuildRequest, build_context, kept_rankings, warm
+from ctx.semantic.embedding import embed_graph
 from ctx.store.view import GraphView
 
 QUESTION = "what is blocking the launch?"
@@ -98,3 +100,16 @@ def test_a_cold_process_keeps_no_ranking(tmp_path):
     _, graph = _graph(tmp_path)
     graph.build(BuildRequest((QUESTION,), max_tokens=900))
     assert not warm.enabled() and not kept_rankings._kept
+
+
+def test_vectors_written_are_ranked_by_and_kept_under_the_new_state(tmp_path, warm_process, monkeypatch):
+    _, graph = _graph(tmp_path)
+    request = BuildRequest((QUESTION,), depth=2, max_tokens=900, format="json")
+    without = graph.build(BuildRequest((QUESTION,), depth=1, max_tokens=900, format="json")).meta
+    embed_graph(graph.store, FAKE_MODEL, encoder_factory=HashEncoder)
+    first = graph.build(BuildRequest((QUESTION,), depth=1, max_tokens=900, format="json"))
+    assert first.meta["scoring"]["similarity"] != without["scoring"]["similarity"]
+    calls = _counting(monkeypatch)
+    embedded = graph.build(request)
+    assert calls == {"passages": 0, "nodes": 0}  # the ranking by meaning too, kept at depth 1
+    assert embedded.text == _cold(graph, request)
