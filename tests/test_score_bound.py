@@ -11,6 +11,7 @@ import pytest
 
 from ctx.assemble.bound import MARGIN, NodeInfo, ScoreBound
 from ctx.assemble.pool import drop_hopeless
+from ctx.assemble.score import named_boost
 from ctx.assemble.traverse import Hop, Reached, Walk
 from ctx.lenses import load_lens
 
@@ -49,6 +50,12 @@ def test_bounds_in_bulk_are_each_nodes_bounds(lens_name, has_similarity, searche
     assert leasts == [least for least, _ in alone]
     assert mosts == [most for _, most in alone]
     assert bound.many(ids, info, reached, most=False) == (leasts, [])
+    # Each node's boost is the lens's for its type, tags and title (one per type where only
+    # types are boosted), whatever nodes came before it.
+    b = lens.boosts
+    for i in ids:
+        tags = json.loads(info[i].tags) if b.tags and info[i].tags else ()
+        assert bound._facts(i, info[i])[0] == named_boost(b, info[i].type, tags, info[i].title)
     # Without similarity and field boosts a node's most is its least.
     if not has_similarity and bound.field_floor == bound.field_ceiling:
         assert mosts == leasts

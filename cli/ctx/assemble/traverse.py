@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-import heapq
 from dataclasses import dataclass, field
 
 from ctx.assemble import warm
@@ -123,14 +122,16 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
     if step is None:
         return None
     if bound is not None:
-        walked = [r for r in reached.values() if not r.seed and r.id in info]
+        walked = [v for v, r in reached.items() if not r.seed and v in info]
         if len(walked) >= limit.pool:
             next_cost = min(reached[u].cost for u in frontier) + step
             # Frontier nodes an earlier hop left unexpanded still lead somewhere: no cheaper than this.
             earliest = _min_step(lens, 1)
             if result.unexpanded and earliest is not None:
                 next_cost = min(next_cost, result.unexpanded_cost + earliest)
-            worst_kept = heapq.nlargest(limit.pool, bound.many([r.id for r in walked], info, reached, most=False)[0])[-1]
+            # The pool-th largest least: one sort in C (``heapq.nlargest`` loops in Python over
+            # the thousands a walk holds by depth 3).
+            worst_kept = sorted(bound.many(walked, info, reached, most=False)[0], reverse=True)[limit.pool - 1]
 
             def final(node_id: str) -> bool:
                 # A node is final once no route through the frontier can be cheaper.
