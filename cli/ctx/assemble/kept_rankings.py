@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Rankings kept (the most recently used): a passage ranking is a few hundred passage ids and
-# scores, ~50 KB with the nodes' relevance; a question has two (the seeds' and the collector's,
-# the same object unless the topic's vector differs) and its fused relevance.
-MAX_KEPT = 96
+# Rankings kept (the most recently used). A question keeps three (its seeds' passage ranking, the
+# collector's, its fused relevance): ~170 KB in all at 100k nodes (30 questions, tracemalloc), so
+# 300 are ~17 MB for the last 100 questions. Fewer did not last an agent's round: 20 questions
+# asked at four depths (80 builds) had evicted the first depth's rankings before any was asked
+# again deeper.
+MAX_KEPT = 300
 
 _kept: OrderedDict[Hashable, object] = OrderedDict()
 _lock = threading.Lock()
