@@ -12,10 +12,13 @@ household chat transcript, a first-person journal, and, with ``../shared`` prese
 of MuSiQue paragraphs, CC BY 4.0, whose paragraphs are also pasted into the other logs), and
 questions of four kinds: ``single`` (one fact), ``when`` (when something happened), ``multi``
 (evidence in two or more sessions, or two facts asked at once) and ``open`` (asked in other words).
-Sets 3 and up are written by ``memory_logs2.py``, differently on purpose (held out from tuning to the
+Sets 3 to 9 are written by ``memory_logs2.py``, differently on purpose (held out from tuning to the
 first generator's phrasing): daily stand-ups (many short notes), a lab notebook (few long ones, dated
 by ``created:``) and a mail digest, other topics and wordings, distractors that name what is asked,
 and a fifth kind, ``latest`` (the current value of a setting revised two or three times).
+Sets 10 and up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
+tokens of nested bullets a day, dated by file name only), each fact one block among errands,
+to-dos and small talk; in ctx's graph every block is a node, so it tests what the others cannot.
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
 case, whitespace, emphasis and list markers: ``factcheck.normalise``); no LLM. For ``when``
@@ -56,6 +59,7 @@ sys.path.insert(0, str(HERE))
 
 import memory_logs  # noqa: E402
 import memory_logs2  # noqa: E402
+import memory_logs3  # noqa: E402
 from factcheck import normalise  # noqa: E402
 
 OUT = HERE / "out" / "memory"
@@ -66,6 +70,7 @@ KINDS = ("single", "when", "multi", "open", "latest")
 CHUNK_TOKENS = 150
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_JOURNAL_DAY = re.compile(r"^(\d{4})_(\d{2})_(\d{2})$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,10 +79,11 @@ _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 
 def ensure_set(seed: int) -> Path:
     """Generate set ``seed`` unless the same generator version already wrote it: sets 1 and 2 by
-    ``memory_logs.py``, sets 3 and up by ``memory_logs2.py`` (another kind of log)."""
+    ``memory_logs.py``, sets 3 to 9 by ``memory_logs2.py`` (another kind of log), sets 10 and up by
+    ``memory_logs3.py`` (Logseq journals)."""
     root = OUT / f"set{seed}"
-    maker = memory_logs if seed < 3 else memory_logs2
-    stamp = f"{'' if seed < 3 else 'memory_logs2 '}{maker.GENERATOR_VERSION} {seed}\n"
+    maker = memory_logs if seed < 3 else memory_logs2 if seed < 10 else memory_logs3
+    stamp = f"{'' if seed < 3 else maker.__name__ + ' '}{maker.GENERATOR_VERSION} {seed}\n"
     version = root / "VERSION"
     if not (version.exists() and version.read_text() == stamp):
         if (root / "notes").exists():
@@ -86,7 +92,7 @@ def ensure_set(seed: int) -> Path:
             musique = memory_logs.MUSIQUE if memory_logs.MUSIQUE.exists() else None
             summary = memory_logs.generate(seed, root, musique)
         else:
-            summary = memory_logs2.generate(seed, root)
+            summary = maker.generate(seed, root)
         version.write_text(stamp)
         print(f"- set {seed}: generated {summary}", file=sys.stderr)
         for db in root.glob("graph*.db*"):
@@ -181,10 +187,15 @@ def set_chunks(root: Path) -> list[Chunk]:
     for path in sorted((root / "notes").rglob("*.md")):
         raw = path.read_text(encoding="utf-8")
         front = _FRONTMATTER.match(raw)
-        assert front is not None
-        meta = dict(line.split(": ", 1) for line in front.group(1).splitlines())
-        title, date = meta["title"].strip('"'), meta.get("date") or meta["created"][:10]
-        for text in split_chunks(raw[front.end():], count):
+        if front is None:  # a Logseq page: a journal's day is its file name, a page has no date
+            day = _JOURNAL_DAY.match(path.stem)
+            title, date = path.stem, "-".join(day.groups()) if day else "undated"
+            body = raw
+        else:
+            meta = dict(line.split(": ", 1) for line in front.group(1).splitlines())
+            title, date = meta["title"].strip('"'), meta.get("date") or meta["created"][:10]
+            body = raw[front.end():]
+        for text in split_chunks(body, count):
             c = Chunk(title, date, text)
             c.tokens = count(c.render())
             chunks.append(c)
@@ -361,7 +372,8 @@ def main() -> int:
         questions = [json.loads(line) for line in (root / "questions.jsonl").read_text().splitlines() if line]
         if args.kinds:
             questions = [q for q in questions if q["kind"] in args.kinds.split(",")]
-        name = f"set {seed}" + (" (dev)" if seed == 1 else " (held out)" if seed == 2 else " (held out, memory_logs2)")
+        name = f"set {seed}" + (" (dev)" if seed == 1 else " (held out)" if seed == 2 else " (held out, memory_logs2)"
+                                if seed < 10 else " (held out, memory_logs3: Logseq journals)")
         for config in configs:
             if config.startswith("ctx"):
                 db = ensure_graph(root, config == "ctx+emb", env, args.fresh)
