@@ -301,3 +301,54 @@ def test_json_says_which_passages_it_shows_as_their_core(chats):
     for node in cored:
         assert set(node["passages"]["cores"]) <= set(node["passages"]["shown"])
         assert GAP in node["content"]
+
+
+# -- an outliner's day pages (Logseq journals): entries are top-level items, not paragraphs ----
+
+
+def test_a_day_page_s_outline_is_cut_into_its_top_level_items_and_a_page_s_is_not():
+    outline = "- Milk again.\n- [[Lake trip]]\n\t- The kayak is 35 pounds a day.\n\t- Bring towels.\n- DONE oven"
+    assert ml.paragraphs(outline) == [outline]  # a page: its items are sections, kept together
+    assert ml.paragraphs(outline, items=True) == [
+        "- Milk again.", "- [[Lake trip]]\n\t- The kayak is 35 pounds a day.\n\t- Bring towels.", "- DONE oven",
+    ]
+    fenced = "```\n- not\n- items\n```"
+    assert ml.paragraphs(fenced, items=True) == [fenced]
+    core = ml.core(outline, {"kayak": 1.0}, items=True)
+    assert core is not None and core.text == "\n\n".join(
+        [GAP, "- [[Lake trip]]\n\t- The kayak is 35 pounds a day.\n\t- Bring towels.", GAP])
+
+
+def logseq_journals(root: Path):
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    graph = root / "graph"
+    (graph / "logseq").mkdir(parents=True)
+    (graph / "logseq" / "config.edn").write_text("{}\n")
+    (graph / "journals").mkdir()
+    (graph / "pages").mkdir()
+    (graph / "pages" / "Lake trip.md").write_text("- The summer outing.\n")
+    for day in range(1, SESSIONS + 1):
+        items = [f"- {NAMES[(day + k) % 4]}: {CHATTER[(day + k) % len(CHATTER)]}" for k in range(30)]
+        if day in FACTS:
+            items[15] = f"- [[Lake trip]]\n\t- {FACTS[day]}"
+        (graph / "journals" / f"2024_03_{day:02d}.md").write_text("\n".join(items) + "\n")
+    conn = connect(root / "graph.db", create=True)
+    import_path(conn, graph)
+    return conn
+
+
+def test_a_tight_context_shows_each_day_page_s_answering_entry_not_its_passage(tmp_path):
+    conn = logseq_journals(tmp_path)
+    journals = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE type = 'journal' ORDER BY id")]
+    assert len(journals) == SESSIONS
+    budget = 600
+    text = build_context(conn, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                            max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    # A day's passage is ~20 unrelated entries; whole, a tight budget reached one or two days.
+    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
+    for day in FACTS:
+        assert f"2024-03-{day:02d}" in text
+    assert text.count(GAP) >= len(FACTS)

@@ -39,6 +39,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _BLANK = re.compile(r"\n[ \t]*\n")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.MULTILINE)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
+_TOP_ITEM = re.compile(r"(?:[-*+]|\d{1,3}[.)])[ \t]")  # a list item at the left margin
 # English inflections folded before comparing words (the stemmed full-text index matched the
 # passage by forms like these; an exact comparison would miss "guests" for "guest").
 _SUFFIXES = ("ing", "ed", "es", "s")
@@ -56,8 +57,9 @@ def fold(word: str) -> str:
     return word
 
 
-def paragraphs(text: str) -> list[str]:
-    """``text``'s blocks between blank lines, a fenced code block (blank lines and all) as one."""
+def paragraphs(text: str, items: bool = False) -> list[str]:
+    """``text``'s blocks between blank lines, a fenced code block (blank lines and all) as one;
+    with ``items`` (a day's page of an outliner), an outline block as its top-level items."""
     blocks = [b for b in _BLANK.split(text) if b.strip()]
     out: list[str] = []
     open_fence = False
@@ -65,10 +67,29 @@ def paragraphs(text: str) -> list[str]:
         if open_fence:
             out[-1] += "\n\n" + block
         else:
-            out.append(block)
+            out.extend(_items(block) if items else (block,))
         if len(_FENCE.findall(block)) % 2:
             open_fence = not open_fence
     return out
+
+
+def _items(block: str) -> list[str]:
+    """A block that is an outline as its top-level items, each with the lines under it (its
+    sub-items, continuation lines); any other block whole. An outliner's daily page (Logseq,
+    Roam, Tana) has no blank lines at all: its passage is one "paragraph" of twenty unrelated
+    entries, and its core could never leave any out. Only a day's page is read so: a page's
+    top-level items are its sections (a help page's bold "Problem" / "How to use?" bullets hold
+    the answer in their children), and cutting those lost a Logseq help page's facts to a long
+    changelog's cores (bench_facts logseq-20)."""
+    if _FENCE.search(block) or not _TOP_ITEM.match(block):
+        return [block]
+    items: list[str] = []
+    for line in block.split("\n"):
+        if _TOP_ITEM.match(line) or not items:
+            items.append(line)
+        else:
+            items[-1] += "\n" + line
+    return items
 
 
 def is_heading(paragraph: str) -> bool:
@@ -98,10 +119,10 @@ def weights(terms: Sequence[str], note_paragraphs: Sequence[frozenset[str]]) -> 
     return out
 
 
-def core(text: str, weight: dict[str, float]) -> Core | None:
+def core(text: str, weight: dict[str, float], items: bool = False) -> Core | None:
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
-    the whole passage or holds none of them."""
-    paras = paragraphs(text)
+    the whole passage or holds none of them; ``items`` as for ``paragraphs``."""
+    paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
     bags = [words_of(p) for p in paras]

@@ -103,7 +103,8 @@ def attach_pieces(
             continue
         texts = [shown.get(p.id, p.text) for p in rows]
         sectioned = any(p.heading for p in rows)
-        cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned)
+        cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
+                       items=c.type == "journal")
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
@@ -120,23 +121,26 @@ def attach_pieces(
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth))
 
 
-def _cores(texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool) -> dict[int, str]:
+def _cores(
+    texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool, items: bool = False,
+) -> dict[int, str]:
     """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
     (more than one passage) under no heading at all (a log of entries); ``sectioned``: some
-    passage has a heading path. A note of one passage is already the size of a passage, and the
+    passage has a heading path; ``items``: an outliner's day page, whose entries are its
+    top-level items. A note of one passage is already the size of a passage, and the
     packer values it by the node's own score, whole (``packing_order.passage_units``): cutting it
     would only trade its text for more notes' cores where it would have fitted whole."""
     from ctx.assemble import matching_lines as ml
 
     if len(texts) < 2 or sectioned or not terms or not any(r > 0 for r in relevance):
         return {}
-    paragraphs = [ml.paragraphs(text) for text in texts]
+    paragraphs = [ml.paragraphs(text, items) for text in texts]
     if any(ml.is_heading(para) for paras in paragraphs for para in paras):
         return {}  # a page in sections: its passages are shown whole
     bags = [ml.words_of(para) for paras in paragraphs for para in paras]
     weight = ml.weights(terms, bags)
     out: dict[int, str] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
-        if r > 0 and (core := ml.core(text, weight)) is not None:
+        if r > 0 and (core := ml.core(text, weight, items)) is not None:
             out[i] = core.text
     return out
