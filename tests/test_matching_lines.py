@@ -319,7 +319,7 @@ def test_a_day_page_s_outline_is_cut_into_its_top_level_items_and_a_page_s_is_no
         [GAP, "- [[Lake trip]]\n\t- The kayak is 35 pounds a day.\n\t- Bring towels.", GAP])
 
 
-def logseq_journals(root: Path):
+def logseq_journals(root: Path, extra: dict[int, str] | None = None):
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
@@ -333,6 +333,8 @@ def logseq_journals(root: Path):
         items = [f"- {NAMES[(day + k) % 4]}: {CHATTER[(day + k) % len(CHATTER)]}" for k in range(30)]
         if day in FACTS:
             items[15] = f"- [[Lake trip]]\n\t- {FACTS[day]}"
+        if extra and day in extra:
+            items[20] = f"- {extra[day]}"
         (graph / "journals" / f"2024_03_{day:02d}.md").write_text("\n".join(items) + "\n")
     conn = connect(root / "graph.db", create=True)
     import_path(conn, graph)
@@ -352,3 +354,16 @@ def test_a_tight_context_shows_each_day_page_s_answering_entry_not_its_passage(t
     for day in FACTS:
         assert f"2024-03-{day:02d}" in text
     assert text.count(GAP) >= len(FACTS)
+
+
+def test_a_day_page_s_other_entries_come_after_every_day_s_matching_ones(tmp_path):
+    # One entry names only the kayak; four days say much more about the kayak and the lake trip.
+    # Those days' unrelated entries are other blocks, not context for their matching one: the
+    # weak day's entry is shown before any of them, at every budget (their rest at half worth
+    # took its room at 900 tokens).
+    weak = "Greta left the spare kayak paddle in the shed."
+    conn = logseq_journals(tmp_path, {12: weak})
+    question = "what do we know about the kayak for the lake trip?"
+    for budget in range(300, 2600, 200):
+        text = build_context(conn, BuildRequest((question,), max_tokens=budget)).text
+        assert weak in text and all(f in text for f in FACTS.values()), budget

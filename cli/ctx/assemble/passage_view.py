@@ -118,6 +118,11 @@ def attach_pieces(
             # (an open question's incidental word) nearly all of it. A passage only the vectors
             # found matched by meaning: its words do not say which paragraph answers at all.
             rest_worth = 1.0 - (1.0 - REST_DECAY) * relevance if p.id in ranking.lexical else 1.0
+            if c.type == "journal":
+                # A day page's other entries are blocks of their own, each a node ranked on its
+                # own words: beside the matching ones they say nothing more, so they come last
+                # (a loose budget still shows them), after every other note's matching text.
+                rest_worth = 0.0
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth))
 
 
