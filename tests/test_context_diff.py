@@ -141,6 +141,20 @@ def test_json_has_the_diff_section_and_is_valid(run_cli, vault):
     assert same["diff"]["unchanged"] is True and same["nodes"] == []
 
 
+@pytest.mark.parametrize("budget", ["300", "700", "4000"])
+def test_a_question_s_json_names_its_context_at_every_budget(run_cli, vault, db_path, budget):
+    # The answer lens's lean header left ``meta.context`` out at every budget, so a script asking
+    # questions could not name a context for --since; only the bare last-resort header may drop it.
+    _imported(run_cli, vault)
+    question = "what storage does the offline mode use?"
+    first = json.loads(run_cli("build", question, "--format", "json", "--max-tokens", budget).stdout)
+    assert first["meta"]["lens"] == "answer"
+    ident = first["meta"]["context"]
+    assert ident in [row[0] for row in _rows(db_path)]  # the id the graph recorded it under
+    again = json.loads(run_cli("build", question, "--format", "json", "--max-tokens", budget, "--since", ident).stdout)
+    assert again["diff"]["since"] == ident and again["diff"]["unchanged"] is True
+
+
 @pytest.mark.parametrize("budget", [60, 120, 300])
 def test_a_large_diff_stays_within_small_budgets(run_cli, vault, budget):
     _imported(run_cli, vault)

@@ -304,7 +304,9 @@ def json_meta(doc: Document, used: int) -> dict[str, Any]:
         }
         meta["summary_only"] = doc.summary_only
         meta.update(doc.meta)
-    if doc.header_level == 1 and doc.context_id:
+    if 0 < doc.header_level < 3 and doc.context_id:
+        # A script's handle for ``--since``: kept by the lean header too (the answer lens's, at
+        # every budget), so every JSON build but the bare last resort names itself (~9 tokens).
         meta["context"] = doc.context_id
     if doc.header_level == 1 and "freshness" in doc.meta:
         meta["freshness"] = doc.meta["freshness"]
