@@ -5,8 +5,10 @@ titles, matching ANY content word of the topic (function words dropped), so one 
 does not use never hides it; a stemmed index finds "graph" for "graphs" and an exact one keeps
 names apart (``store.passages.search``). When the graph has
 passage vectors, the nearest passages by meaning are fused with the BM25 ranking by reciprocal
-rank. A node's relevance comes from its best passages; every candidate's passages keep their own
-relevance, which query-focused rendering uses to show a long note's relevant parts.
+rank, and a passage that holds every word of a part of the question is never ranked by meaning
+below where full text ranks it (``_floor_by_words``). A node's relevance comes from its best
+passages; every candidate's passages keep their own relevance, which query-focused rendering uses
+to show a long note's relevant parts.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ctx.store.types import MAX_QUERY_TERMS
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector
     from ctx.store.protocols import GraphReader
+    from ctx.store.types import PassageHit
 
 # How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
 # of them ranks well and the other poorly still surfaces.
@@ -33,6 +36,24 @@ POOL = 200
 # the same graph without vectors packed other notes' matching passages (issue 23). At 10 a passage
 # one retriever ranks 50th is worth 0.09 of one both rank first (0.28 at 60).
 RRF_K = 10
+# How far down full text's ranking a passage is read for which of the question's words it holds
+# (``_floor_by_words``): below it, full text's own term is at most 1/(RRF_K + SURE_DEPTH), a
+# twelfth of the best, and the floor could not lift a passage into a context.
+SURE_DEPTH = 50
+# How fast full text's sureness falls with the words of a part a passage lacks: its term by meaning
+# is at least ``share ** SURE_POWER`` of its term by full text. Measured on the dev set of
+# bench_memory (set 1): at 1 a passage holding half an open question's words ("talk", "days")
+# was lifted over the passages only the vectors found, and 2,000 and 4,000 tokens lost what the
+# vectors had brought (0.800 / 0.835 -> 0.794 / 0.829); lifting only passages holding every word
+# of a part gained less at 1,000 (0.721 against 0.733 at 3: a fact's passage rarely repeats the
+# "much" of "how much"); at 3 one missing word of five still keeps half the lift, two a fifth.
+SURE_POWER = 3
+# A clause of a question needs this many content words to be a part of its own; a shorter one
+# ("..., and from whom?") belongs to the clause before it.
+MIN_PART_WORDS = 2
+# A question's parts are split at these: question marks, semicolons, commas and the
+# conjunctions that join clauses.
+_CLAUSE = re.compile(r"[?;!]+|,?\s+(?:and|or|but)\s+|,\s+", re.IGNORECASE)
 # A question longer than this many distinct content words keeps its first ones (a pasted page
 # would otherwise become a query of thousands of OR-ed terms): the same cap as every search.
 MAX_TERMS = MAX_QUERY_TERMS
@@ -115,6 +136,8 @@ def rank_passages(
         scores = dict(reciprocal_rank_fusion(
             [[h.id for h in bm25], list(dense)], k=RRF_K, unseen=[None, unvectored],
         ))
+        if bm25:
+            _floor_by_words(scores, graph, text, bm25, dense, unvectored)
     if not scores:
         return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
@@ -176,3 +199,63 @@ def _dense(
     visible = graph.visible_ids(sorted(set(nodes.values())))
     kept = [pid for pid, _ in hits if nodes.get(pid) in visible][:pool]
     return {pid: nodes[pid] for pid in kept}
+
+
+def question_parts(text: str) -> list[str]:
+    """The question's parts, in order: its clauses (split at question marks, semicolons, commas
+    and joining conjunctions), a clause of fewer than ``MIN_PART_WORDS`` content words kept with
+    the one before it (or after it, first). A question of one clause is one part."""
+    parts: list[str] = []
+    for piece in (p.strip() for p in _CLAUSE.split(text)):
+        if not piece:
+            continue
+        if parts and (len(_content(parts[-1])) < MIN_PART_WORDS or len(_content(piece)) < MIN_PART_WORDS):
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    return parts or [text]
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def words_held(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> dict[int, float]:
+    """Passage id -> the largest share of one part's content words (``question_parts``) the
+    passage holds, its heading path included, words compared as the stemmed index cuts them."""
+    from ctx.assemble import warm
+    from ctx.store import word_cover
+
+    words = query_terms(text)
+    parts = [[w for w in query_terms(part) if w in words] or words for part in question_parts(text)]
+    found = warm.passages_of(graph, list(dict.fromkeys(h.node_id for h in hits)))
+    by_id = {p.id: p for rows in found.values() for p in rows}
+    read = [h.id for h in hits if h.id in by_id]
+    held = word_cover(words, [("", "\n".join([*by_id[pid].heading, by_id[pid].text])) for pid in read]).held
+    return {pid: max(len(got.intersection(part)) / len(part) for part in parts)
+            for pid, got in zip(read, held, strict=True)}
+
+
+def _floor_by_words(
+    scores: dict[int, float], graph: "GraphReader", text: str, bm25: list["PassageHit"],
+    dense: dict[int, str], unvectored: set[int],
+) -> None:
+    """Where full text is sure, the vectors may not bury a passage: RRF adds each passage's two
+    reciprocal ranks, so a passage full text ranks first and the vectors miss (a chat passage
+    whose answering line is diluted by the lines around it; a two-part question whose one
+    vector sits between its parts) fell below passages both rank middling, and the graph with
+    vectors packed worse text than the same graph without them (issue 23). A passage's term by
+    meaning is at least its term by full text times the share of a part of the question it
+    holds, cubed (``SURE_POWER``): one that holds every word of a part counts as ranked by meaning where full text
+    ranks it; one that holds few of them (an open question's incidental word) keeps its rank by
+    meaning. Passages the vectors rank higher are unchanged."""
+    sure = words_held(graph, text, bm25[:SURE_DEPTH])
+    by_meaning = {pid: 1.0 / (RRF_K + rank) for rank, pid in enumerate(dense, start=1)}
+    for rank, hit in enumerate(bm25[:SURE_DEPTH], start=1):
+        share = sure.get(hit.id, 0.0)
+        if not share or hit.id in unvectored:
+            continue
+        by_text = 1.0 / (RRF_K + rank)
+        lift = share**SURE_POWER * by_text - by_meaning.get(hit.id, 0.0)
+        if lift > 0:
+            scores[hit.id] += lift
