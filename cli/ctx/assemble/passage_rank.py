@@ -37,17 +37,9 @@ POOL = 200
 # one retriever ranks 50th is worth 0.09 of one both rank first (0.28 at 60).
 RRF_K = 10
 # How far down full text's ranking a passage is read for which of the question's words it holds
-# (``_floor_by_words``): below it, full text's own term is at most 1/(RRF_K + SURE_DEPTH), a
-# twelfth of the best, and the floor could not lift a passage into a context.
+# (``_floor_by_words``): below it, full text's own term, all the floor can add, is at most
+# 1/(RRF_K + SURE_DEPTH), a tenth of the best fused score.
 SURE_DEPTH = 50
-# How fast full text's sureness falls with the words of a part a passage lacks: its term by meaning
-# is at least ``share ** SURE_POWER`` of its term by full text. Measured on the dev set of
-# bench_memory (set 1): at 1 a passage holding half an open question's words ("talk", "days")
-# was lifted over the passages only the vectors found, and 2,000 and 4,000 tokens lost what the
-# vectors had brought (0.800 / 0.835 -> 0.794 / 0.829); lifting only passages holding every word
-# of a part gained less at 1,000 (0.721 against 0.733 at 3: a fact's passage rarely repeats the
-# "much" of "how much"); at 3 one missing word of five still keeps half the lift, two a fifth.
-SURE_POWER = 3
 # A clause of a question needs this many content words to be a part of its own; a shorter one
 # ("..., and from whom?") belongs to the clause before it.
 MIN_PART_WORDS = 2
@@ -240,22 +232,22 @@ def _floor_by_words(
     scores: dict[int, float], graph: "GraphReader", text: str, bm25: list["PassageHit"],
     dense: dict[int, str], unvectored: set[int],
 ) -> None:
-    """Where full text is sure, the vectors may not bury a passage: RRF adds each passage's two
+    """Where full text is sure, the vectors may not bury a passage. RRF adds each passage's two
     reciprocal ranks, so a passage full text ranks first and the vectors miss (a chat passage
-    whose answering line is diluted by the lines around it; a two-part question whose one
-    vector sits between its parts) fell below passages both rank middling, and the graph with
-    vectors packed worse text than the same graph without them (issue 23). A passage's term by
-    meaning is at least its term by full text times the share of a part of the question it
-    holds, cubed (``SURE_POWER``): one that holds every word of a part counts as ranked by meaning where full text
-    ranks it; one that holds few of them (an open question's incidental word) keeps its rank by
-    meaning. Passages the vectors rank higher are unchanged."""
+    whose answering line is diluted by the lines around it; a two-part question whose one vector
+    sits between its parts) fell below passages both rank middling, and the graph with vectors
+    packed worse text than the same graph without them (issue 23). A passage holding every word
+    of a part of the question (``question_parts``) counts as ranked by meaning no lower than
+    full text ranks it; passages the vectors rank higher are unchanged.
+
+    Only a whole part: lifting a passage by the share of a part it holds (or that share cubed)
+    lifted help pages holding three of a question's five words over the page the vectors found
+    (bench_facts with embeddings 0.877 -> 0.870 / 0.874; docs/scale.md)."""
     sure = words_held(graph, text, bm25[:SURE_DEPTH])
     by_meaning = {pid: 1.0 / (RRF_K + rank) for rank, pid in enumerate(dense, start=1)}
     for rank, hit in enumerate(bm25[:SURE_DEPTH], start=1):
-        share = sure.get(hit.id, 0.0)
-        if not share or hit.id in unvectored:
+        if sure.get(hit.id, 0.0) < 1.0 or hit.id in unvectored:
             continue
-        by_text = 1.0 / (RRF_K + rank)
-        lift = share**SURE_POWER * by_text - by_meaning.get(hit.id, 0.0)
+        lift = 1.0 / (RRF_K + rank) - by_meaning.get(hit.id, 0.0)
         if lift > 0:
             scores[hit.id] += lift
