@@ -243,11 +243,15 @@ def _floor_by_words(
     Only a whole part: lifting a passage by the share of a part it holds (or that share cubed)
     lifted help pages holding three of a question's five words over the page the vectors found
     (bench_facts with embeddings 0.877 -> 0.870 / 0.874; docs/scale.md)."""
-    sure = words_held(graph, text, bm25[:SURE_DEPTH])
     by_meaning = {pid: 1.0 / (RRF_K + rank) for rank, pid in enumerate(dense, start=1)}
-    for rank, hit in enumerate(bm25[:SURE_DEPTH], start=1):
-        if sure.get(hit.id, 0.0) < 1.0 or hit.id in unvectored:
-            continue
-        lift = 1.0 / (RRF_K + rank) - by_meaning.get(hit.id, 0.0)
-        if lift > 0:
-            scores[hit.id] += lift
+    lifts = {hit.id: lift for rank, hit in enumerate(bm25[:SURE_DEPTH], start=1)
+             if hit.id not in unvectored and (lift := 1.0 / (RRF_K + rank) - by_meaning.get(hit.id, 0.0)) > 0}
+    if not lifts:
+        return
+    below = [hit for hit in bm25[:SURE_DEPTH] if hit.id in lifts]
+    # Once per build: the resolver and the collector both rank the question's passages.
+    sure = once(("words_held", text, tuple(h.id for h in below), graph.include_private),
+                lambda: words_held(graph, text, below))
+    for pid, lift in lifts.items():
+        if sure.get(pid, 0.0) >= 1.0:
+            scores[pid] += lift
