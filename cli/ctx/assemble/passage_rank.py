@@ -240,9 +240,9 @@ def _floor_by_words(
     of a part of the question (``question_parts``) counts as ranked by meaning no lower than
     full text ranks it; passages the vectors rank higher are unchanged.
 
-    Only a whole part: lifting a passage by the share of a part it holds (or that share cubed)
-    lifted help pages holding three of a question's five words over the page the vectors found
-    (bench_facts with embeddings 0.877 -> 0.870 / 0.874; docs/scale.md)."""
+    Only a whole part: lifting a passage by the cube of the share of a part it holds lifted help
+    pages holding four of a question's six words over the page the vectors found (bench_facts
+    with embeddings 0.877 -> 0.870, idf-weighted shares 0.874; docs/scale.md)."""
     by_meaning = {pid: 1.0 / (RRF_K + rank) for rank, pid in enumerate(dense, start=1)}
     lifts = {hit.id: lift for rank, hit in enumerate(bm25[:SURE_DEPTH], start=1)
              if hit.id not in unvectored and (lift := 1.0 / (RRF_K + rank) - by_meaning.get(hit.id, 0.0)) > 0}
