@@ -120,6 +120,24 @@ def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **imp
     return db
 
 
+def copy_graph(source: Path, target: Path) -> Path:
+    """A copy of a graph file that other connections of this process may have open, made through
+    SQLite's backup API. Copying the file with ``shutil`` opens and closes it behind SQLite's back,
+    and on POSIX closing any descriptor of a file drops every lock this process holds on it: the
+    session's shared graphs then lost their read locks, another process's checkpoint went ahead,
+    and later opens of the graph read "database disk image is malformed" (seen with
+    test_config + test_fast_search + test_speedups before test_workspace_research_lenses)."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+    return target
+
+
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_vault: Path) -> Path:
     """The demo vault imported once for the whole session; tests that use it only read it."""

@@ -68,9 +68,9 @@ def test_the_graph_path_order(homes, run_cli, demo_db, tmp_path):
     with pytest.raises(UsageError, match="must name a file inside the project"):
         default_db_path()
     # The graph named in the config is what commands open without --db.
-    import shutil
+    from conftest import copy_graph
 
-    shutil.copy(demo_db, project / "team.db")
+    copy_graph(demo_db, project / "team.db")
     (project / ".ctx" / "config.yaml").write_text("graph: ../team.db\n", encoding="utf-8")
     from typer.testing import CliRunner
 

@@ -158,12 +158,12 @@ def test_a_missing_graph_fails_alike(tmp_path, capsys, monkeypatch):
 def test_the_console_script_answers_a_search_without_leaving_wal_files(demo_db, tmp_path):
     """The fast path leaves with os._exit: the graph must have been closed before (SQLite removes
     its -wal and -shm files on the last close), as for a build."""
-    import shutil
     import subprocess
     import sys
 
-    db = tmp_path / "copy.db"
-    shutil.copyfile(demo_db, db)
+    from conftest import copy_graph
+
+    db = copy_graph(demo_db, tmp_path / "copy.db")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
     env.update({"CTX_HOME": str(tmp_path / "home"), "CTX_CACHE_DIR": str(tmp_path / "cache")})
     proc = subprocess.run([sys.executable, "-c", "from ctx.entry import main; main()", "search", "launch", "--db", str(db)],

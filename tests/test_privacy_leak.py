@@ -178,8 +178,9 @@ def test_similarity_never_brings_private_nodes_back(run_cli, leaky_db, tmp_path)
     from ctx.store import vectors
     from ctx.store import connect
 
-    db = tmp_path / "vectors.db"
-    shutil.copy(leaky_db, db)
+    from conftest import copy_graph
+
+    db = copy_graph(leaky_db, tmp_path / "vectors.db")
     conn = connect(db)
     rng = np.random.default_rng(11)
     rows, topic_vectors = [], {}
