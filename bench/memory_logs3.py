@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # beside bench_memory, or loaded by a test
+
+from memory_sets import Distinct, write_set  # noqa: E402
 
 GENERATOR_VERSION = 1
 
@@ -177,18 +181,10 @@ class Journal:
             self.days.append(Day(day))
             day += dt.timedelta(days=rng.choice((1, 1, 2, 3, 4)))
         self.facts: list[Fact] = []
-        self.used: set[str] = set()
+        self.fresh = Distinct(200)
 
     def person(self) -> str:
         return self.rng.choice(self.cast)
-
-    def fresh(self, make) -> str:
-        for _ in range(200):
-            value = make()
-            if value not in self.used:
-                self.used.add(value)
-                return value
-        raise RuntimeError("ran out of distinct values")
 
     def plan(self) -> None:
         rng, n = self.rng, len(self.days)
@@ -319,23 +315,7 @@ def generate(seed: int, out: Path) -> dict:
         files[f"pages/{t.page}.md"] = f"- Everything about {names}.\n- See the journal for the running notes.\n"
     files["logseq/config.edn"] = '{:meta/version 1 :preferred-format "Markdown"}\n'
     questions = journal.questions()
-    for i, q in enumerate(questions):
-        q["id"] = f"s{seed}-{i:03d}"
-    for q in questions:  # every evidence block is in its day's page and in no other file
-        for text, rel in zip(q["evidence"], q["files"], strict=True):
-            holders = [name for name, body in files.items() if text in body]
-            if holders != [rel]:
-                raise AssertionError(f"evidence of {q['id']} is in {holders}, expected {rel}: {text[:80]!r}")
-    notes = out / "notes"
-    for rel, text in sorted(files.items()):
-        path = notes / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (out / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
-    kinds: dict[str, int] = {}
-    for q in questions:
-        kinds[q["kind"]] = kinds.get(q["kind"], 0) + 1
-    return {"notes": len(files) - 1, "questions": len(questions), "kinds": kinds}
+    return write_set(seed, out, files, questions)
 
 
 def main() -> None:
