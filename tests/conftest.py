@@ -120,6 +120,19 @@ def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **imp
     return db
 
 
+def bench_module(name: str):
+    """A script of bench/ (not a package) loaded as the module ``bench_<name>``, for tests of it."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def copy_graph(source: Path, target: Path) -> Path:
     """A copy of a graph file that other connections of this process may have open, made through
     SQLite's backup API. Copying the file with ``shutil`` opens and closes it behind SQLite's back,

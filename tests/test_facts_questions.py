@@ -5,19 +5,14 @@ bench/bench_facts.py is always the context's fault, never the question's."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from collections import Counter
 
 import pytest
 
-from conftest import CORPORA, REPO
+from conftest import CORPORA, REPO, bench_module
 
 # bench/ is not a package; load its module by path (dataclasses need it registered first).
-_spec = importlib.util.spec_from_file_location("bench_factcheck", REPO / "bench" / "factcheck.py")
-factcheck = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = factcheck
-_spec.loader.exec_module(factcheck)
+factcheck = bench_module("factcheck")
 
 
 @pytest.fixture(scope="module")

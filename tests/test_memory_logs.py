@@ -4,19 +4,14 @@ names and in no other, so a miss in bench/bench_memory.py is always the context'
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 
 import pytest
 
-from conftest import REPO, SHARED
+from conftest import SHARED, bench_module
 
-_spec = importlib.util.spec_from_file_location("bench_memory_logs", REPO / "bench" / "memory_logs.py")
-memory_logs = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = memory_logs
-_spec.loader.exec_module(memory_logs)
+memory_logs = bench_module("memory_logs")
 
 
 def _files(root):

@@ -5,17 +5,12 @@ and a ``latest`` question's evidence is the last revision of its setting."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 
-from conftest import REPO
+from conftest import bench_module
 
-_spec = importlib.util.spec_from_file_location("bench_memory_logs2", REPO / "bench" / "memory_logs2.py")
-memory_logs2 = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = memory_logs2
-_spec.loader.exec_module(memory_logs2)
+memory_logs2 = bench_module("memory_logs2")
 
 
 def _files(root):

@@ -5,17 +5,12 @@ spans days, and ctx imports each day as a dated journal page of blocks."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 
-from conftest import REPO
+from conftest import bench_module
 
-_spec = importlib.util.spec_from_file_location("bench_memory_logs3", REPO / "bench" / "memory_logs3.py")
-memory_logs3 = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = memory_logs3
-_spec.loader.exec_module(memory_logs3)
+memory_logs3 = bench_module("memory_logs3")
 
 
 def _files(root):
