@@ -27,9 +27,11 @@ def assert_valid_build(document: dict) -> None:
 def smallest_build_json(conn: sqlite3.Connection, topic: str, lens: str, budget: int) -> str:
     """The smallest build output the schema allows that shows node ``topic``: the required keys,
     with an empty title and content (the research lens adds its citation contract). When even this
-    is over the budget, a context cannot show the topic without dropping keys."""
+    is over the budget, a context cannot show the topic without dropping keys. Its score is written
+    as long as a score can be (six decimals): a seed's score is not always 1.0 (a tag seed's was
+    0.3575, one token more, and a 66-token budget that fitted a 1.0 could not hold it)."""
     node_type, source_path = conn.execute("SELECT type, source_path FROM nodes WHERE id = ?", (topic,)).fetchone()
-    node = {"id": topic, "title": "", "type": node_type, "distance": 0, "score": 1.0, "tokens": budget,
+    node = {"id": topic, "title": "", "type": node_type, "distance": 0, "score": 0.123457, "tokens": budget,
             "truncated": True, "source_path": source_path, "content": ""}
     document: dict = {"meta": {"schema": 1, "lens": lens, "tokens": {"used": budget, "budget": budget}}, "nodes": [node]}
     if lens == "research":

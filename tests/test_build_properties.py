@@ -97,3 +97,14 @@ def test_a_few_cli_runs_agree_with_the_core(graphs, run_cli):
         with Graph(db) as graph:
             core = graph.build(BuildRequest((topic,), max_tokens=budget, format=fmt)).text
         assert result.stdout == core
+
+
+def test_a_seed_whose_score_is_not_one_is_shown_as_soon_as_its_smallest_document_fits(graphs):
+    # Found by the property above: a tag seed scores 0.3575, so its smallest document is a token
+    # longer than one scoring 1.0; the bound must be the seed's, not a 1.0 seed's.
+    conn, ids, _ = graphs[0]
+    assert "tag:timeline" in ids
+    for budget in range(55, 91):
+        result = build_context(conn, BuildRequest(("tag:timeline",), lens="planning", max_tokens=budget, format="json"))
+        fits = count_tokens(smallest_build_json(conn, "tag:timeline", "planning", budget)) <= budget
+        assert fits <= ("tag:timeline" in result.text), budget
