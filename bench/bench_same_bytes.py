@@ -60,6 +60,10 @@ SOURCES = {
     "roam-fixtures": CORPORA / "roam-fixtures",
     "notion-export": CORPORA / "notion-export",
 }
+# The fixtures live in the checkout, so their file times are when it was checked out, and an undated
+# note is dated by its file's time: each run imports a copy whose files all carry this one time, so
+# that two checkouts of the same code give the same digests.
+FIXED_MTIME_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 TITLES = 12  # title topics per corpus, spread over the graph's ids
 WARM = False  # --warm: build as a warm process does (ctx.assemble.warm), each request twice
 # Times of the import itself are not the graph's content, nor is the file's inode ("birth").
@@ -210,6 +214,23 @@ def warm_outcome(graph: Any, topics: tuple[str, ...], options: dict[str, Any], n
     return cold_digest
 
 
+def fixed_time_copy(source: Path, work: Path) -> Path:
+    """A copy of a fixture under work/sources whose every file and folder has FIXED_MTIME_NS."""
+    copy = work / "sources" / source.name
+    if copy.exists():
+        shutil.rmtree(copy) if copy.is_dir() else copy.unlink()
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, copy)
+        paths = sorted(copy.rglob("*"), reverse=True)  # children before their folder
+    else:
+        shutil.copy2(source, copy)
+        paths = []
+    for path in [*paths, copy]:
+        os.utime(path, ns=(FIXED_MTIME_NS, FIXED_MTIME_NS))
+    return copy
+
+
 def run(work: Path, embed: bool, only: list[str] | None) -> tuple[dict[str, str], list[str]]:
     from ctx import Graph
 
@@ -229,6 +250,8 @@ def run(work: Path, embed: bool, only: list[str] | None) -> tuple[dict[str, str]
         for stale in work.glob(f"{corpus}.db*"):
             stale.unlink() if stale.is_file() else shutil.rmtree(stale)
         started = time.perf_counter()
+        if source.is_relative_to(FIXTURES):
+            source = fixed_time_copy(source, work)
         with Graph.open(db, create=True) as graph:
             report = graph.import_path(source)
         results[f"import/{corpus}"] = digest([report.nodes_written, report.edges_written, sorted(report.warnings)])
