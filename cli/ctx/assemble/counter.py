@@ -9,6 +9,9 @@ figure) is counted once.
 from __future__ import annotations
 
 
+LINE_SPLIT_ENCODINGS = frozenset({"cl100k_base"})
+
+
 class TokenCounter:
     """tiktoken, in the chosen encoding; the one way tokens are counted and cut."""
 
@@ -18,6 +21,10 @@ class TokenCounter:
         from ctx.assemble.warm import shared_counts
 
         self._enc = get_encoding(encoding)
+        # Whether a text may be counted line block by line block (``count_chunks``): checked for
+        # this encoding's split pattern alone (o200k_base's, for one, lets a piece go on past a
+        # line break with "/").
+        self._splits_at_lines = encoding in LINE_SPLIT_ENCODINGS
         # A warm process keeps the counts between builds (the same text costs the same tokens).
         shared = shared_counts(encoding)
         self._cache: dict[str, int] = {} if shared is None else shared
@@ -36,6 +43,20 @@ class TokenCounter:
 
     def decode(self, tokens: list[int]) -> str:
         return self._enc.decode(tokens)
+
+    def count_chunks(self, chunks: list[str]) -> int:
+        """``count("".join(chunks))``, each chunk counted (and kept) on its own where that is the
+        same number: in ``cl100k_base`` no token spans a line break followed by a character that
+        is not white space (its split pattern ends a piece at the last line break of a run of
+        white space, and no other piece holds one), so where each chunk after the first starts
+        such a line, the text's tokens are the chunks' tokens one after another. The fitting loop
+        renders one document for one "used" figure after another: only the header is new."""
+        if self._splits_at_lines and all(
+            before.endswith("\n") and after[:1] and not after[0].isspace()
+            for before, after in zip(chunks, chunks[1:])
+        ):
+            return sum(self.count(chunk) for chunk in chunks)
+        return self.count("".join(chunks))
 
     def count(self, text: str) -> int:
         # Long texts too: a block is costed again for every allowance tried, and each text is

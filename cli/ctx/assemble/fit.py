@@ -14,7 +14,7 @@ from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
 from ctx.assemble.plan import fill_summaries
 from ctx.assemble.document import FULL, SHORTENED, Item
-from ctx.assemble.render import omitted_text, render
+from ctx.assemble.render import Rendering, omitted_text
 from ctx.assemble.sizing import shortened_item
 
 Undo = Callable[[], None]
@@ -26,22 +26,24 @@ OVERSHOOT_RETRIES = 3
 
 
 def render_exact(p: Packer) -> tuple[str, int]:
-    """Render with a "used" figure equal to the true token count of the text it is in."""
+    """Render with a "used" figure equal to the true token count of the text it is in. The
+    tries differ in that figure alone: the body is laid out and counted once (``Rendering``)."""
+    rendering = Rendering(p.doc)
     used = p.budget
     seen: list[int] = []
     for _ in range(FIXED_POINT_TRIES):
-        text = render(p.doc, used)
-        n = p.counter.count(text)
+        chunks = rendering.chunks(used)
+        n = p.counter.count_chunks(chunks)
         if n == used:
-            return text, n
+            return "".join(chunks), n
         seen.append(n)
         used = n
     for guess in sorted(set(seen)):
         for delta in (-2, -1, 0, 1, 2):
-            text = render(p.doc, guess + delta)
-            if p.counter.count(text) == guess + delta:
-                return text, guess + delta
-    return text, p.counter.count(text)
+            chunks = rendering.chunks(guess + delta)
+            if p.counter.count_chunks(chunks) == guess + delta:
+                return "".join(chunks), guess + delta
+    return "".join(chunks), p.counter.count_chunks(chunks)
 
 
 def fit(p: Packer) -> tuple[str, int]:

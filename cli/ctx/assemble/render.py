@@ -142,10 +142,15 @@ def markdown_header(doc: Document, used: int) -> str:
 
 
 def render_markdown(doc: Document, used: int) -> str:
-    parts = [markdown_header(doc, used)]
+    return "".join(markdown_chunks(doc, used, markdown_body(doc)))
+
+
+def markdown_body(doc: Document) -> str | None:
+    """What a markdown rendering holds between its header and its closing summary, which alone
+    say the "used" figure: the same text whatever that figure is (None: nothing there)."""
     if not doc.found:
-        parts.append(not_found_line(doc))
-        return "\n\n".join(parts) + "\n"
+        return not_found_line(doc)
+    parts: list[str] = []
     layout = doc.layout()
     for section, items in layout.sections:
         parts.extend(markdown_section(doc, section, items, layout.cites))
@@ -155,9 +160,40 @@ def render_markdown(doc: Document, used: int) -> str:
         lines.extend(markdown_summary_line(i.cand, doc.show_scores, doc.date_of(i.cand))
                      for i in sorted(doc.also, key=lambda i: i.cand.rank))
         parts.append("\n".join(lines))
-    if doc.summary and doc.header_level < 2:
+    return "\n\n".join(parts) if parts else None
+
+
+def markdown_chunks(doc: Document, used: int, body: str | None) -> list[str]:
+    """The markdown rendering with ``body`` (``markdown_body``) as consecutive chunks: the header,
+    the body, the closing summary, each with the blank line (or the final newline) after it. A
+    chunk after the first starts where a line starts (``TokenCounter.count_chunks``)."""
+    parts = [markdown_header(doc, used)]
+    if body is not None:
+        parts.append(body)
+    if doc.found and doc.summary and doc.header_level < 2:
         parts.append(extras.closing_summary_markdown(doc.sections, len(doc.also), used, doc.budget))
-    return "\n\n".join(parts) + "\n"
+    last = len(parts) - 1
+    return [part + ("\n" if i == last else "\n\n") for i, part in enumerate(parts)]
+
+
+class Rendering:
+    """One state of a document rendered for one "used" figure after another (the fitting loop's
+    fixed point): in markdown the body between header and closing summary is laid out once (the
+    layout, the openings' word covers and every block), and only the frame is made again."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self._body: str | None = None
+        self._laid_out = False
+
+    def chunks(self, used: int) -> list[str]:
+        """``render(doc, used)`` as consecutive chunks whose join is that text."""
+        doc = self.doc
+        if doc.fmt == "json":
+            return [render_json(doc, used)]
+        if not self._laid_out:
+            self._body, self._laid_out = markdown_body(doc), True
+        return markdown_chunks(doc, used, self._body)
 
 
 def not_found_line(doc: Document) -> str:
