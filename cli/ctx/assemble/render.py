@@ -145,11 +145,11 @@ def render_markdown(doc: Document, used: int) -> str:
     return "".join(markdown_chunks(doc, used, markdown_body(doc)))
 
 
-def markdown_body(doc: Document) -> str | None:
-    """What a markdown rendering holds between its header and its closing summary, which alone
-    say the "used" figure: the same text whatever that figure is (None: nothing there)."""
+def markdown_body(doc: Document) -> list[str]:
+    """The parts of a markdown rendering between its header and its closing summary, which alone
+    say the "used" figure: the same parts whatever that figure is (headings, blocks, lists)."""
     if not doc.found:
-        return not_found_line(doc)
+        return [not_found_line(doc)]
     parts: list[str] = []
     layout = doc.layout()
     for section, items in layout.sections:
@@ -160,16 +160,15 @@ def markdown_body(doc: Document) -> str | None:
         lines.extend(markdown_summary_line(i.cand, doc.show_scores, doc.date_of(i.cand))
                      for i in sorted(doc.also, key=lambda i: i.cand.rank))
         parts.append("\n".join(lines))
-    return "\n\n".join(parts) if parts else None
+    return parts
 
 
-def markdown_chunks(doc: Document, used: int, body: str | None) -> list[str]:
+def markdown_chunks(doc: Document, used: int, body: list[str]) -> list[str]:
     """The markdown rendering with ``body`` (``markdown_body``) as consecutive chunks: the header,
-    the body, the closing summary, each with the blank line (or the final newline) after it. A
-    chunk after the first starts where a line starts (``TokenCounter.count_chunks``)."""
-    parts = [markdown_header(doc, used)]
-    if body is not None:
-        parts.append(body)
+    each part of the body, the closing summary, each with the blank line (or the final newline)
+    after it. Most chunks start a line with a character other than white space, where a text may
+    be counted chunk by chunk (``TokenCounter.count_chunks``)."""
+    parts = [markdown_header(doc, used), *body]
     if doc.found and doc.summary and doc.header_level < 2:
         parts.append(extras.closing_summary_markdown(doc.sections, len(doc.also), used, doc.budget))
     last = len(parts) - 1
@@ -178,21 +177,20 @@ def markdown_chunks(doc: Document, used: int, body: str | None) -> list[str]:
 
 class Rendering:
     """One state of a document rendered for one "used" figure after another (the fitting loop's
-    fixed point): in markdown the body between header and closing summary is laid out once (the
-    layout, the openings' word covers and every block), and only the frame is made again."""
+    fixed point): in markdown the body between header and closing summary is made once (its
+    blocks, the openings' word covers), and only the frame is made again."""
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
-        self._body: str | None = None
-        self._laid_out = False
+        self._body: list[str] | None = None
 
     def chunks(self, used: int) -> list[str]:
         """``render(doc, used)`` as consecutive chunks whose join is that text."""
         doc = self.doc
         if doc.fmt == "json":
             return [render_json(doc, used)]
-        if not self._laid_out:
-            self._body, self._laid_out = markdown_body(doc), True
+        if self._body is None:
+            self._body = markdown_body(doc)
         return markdown_chunks(doc, used, self._body)
 
 
