@@ -53,8 +53,12 @@ def _write(
         " (SELECT id FROM contexts WHERE key = ? AND private = ? ORDER BY seq DESC LIMIT ?)",
         (key, int(private), key, int(private), keep),
     )
+    # The newest ``keep_total`` by seq (unique: each record takes the greatest plus one, under
+    # the write lock) are those from the keep_total-th newest on: found on ``contexts_by_seq``,
+    # where ``id NOT IN`` the newest read every record each build (~0.3 ms at 500 records).
     conn.execute(
-        "DELETE FROM contexts WHERE id NOT IN (SELECT id FROM contexts ORDER BY seq DESC LIMIT ?)", (keep_total,)
+        "DELETE FROM contexts WHERE seq < (SELECT seq FROM contexts ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+        (keep_total - 1,),
     )
 
 
