@@ -11,6 +11,7 @@ import pytest
 
 from build_graphs import import_into, write_jsonl
 from ctx.assemble import BuildRequest, build_context, warm
+from ctx.assemble.edge_groups import edge_classes_known
 from ctx.store import as_store
 from ctx.store.batches import CHUNK
 from test_hub_scan import records
@@ -22,6 +23,7 @@ def edge_records() -> list[dict]:
     data = records(5, undated=False)
     data[7]["links"] = [*data[7]["links"], "n9999", "missing note"]
     data[8]["links"] = [*data[8]["links"], "n9999"]
+    data[0]["links"] = [*data[0]["links"], "n9999"]  # the hub n0000 itself
     return data
 
 
@@ -43,8 +45,21 @@ def test_the_warm_ups_edge_lists_answer_as_the_store(tmp_path, warm_process):
         for column in ("src", "dst"):
             for some in asked:
                 assert lists.ends(some, column) == [tuple(row) for row in reader.edge_ends(some, column)], column
+                # Grouped as the walk takes them, straight from the lists: as the rows grouped.
+                known = warm._details[(reader.warm_state(), include_private)].known
+                assert lists.classes(some, column, known) == edge_classes_known(lists.ends(some, column), column, known)
                 for at_most in (None, 1, 3, 17, 10_000):
                     assert lists.degrees(some, column, at_most) == reader.degrees(some, column, at_most)
+        # A hub's whole list ranked from the lists (its unresolved link left out) is the store's.
+        from ctx.assemble.score import NeighbourRanker
+        from ctx.lenses import load_lens
+
+        kept = warm.hub_neighbours(reader)
+        assert kept is not None
+        ranker = NeighbourRanker(load_lens("general"), reader.newest_update())
+        for weights in ({("link", "in"): 1.0, ("link", "out"): 0.7}, {("link", "out"): 1.0, ("ref", "in"): 2.0}):
+            expected = [tuple(row) for row in reader.ranked_neighbours("n0000", weights, ranker)]
+            assert expected and kept._ranked("n0000", weights, ranker) == expected
     # The hub's duplicate links are two rows; the unresolved ends count as the store counts them.
     assert lists.degrees(["n0007"], "src")["n0007"] == reader.degrees(["n0007"], "src")["n0007"]
 
