@@ -1024,7 +1024,7 @@ class EdgeLists:
         from json import loads
 
         text = self.texts[column].get(node_id)
-        return [] if text is None else loads(text)  # type: ignore[no-any-return]
+        return [] if text is None else loads(text)
 
     def classes(self, ids: list[str], column: str, details: Mapping[str, NodeInfo | None]) -> dict[str, EdgeClasses]:
         """``edge_groups.edge_classes_known(self.ends(ids, column), column, details)``, grouped
