@@ -70,10 +70,6 @@ MAX_DEGREES = 200_000
 # at once when the graph has at most this many nodes (~0.35 s and ~40 MB at 100k nodes), else as
 # walks meet them (forgotten all at once past this many).
 MAX_DETAILS = 250_000
-# Every node's edges, read at the warm-up with the details (``EdgeLists``: one JSON text per node
-# and direction, ~16 MB a direction and ~0.35 s each at 100k nodes and 751k edges), where the graph
-# has at most MAX_DETAILS nodes and this many edges; else they are read as walks meet them.
-MAX_LISTED_EDGES = 2_000_000
 # Nodes' boosts and recencies as a walk's score bounds compute them (``bound_facts``), per lens.
 MAX_BOUND_FACTS = 250_000
 # Nodes' facts (what scoring reads of a walked node: title, type, tags, dates, ...) kept.
@@ -116,7 +112,6 @@ _bound_facts: OrderedDict[Hashable, dict[str, tuple[float, float]]] = OrderedDic
 _classes: OrderedDict[Hashable, list[tuple[str, str]]] = OrderedDict()
 _around: OrderedDict[Hashable, dict[str, list[tuple[str, str]]]] = OrderedDict()
 _walks: OrderedDict[Hashable, KeptWalk] = OrderedDict()
-_edge_lists: EdgeLists | None = None  # of one graph state: the one the warm-up read
 _lock = threading.Lock()  # the MCP server builds in several threads at once
 
 # The Build fields the seeds, collect and rank stages fill in (``pipeline.run``).
@@ -149,7 +144,7 @@ def disable() -> None:
 
 def forget() -> None:
     """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
-    global _hub_rows, _edge_rows, _scan_rows, _edge_lists
+    global _hub_rows, _edge_rows, _scan_rows
     with _lock:
         _scans.clear()
         _scan_rows = 0
@@ -158,7 +153,6 @@ def forget() -> None:
         _facts.clear()
         _passages.clear()
         _details.clear()
-        _edge_lists = None
         _bound_facts.clear()
         _classes.clear()
         _around.clear()
@@ -558,8 +552,7 @@ class HubNeighbours:
         etype, direction = scanned.table.big
         column, far = ("src", 1) if direction == "out" else ("dst", 0)
         ids = frozenset(
-            row[far] for row in _edge_ends(self.graph, self.state, [node_id], column)
-            if row[2] == etype and row[far] != node_id
+            row[far] for row in self.graph.edge_ends([node_id], column) if row[2] == etype and row[far] != node_id
         )
         if self.graph.warm_state() != self.state:
             return None
@@ -664,18 +657,12 @@ class HubNeighbours:
         # with that direction's weights by type and its classes made once: a hub's whole list is
         # ranked at its first meeting, a few thousand rows (~4 us a row with a tuple key per row).
         around: dict[str, tuple[tuple[str, str], ...]] = {}
-        lists = edge_lists(self.graph)
         for column, direction, far in (("src", "out", 1), ("dst", "in", 0)):
             weight_of = {etype: w for (etype, d), w in weights.items() if d == direction}
             classes: dict[str, tuple[tuple[str, str], ...]] = {}
-            # The hub's (type, other end) pairs in ``edge_ends``' order: from the warm-up's lists
-            # as parsed (an unresolved end is null there), else from the store's rows.
-            pairs = (
-                lists.pairs(node_id, column) if lists is not None and lists.state == self.state
-                else [(row[2], row[far]) for row in self.graph.edge_ends([node_id], column)]
-            )
-            for etype, other in pairs:
-                if other == node_id or other is None:
+            for row in self.graph.edge_ends([node_id], column):
+                other, etype = row[far], row[2]
+                if other == node_id:
                     continue
                 one = classes.get(etype)
                 if one is None:
@@ -837,14 +824,6 @@ def _stale(reached: dict[str, Reached], weight_of: dict[str, float], base: float
     }
 
 
-def _edge_ends(graph: GraphReader, state: Hashable, ids: list[str], column: str) -> list[tuple[str, str, str]]:
-    """``GraphReader.edge_ends``, from every node's edges where the warm-up read them under ``state``."""
-    lists = edge_lists(graph)
-    if lists is not None and lists.state == state:
-        return lists.ends(ids, column)
-    return graph.edge_ends(ids, column)
-
-
 def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
     """The kept hub lists for a walk on ``graph``, or None (not warm, or the engine cannot say when
     its graph changed)."""
@@ -869,9 +848,6 @@ class NodeEdges:
 
     def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
         """``GraphReader.degrees``, from what is kept where it can."""
-        lists = edge_lists(self.graph)
-        if lists is not None and lists.state == self.state:
-            return lists.degrees(ids, column, at_most)
         out: dict[str, int] = {}
         missing: list[str] = []
         with _lock:
@@ -914,13 +890,10 @@ class NodeEdges:
             return out
         # The edges alone, and the other ends' details from what is kept (``NodeDetails``): the
         # same groups as ``edge_classes_of(walk_edges(...))``.
-        lists, known = edge_lists(self.graph), _node_details(self.graph, self.state)
-        if lists is not None and lists.state == self.state and known.complete:
-            read = lists.classes(missing, column, known.known)
-        else:
-            ends = _edge_ends(self.graph, self.state, missing, column)
-            far = 1 if column == "src" else 0
-            read = edge_classes_known(ends, column, known.of(self.graph, {row[far] for row in ends}))
+        ends = self.graph.edge_ends(missing, column)
+        far = 1 if column == "src" else 0
+        details = _node_details(self.graph, self.state).of(self.graph, {row[far] for row in ends})
+        read = edge_classes_known(ends, column, details)
         out.update(read)
         if self.graph.warm_state() != self.state:
             return out  # the graph moved while this was read
@@ -983,120 +956,6 @@ def _infos(rows: list[WalkDetail]) -> dict[str, NodeInfo]:
     }
 
 
-class EdgeLists:
-    """Every node's edges in both directions under one graph state, read at once by the warm-up
-    (``preload``): what ``GraphReader.edge_ends`` and ``degrees`` answer, without a query per hop.
-    At 100k nodes a new note's depth-3 walk read ~7,000 edge rows of ~350 nodes from the store
-    (~1.1 us a row); a node's list is kept as the JSON text SQLite made of it (~16 MB a direction
-    at 100k nodes) and parsed when a walk asks for it (~0.26 us an edge). Hidden and unresolved
-    ends are kept as the store gives them: the walk leaves hidden ones out by their details, so
-    one copy serves both readers."""
-
-    def __init__(self, state: Hashable, texts: dict[str, dict[str, str]], counts: dict[str, dict[str, int]]) -> None:
-        self.state = state
-        self.texts = texts  # column -> node -> JSON [[type, other end], ...], the index's order
-        self.counts = counts  # column -> node -> edges (unresolved ends included)
-
-    def ends(self, ids: list[str], column: str) -> list[tuple[str, str, str]]:
-        """``GraphReader.edge_ends``: the same rows in the same order (each chunk of ids in the
-        order SQLite reads an ``IN`` list, sorted and once each; a node's rows by type, then the
-        other end, as its index holds them)."""
-        from json import loads
-
-        from ctx.store.batches import chunks
-
-        texts = self.texts[column]
-        rows: list[tuple[str, str, str]] = []
-        for chunk in chunks(ids):
-            for node_id in sorted(set(chunk)):
-                text = texts.get(node_id)
-                if text is None:
-                    continue
-                if column == "src":
-                    rows.extend((node_id, other, etype) for etype, other in loads(text) if other is not None)
-                else:
-                    rows.extend((other, node_id, etype) for etype, other in loads(text))
-        return rows
-
-    def pairs(self, node_id: str, column: str) -> list[Any]:
-        """One node's edges on ``column`` as [type, other end] pairs in ``edge_ends``' order, an
-        unresolved end None (``edge_ends`` leaves those out)."""
-        from json import loads
-
-        text = self.texts[column].get(node_id)
-        return [] if text is None else loads(text)
-
-    def classes(self, ids: list[str], column: str, details: Mapping[str, NodeInfo | None]) -> dict[str, EdgeClasses]:
-        """``edge_groups.edge_classes_known(self.ends(ids, column), column, details)``, grouped
-        straight from each node's list (no row tuples between: ~4,000 edges at the last hop of a
-        new 100k note's depth-3 walk)."""
-        from json import loads
-
-        from ctx.store.batches import chunks
-
-        texts, get, intern = self.texts[column], details.get, sys.intern
-        out: dict[str, EdgeClasses] = {}
-        for chunk in chunks(ids):
-            for node_id in sorted(set(chunk)):
-                text = texts.get(node_id)
-                if text is None:
-                    continue
-                by_type: dict[str, dict[str, NodeInfo]] = {}
-                for etype, other in loads(text):
-                    if other == node_id:
-                        continue  # never walked
-                    info = get(other)  # None: hidden, or an unresolved end (null)
-                    if info is None:
-                        continue
-                    others = by_type.get(etype)
-                    if others is None:
-                        others = by_type[intern(etype)] = {}
-                    others[other] = info
-                if by_type:
-                    out[node_id] = sorted(by_type.items())
-        return out
-
-    def degrees(self, ids: list[str], column: str, at_most: int | None = None) -> dict[str, int]:
-        """``GraphReader.degrees``: each node's edges on ``column`` (hidden and unresolved ends
-        included), counted up to ``at_most``; nodes without any are absent."""
-        counts = self.counts[column]
-        out: dict[str, int] = {}
-        for node_id in sorted(set(ids)):
-            n = counts.get(node_id)
-            if n:
-                out[node_id] = n if at_most is None or n < at_most else at_most
-        return out
-
-
-def _read_edge_lists(graph: GraphReader, state: Hashable) -> EdgeLists | None:
-    """Every node's edges (``GraphReader.edge_lists``, SQLite only), or None where the graph has
-    more than ``MAX_LISTED_EDGES`` or the engine cannot list them."""
-    reader = getattr(graph, "edge_lists", None)
-    if reader is None:
-        return None
-    texts: dict[str, dict[str, str]] = {}
-    counts: dict[str, dict[str, int]] = {}
-    total = 0
-    for column in ("src", "dst"):
-        texts[column], counts[column] = text_of, count_of = {}, {}
-        for node_id, n, text in reader(column):
-            total += n
-            if total > MAX_LISTED_EDGES:
-                return None
-            text_of[node_id] = text
-            count_of[node_id] = n
-    return EdgeLists(state, texts, counts)
-
-
-def edge_lists(graph: GraphReader) -> EdgeLists | None:
-    """Every node's edges as the warm-up read them, if the graph has not moved since (else None:
-    walks read edges from the store, as before the warm-up)."""
-    lists = _edge_lists
-    if lists is None or not _enabled:
-        return None
-    return lists if graph.warm_state() == lists.state else None
-
-
 def _node_details(graph: GraphReader, state: Hashable) -> NodeDetails:
     """The kept node details for ``graph`` under ``state`` (an empty lazily filled one at first)."""
     key = (state, graph.include_private)
@@ -1115,17 +974,13 @@ def preload(graph: GraphReader) -> bool:
     state = graph.warm_state() if _enabled else None
     if state is None or graph.node_count() > MAX_DETAILS:
         return False
-    global _edge_lists
     details = NodeDetails(state, dict(_infos(graph.walk_details(None))), True)
-    lists = _read_edge_lists(graph, state)
     if graph.warm_state() != state:
         return False  # the graph moved while this was read
     with _lock:
         _details[(state, graph.include_private)] = details
         while len(_details) > 2:
             _details.popitem(last=False)
-        if lists is not None:
-            _edge_lists = lists
     return True
 
 

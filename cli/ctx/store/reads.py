@@ -563,19 +563,3 @@ def block_texts(conn: sqlite3.Connection, ids: list[str], *, include_private: bo
                 out[key] = (body or "", page or "")
     return out
 
-
-
-def edge_lists(conn: sqlite3.Connection, column: str) -> sqlite3.Cursor:
-    """Every node's edges on ``column`` (src: out, dst: in) as rows of (node, how many edges, a JSON
-    array of [type, other end] in the order of the index led by ``column``: type, then the other
-    end, which is the order ``edge_ends`` gives one node's rows in). The count and the array hold
-    unresolved ends too (null), as ``degrees`` counts them. One pass over the index: a warm process
-    reads every node's edges at once (``warm.EdgeLists``) instead of a few hundred nodes' each walk."""
-    other, index = ("dst", "edges_out") if column == "src" else ("src", "edges_in")
-    where = "" if column == "src" else " WHERE dst IS NOT NULL"
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    return cursor.execute(
-        f"SELECT {column}, COUNT(*), json_group_array(json_array(type, {other}))"
-        f" FROM edges INDEXED BY {index}{where} GROUP BY {column}"
-    )

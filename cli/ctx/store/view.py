@@ -202,11 +202,6 @@ class GraphView:
             )
         return rows
 
-    def edge_lists(self, column: str) -> Iterator[tuple[str, int, str]]:
-        """Every node's edges on ``column`` at once: (node, count, JSON [type, other] pairs), the
-        pairs in ``edge_ends``' order (``reads.edge_lists``); read by a warm process's warm-up."""
-        return iter(reads.edge_lists(self.conn, column))
-
     def _tuples(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """``conn.execute(...).fetchall()`` as plain tuples: the connection makes a ``sqlite3.Row``
         of every row, which costs more than the row where a warm process reads thousands."""
