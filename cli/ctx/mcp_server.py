@@ -456,12 +456,12 @@ class CtxTools:
         # the server read a file of the agent's choosing. The user's configured default may be
         # any lens the CLI accepts.
         # "auto" names no file: the build chooses between built-in lenses from the topics.
-        chosen = (
-            AUTO_LENS if lens == AUTO_LENS else load_named_lens(lens) if lens is not None else build_defaults()[0]
-        )
-        _, options["max_tokens"], options["encoding"] = build_defaults(
+        named = AUTO_LENS if lens == AUTO_LENS else load_named_lens(lens) if lens is not None else None
+        # One read of the user's settings for all three (each read looks for the config files).
+        configured, options["max_tokens"], options["encoding"] = build_defaults(
             None, options.get("max_tokens"), options.get("encoding")
         )
+        chosen = named if named is not None else configured
         graph, refreshed = self._fresh_graph()
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
         from ctx.commands.waiting import waits_shown
