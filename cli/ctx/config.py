@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -254,9 +257,39 @@ def _settings_of(path: Path, *, project: bool = False) -> dict[str, Any]:
 
 
 def load_settings() -> Settings:
-    """The merged settings of the user and project config files (read once per process state)."""
+    """The merged settings of the user and project config files (read once per process state;
+    within ``settings_read_once``, once)."""
+    once = getattr(_one_call, "depth", 0)
+    if once:
+        kept: Settings | None = getattr(_one_call, "settings", None)
+        if kept is not None:
+            return kept
     files = tuple((path, _stamp(path)) for path in config_files())
-    return _load_settings(files)
+    settings = _load_settings(files)
+    if once:
+        _one_call.settings = settings
+    return settings
+
+
+# Per thread: a server answers calls on several threads, each call its own scope.
+_one_call = threading.local()
+
+
+@contextmanager
+def settings_read_once() -> Iterator[None]:
+    """Within (on this thread): the config files are looked for and stamped once, at the first
+    ``load_settings``; later asks get that answer. Finding them costs ~10 ``stat`` calls and an
+    MCP call asks four times (lens and budget, the freshness check, its interval, the manifest's
+    keep counts); a server wraps each call, so a file edited between two calls is read by the
+    second."""
+    depth = getattr(_one_call, "depth", 0)
+    _one_call.depth = depth + 1
+    try:
+        yield
+    finally:
+        _one_call.depth = depth
+        if not depth:
+            _one_call.settings = None
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

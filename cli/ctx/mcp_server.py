@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -380,7 +381,10 @@ class CtxTools:
                 return error_reply(exc)
             self._current.handle = handle
             try:
-                return work(*args)
+                from ctx.config import settings_read_once
+
+                with settings_read_once():  # edited between two calls, seen by the second
+                    return work(*args)
             except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
                 if attempt == 1 and is_mixed_pages(exc):
                     # Pages of two graphs met: once more on connections opened afresh, which
@@ -466,7 +470,10 @@ class CtxTools:
         topics = (topic,) if isinstance(topic, str) else tuple(topic)
         from ctx.commands.waiting import waits_shown
 
-        with waits_shown():  # on the server's stderr, its log
+        # The graph's warm state read once for the build (after the sync above, which may
+        # change it), not at each of the ~25 places that key or check what is kept.
+        one_state = getattr(graph.store.reader(), "one_state", None)
+        with waits_shown(), one_state() if one_state is not None else nullcontext():
             result = graph.build(BuildRequest(topics=topics, lens=chosen, **options))
         result.warnings[:0] = refreshed
         if not result.found:
