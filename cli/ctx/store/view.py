@@ -69,7 +69,7 @@ class ConnectionMarks:
         # Within ``GraphView.one_state``: how deep, and the state read first with the connection's
         # change counts it was read at (total, quiet).
         self.calls = 0
-        self.state: tuple[int, int, Hashable] | None = None
+        self.state: tuple[int, int, tuple[Hashable, tuple[str, int], int, int]] | None = None
 
 
 @dataclass
