@@ -36,3 +36,26 @@ def test_node_facts_are_the_stored_json_and_empty_ones_are_each_nodes_own(tmp_pa
         first.tags.append("x")
         first.fields["k"] = ["v"]
         assert second.tags == [] and second.fields == {}
+
+
+def test_a_long_lived_view_hides_a_node_made_private_by_a_later_import(tmp_path):
+    """``private_among`` answers "none" at once on a graph without private nodes; it asks each
+    time, so a view kept across an import (a warm server's) sees a node that became private."""
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    db = tmp_path / "g.db"
+    with Graph.open(db, create=True) as graph:
+        graph.import_path(vault)
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE nodes SET private = 0")  # whatever the fixture marks: none now
+        conn.commit()
+        ids = [r[0] for r in conn.execute("SELECT id FROM nodes")]
+        reader = graph.store.reader()
+        assert reader.hidden_among(ids) == set() and reader.private_among(ids) == set()
+        note = vault / "Projects" / "Project Apollo.md"
+        note.write_text("---\nprivate: true\n---\n" + note.read_text(), encoding="utf-8")
+        graph.import_path(vault)
+        now = {r[0] for r in conn.execute("SELECT id FROM nodes WHERE private = 1")}
+        conn.close()
+        assert now and reader.private_among(ids) == now & set(ids) and reader.hidden_among(ids) == now & set(ids)
+        assert graph.store.reader(include_private=True).hidden_among(ids) == set()
