@@ -365,6 +365,7 @@ def main() -> int:
     print(f"command: {' '.join(['python', *sys.argv])}")
     cpu_started = time.process_time()
     results: list[Result] = []
+    cpu: dict[tuple[str, str, int], float] = {}  # (set, configuration, budget) -> CPU seconds
     from bench_facts import count
 
     for seed in (int(s) for s in args.sets.split(",")):
@@ -384,12 +385,18 @@ def main() -> int:
                 run = lambda q, b, rag=rag, how=how: rag.context(q, b, how)  # noqa: E731
             for q in questions:
                 for budget in budgets:
+                    started = time.process_time()
                     text = run(q["question"], budget)
+                    cpu[(name, config, budget)] = cpu.get((name, config, budget), 0.0) + time.process_time() - started
                     results.append(score(name, config, budget, q, text, count(text)))
         over = [r for r in results if r.tokens > r.budget]
         if over:
             print(f"warning: {len(over)} contexts over budget", file=sys.stderr)
     print_tables(results, configs, budgets)
+    print("\nmean CPU per context, ms (ctx: an in-process build, cold; the first of a graph opens it):")
+    for (set_name, config, budget), seconds in sorted(cpu.items()):
+        n = sum(1 for r in results if r.set == set_name and r.config == config and r.budget == budget)
+        print(f"- {set_name} {config} {budget:,}: {1000 * seconds / max(n, 1):.1f}")
     print(f"\nCPU {time.process_time() - cpu_started:.0f}s in this process; load average after "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.misses:

@@ -12,7 +12,7 @@ from functools import partial
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
-from ctx.assemble.plan import fill_summaries
+from ctx.assemble.plan import drop_repeated, fill_summaries, shown_in_page
 from ctx.assemble.document import FULL, SHORTENED, Item
 from ctx.assemble.render import Rendering, omitted_text
 from ctx.assemble.sizing import shortened_item
@@ -221,8 +221,15 @@ def enlarge_shortened(p: Packer, slack: int) -> Undo | None:
         bigger = shortened_item(p, item.cand, p.cost(item) + slack - 1, force=item.cand.seed, compact=item.compact)
         if bigger is not None and bigger.extent() > item.extent():
             p.place(bigger)
-            return partial(p.place, item)
+            repeated = drop_repeated(p)
+            return partial(_unenlarge, p, item, repeated)
     return None
+
+
+def _unenlarge(p: Packer, item: Item, repeated: list[Item]) -> None:
+    p.place(item)
+    for i in repeated:
+        p.place(i)
 
 
 def add_shortened(p: Packer, slack: int) -> Undo | None:
@@ -234,6 +241,8 @@ def add_shortened(p: Packer, slack: int) -> Undo | None:
     tried = 0
     for c in p.ranked:
         if c.id in p.placed or c.section is None or c.id not in p.has_body or c.reason.startswith("beyond"):
+            continue
+        if shown_in_page(p, c):
             continue
         tried += 1
         if tried > 8:
@@ -247,13 +256,15 @@ def add_shortened(p: Packer, slack: int) -> Undo | None:
         also_before = list(p.doc.also)
         p.doc.also = [i for i in p.doc.also if i.cand.id != c.id]
         p.place(short)
-        return partial(_unadd, p, c, also_before)
+        return partial(_unadd, p, c, also_before, drop_repeated(p))
     return None
 
 
-def _unadd(p: Packer, c: Candidate, also: list[Item]) -> None:
+def _unadd(p: Packer, c: Candidate, also: list[Item], repeated: list[Item]) -> None:
     p.unplace(c)
     p.doc.also = also
+    for i in repeated:
+        p.place(i)
 
 
 def add_summaries(p: Packer, slack: int) -> Undo | None:

@@ -17,8 +17,9 @@ the plan is summary-first: one line per related node, the seeds' text cut to wha
 
 from __future__ import annotations
 
-from ctx.assemble import focus
+from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.dedup import normalise
 from ctx.assemble.packer import Packer
 from ctx.assemble.packing_order import packing_order, shown_units
 from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
@@ -167,7 +168,7 @@ def fill_tail(p: Packer, left_out: list[Candidate], room: int) -> int:
         short = shortened_item(p, c, room)
         if short is not None:
             p.place(short)
-            room -= p.cost(short)
+            room -= p.cost(short) - sum(i.tokens for i in drop_repeated(p))
             break
     return room
 
@@ -232,9 +233,14 @@ def place_won(
 
 
 def fill_unmatched(p: Packer, left_out: list[Candidate], room: int) -> tuple[int, list[Candidate]]:
-    """Room the passages did not use goes to whole nodes the topic did not match, best first."""
+    """Room the passages did not use goes to whole nodes the topic did not match, best first;
+    never to a block its page already shows (``shown_in_page``)."""
     rest = []
     for c in left_out:
+        if shown_in_page(p, c):
+            # Nor shortened into the tail: its words are in the context already.
+            c.reason = f"shown in its page {c.page}"
+            continue
         if c.id in p.has_body and not c.pieces_matched():
             item = Item(c, FULL, c.body or "")
             cost = p.cost(item)
@@ -244,6 +250,46 @@ def fill_unmatched(p: Packer, left_out: list[Candidate], room: int) -> tuple[int
                 continue
         rest.append(c)
     return room, rest
+
+
+def shown_in_page(p: Packer, c: Candidate, item: Item | None = None) -> bool:
+    """Whether ``c`` is a block whose text (``item``, else the whole block with its sub-blocks)
+    its page, as placed, already shows. An outliner's day page enters as its matching entries
+    while each entry is also a node of its own: shown twice, the same words would be paid twice
+    (a block's own heading, its page and date, is ~25 tokens: ~5% of a 1,000-token context on a
+    journal graph). The page's copy is the one kept: it is already paid for, it carries the
+    entry's parent bullet (the ``[[Page]]`` it sits under) and the page's date heading. A seed is
+    never left out for this (it is what the topic named). Only where a lens packs passages: a
+    lens of sections places a page's block in a section of its own for what it is (a task, a
+    linked note), and its page shows it as part of an outline."""
+    if c.seed or c.page is None or c.page == c.id or not p.lens.passages:
+        return False
+    held = p.placed.get(c.page)
+    if held is None:
+        return False
+    shown = item if item is not None else Item(c, FULL, c.body or "")
+    # A block's text is its title when it has no body beyond it (``render.strip_title_heading``).
+    mine = _shown_lines(shown) + ([] if shown.text.strip() else [normalise(c.title)])
+    page = " ".join(_shown_lines(held))
+    return all(line in page for line in mine)
+
+
+def _shown_lines(item: Item) -> list[str]:
+    """An item's text and outline as lines, case and spaces folded, bullets and indents off."""
+    text = item.text + "\n" + outline_view.markdown(item.cand, item.outline_shown())
+    lines = (normalise(line).removeprefix("- ").removeprefix("* ") for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def drop_repeated(p: Packer) -> list[Item]:
+    """A page placed (or grown) to show an entry that is also placed as a block of its own: the
+    block goes, its words being in the page now (``plan.shown_in_page``); the items taken out,
+    for the undo to put back."""
+    repeated = [i for i in p.placed.values() if shown_in_page(p, i.cand, i)]
+    for i in repeated:
+        p.unplace(i.cand)
+        i.cand.reason = f"shown in its page {i.cand.page}"
+    return repeated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,6 +322,8 @@ def fill_summaries(p: Packer, skipped: list[Candidate], room: int) -> int:
     used = 0
     title = p.counter.count(ALSO_RELATED_TITLE)
     for c in skipped:
+        if shown_in_page(p, c):
+            continue
         item = Item(c, SUMMARY)
         cost = p.cost(item) + (title if not p.doc.also else 0)
         if cost <= room - used:

@@ -29,7 +29,7 @@ def shortened_item(
     """
     body = c.body or ""
     full = Item(c, FULL, body, compact=compact)
-    if p.cost(full) <= block_budget:
+    if p.cost(full) <= block_budget and not cut_outline(c):
         return full
     outlined = outline_cut(p, c, full, block_budget)
     if outlined is not None:
@@ -49,6 +49,14 @@ def shortened_item(
     if best is not None and best.text:
         return best
     return empty if force else None
+
+
+def cut_outline(c: Candidate) -> bool:
+    """Whether ``c`` "whole" would be less than its passages: an outliner page whose text is its
+    blocks shows at most ``output.outline_max_nodes`` of them, so a day page of 70 entries shown
+    "whole" is its first 30 and a gap, and the entries the topic matched further down are gone.
+    A page the topic matched is shown as its passages instead, which hold all of its text."""
+    return c.outline is not None and c.outline.truncated and c.pieces_matched()
 
 
 def outline_cut(p: Packer, c: Candidate, full: Item, block_budget: int) -> Item | None:
@@ -123,7 +131,7 @@ def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int
     whatever version of it fits ``room``."""
     pieces = c.pieces or []
     cores = cores or set()
-    if len(ords) == len(pieces) and not cores:
+    if len(ords) == len(pieces) and not cores and not cut_outline(c):
         full = Item(c, FULL, c.body or "")
         if p.cost(full) <= room:
             return full
