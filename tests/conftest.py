@@ -133,6 +133,11 @@ def bench_module(name: str):
     return module
 
 
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under ``root``, by its POSIX path relative to it: two generated trees compare whole."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
 def copy_graph(source: Path, target: Path) -> Path:
     """A copy of a graph file that other connections of this process may have open, made through
     SQLite's backup API. Copying the file with ``shutil`` opens and closes it behind SQLite's back,

@@ -40,9 +40,9 @@ QUESTION = "what do we know about the kayak for the lake trip?"
 DAYS = 18
 
 
-def journals(root: Path, entries: int, at: int):
-    """``DAYS`` day pages of ``entries`` top-level entries; a fact day holds its fact under a
-    ``[[Lake trip]]`` entry at position ``at``."""
+def logseq_graph(root: Path, days: dict[str, list[str]]):
+    """A Logseq graph under ``root`` (a ``[[Lake trip]]`` page and one journal file per name in
+    ``days``, its entries one per line) imported into ``root``/graph.db; the open connection."""
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
@@ -52,14 +52,27 @@ def journals(root: Path, entries: int, at: int):
     (graph / "journals").mkdir()
     (graph / "pages").mkdir()
     (graph / "pages" / "Lake trip.md").write_text("- The summer outing.\n")
-    for day in range(1, DAYS + 1):
-        items = [f"- {NAMES[(day + k) % 4]}: {CHATTER[(day * 7 + k) % len(CHATTER)]} ({k})" for k in range(entries)]
-        if day in FACTS:
-            items[at] = f"- [[Lake trip]]\n\t- {FACTS[day]}"
-        (graph / "journals" / f"2024_05_{day:02d}.md").write_text("\n".join(items) + "\n")
+    for name, items in days.items():
+        (graph / "journals" / name).write_text("\n".join(items) + "\n")
     conn = connect(root / "graph.db", create=True)
     import_path(conn, graph)
     return conn
+
+
+def chatter(day: int, entries: int) -> list[str]:
+    return [f"- {NAMES[(day + k) % 4]}: {CHATTER[(day * 7 + k) % len(CHATTER)]} ({k})" for k in range(entries)]
+
+
+def journals(root: Path, entries: int, at: int):
+    """``DAYS`` day pages of ``entries`` top-level entries; a fact day holds its fact under a
+    ``[[Lake trip]]`` entry at position ``at``."""
+    days = {}
+    for day in range(1, DAYS + 1):
+        items = chatter(day, entries)
+        if day in FACTS:
+            items[at] = f"- [[Lake trip]]\n\t- {FACTS[day]}"
+        days[f"2024_05_{day:02d}.md"] = items
+    return logseq_graph(root, days)
 
 
 def folded(text: str) -> str:
@@ -196,24 +209,14 @@ def test_a_loose_budget_shows_every_day_s_matching_entry_not_only_the_searched_n
     # day plus the 30 best nodes by search (blocks and pages alike), so at most ~30 days could
     # be shown however large the budget; the days holding the budget's best passages are
     # candidates too now.
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
-
-    graph = tmp_path / "graph"
-    (graph / "logseq").mkdir(parents=True)
-    (graph / "logseq" / "config.edn").write_text("{}\n")
-    (graph / "journals").mkdir()
-    (graph / "pages").mkdir()
-    (graph / "pages" / "Lake trip.md").write_text("- The summer outing.\n")
-    facts = {}
+    facts, days = {}, {}
     for day in range(1, 41):
         facts[day] = f"{NAMES[day % 4]} says kayak number {100 + day} is ready at the lake."
-        items = [f"- {NAMES[(day + k) % 4]}: {CHATTER[(day * 7 + k) % len(CHATTER)]} ({k})" for k in range(12)]
+        items = chatter(day, 12)
         items[6] = f"- [[Lake trip]]\n\t- {facts[day]}"
         month, mday = (6, day) if day <= 30 else (7, day - 30)
-        (graph / "journals" / f"2024_{month:02d}_{mday:02d}.md").write_text("\n".join(items) + "\n")
-    conn = connect(tmp_path / "graph.db", create=True)
-    import_path(conn, graph)
+        days[f"2024_{month:02d}_{mday:02d}.md"] = items
+    conn = logseq_graph(tmp_path, days)
     text = build_context(conn, BuildRequest(("which kayak is ready at the lake?",), max_tokens=8000)).text
     shown = [d for d, f in facts.items() if f in text]
     assert len(shown) == len(facts), (len(shown), sorted(set(facts) - set(shown)))

@@ -9,21 +9,17 @@ import re
 
 import pytest
 
-from conftest import SHARED, bench_module
+from conftest import SHARED, bench_module, tree_bytes
 
 memory_logs = bench_module("memory_logs")
-
-
-def _files(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_same_seed_same_bytes_other_seed_other_logs(tmp_path):
     memory_logs.generate(7, tmp_path / "a")
     memory_logs.generate(7, tmp_path / "b")
     memory_logs.generate(8, tmp_path / "c")
-    assert _files(tmp_path / "a") == _files(tmp_path / "b")
-    assert _files(tmp_path / "a") != _files(tmp_path / "c")
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert tree_bytes(tmp_path / "a") != tree_bytes(tmp_path / "c")
 
 
 def test_sessions_are_dated_and_evidence_is_unique(tmp_path):

@@ -8,21 +8,17 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import bench_module
+from conftest import bench_module, tree_bytes
 
 memory_logs2 = bench_module("memory_logs2")
-
-
-def _files(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_same_seed_same_bytes_other_seed_other_logs(tmp_path):
     memory_logs2.generate(5, tmp_path / "a")
     memory_logs2.generate(5, tmp_path / "b")
     memory_logs2.generate(6, tmp_path / "c")
-    assert _files(tmp_path / "a") == _files(tmp_path / "b")
-    assert _files(tmp_path / "a") != _files(tmp_path / "c")
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert tree_bytes(tmp_path / "a") != tree_bytes(tmp_path / "c")
 
 
 def test_logs_are_dated_and_evidence_is_unique(tmp_path):

@@ -12,12 +12,18 @@ from conftest import FIXTURES
 from ctx import Graph
 
 
-def test_node_facts_are_the_stored_json_and_empty_ones_are_each_nodes_own(tmp_path):
+def _imported_demo(tmp_path):
+    """The demo vault copied under ``tmp_path`` (so a test may edit it) and imported: (vault, db)."""
     vault = tmp_path / "vault"
     shutil.copytree(FIXTURES / "demo-vault", vault)
     db = tmp_path / "g.db"
     with Graph.open(db, create=True) as graph:
         graph.import_path(vault)
+    return vault, db
+
+
+def test_node_facts_are_the_stored_json_and_empty_ones_are_each_nodes_own(tmp_path):
+    _, db = _imported_demo(tmp_path)
     conn = sqlite3.connect(db)
     stored = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, tags, fields FROM nodes WHERE private = 0")}
     conn.close()
@@ -41,11 +47,8 @@ def test_node_facts_are_the_stored_json_and_empty_ones_are_each_nodes_own(tmp_pa
 def test_a_long_lived_view_hides_a_node_made_private_by_a_later_import(tmp_path):
     """``private_among`` answers "none" at once on a graph without private nodes; it asks each
     time, so a view kept across an import (a warm server's) sees a node that became private."""
-    vault = tmp_path / "vault"
-    shutil.copytree(FIXTURES / "demo-vault", vault)
-    db = tmp_path / "g.db"
-    with Graph.open(db, create=True) as graph:
-        graph.import_path(vault)
+    vault, db = _imported_demo(tmp_path)
+    with Graph.open(db) as graph:
         conn = sqlite3.connect(db)
         conn.execute("UPDATE nodes SET private = 0")  # whatever the fixture marks: none now
         conn.commit()
