@@ -93,8 +93,13 @@ MAX_AROUND_PER_HUB = 4_096
 _enabled = False
 _pools: OrderedDict[Hashable, Kept] = OrderedDict()
 _results: OrderedDict[Hashable, BuildResult] = OrderedDict()
-_hubs: OrderedDict[Hashable, tuple[list[RankedNeighbour], dict[str, float]]] = OrderedDict()
+# A hub's ranked list as kept: (-value, id, details, heaviest weight) of each visible neighbour.
+Valued = tuple[float, str, "NodeInfo", float]
+_hubs: OrderedDict[Hashable, tuple[list[Valued], dict[str, float]]] = OrderedDict()
 _hub_rows = 0
+# Hubs' edges by class (``HubEdges``), read once per graph state whatever the weights.
+_hub_edges: OrderedDict[Hashable, HubEdges] = OrderedDict()
+_hub_edge_rows = 0
 _scans: OrderedDict[Hashable, Scanned] = OrderedDict()
 _scan_rows = 0
 # Hubs ranked by the store, not kept: None after the first time, then whether the store ranks
@@ -144,7 +149,7 @@ def disable() -> None:
 
 def forget() -> None:
     """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
-    global _hub_rows, _edge_rows, _scan_rows
+    global _hub_rows, _edge_rows, _scan_rows, _hub_edge_rows
     with _lock:
         _scans.clear()
         _scan_rows = 0
@@ -164,6 +169,8 @@ def forget() -> None:
         _hubs.clear()
         _hubs_met.clear()
         _hub_rows = 0
+        _hub_edges.clear()
+        _hub_edge_rows = 0
 
 
 def enabled() -> bool:
@@ -422,15 +429,15 @@ class HubNeighbours:
         if kept is None:
             hold_reached()
             return self.graph.best_neighbours(node_id, base, weights, ranker, limit)
-        ranked, weight_of = kept
+        valued, weight_of = kept
         stale = _stale(reached, weight_of, base)
         fresh: list[Neighbour] = []
-        for row in ranked:
+        for _, other, info, _w in valued:
             if len(fresh) == limit:
                 break
-            if row[0] not in stale:
-                fresh.append(row[:5])
-        return len(ranked) - len(stale), fresh
+            if other not in stale:
+                fresh.append((other, info.type, info.tags, info.updated, info.title))
+        return len(valued) - len(stale), fresh
 
     def _scanned_best(
         self,
@@ -590,7 +597,7 @@ class HubNeighbours:
 
     def _kept(
         self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
-    ) -> tuple[list[RankedNeighbour], dict[str, float]] | Scanned | None:
+    ) -> tuple[list[Valued], dict[str, float]] | Scanned | None:
         """The hub's whole ranked list and each neighbour's heaviest edge weight, kept or read now
         (its second meeting under this state); None when it is met for the first time. A hub the
         store finds the best of without ranking them all (``ranks_best_alone``: a tag of 40,000
@@ -631,8 +638,14 @@ class HubNeighbours:
                 return None  # the store ranks a scanned hub's best the first time, as before
         if met:
             return self._scan_table(key, node_id, weights, ranker, limit)
-        ranked = self._ranked(node_id, weights, ranker)
-        kept = (ranked, {row[0]: row[5] for row in ranked})
+        details = _node_details(self.graph, self.state)
+        if details.complete:
+            kept = self._valued(node_id, weights, ranker, details)
+        else:  # the store ranks them (in its order: the values are not needed past the sort)
+            from ctx.assemble.bound import NodeInfo
+
+            rows = self.graph.ranked_neighbours(node_id, weights, ranker)
+            kept = ([(0.0, r[0], NodeInfo(r[1], r[2], r[3], r[4]), r[5]) for r in rows], {r[0]: r[5] for r in rows})
         if self.graph.warm_state() == self.state:  # else the graph moved while this was read
             _keep_hub(key, kept)
         return kept
@@ -645,37 +658,42 @@ class HubNeighbours:
         valued here as the store's SQL values it (``_value``: the same doubles) and sorted the same
         way (value, then id: code point order is UTF-8 byte order); ~0.6x the store's time at 100k
         nodes, which joins each edge with its node's row. Else the store ranks them."""
-        from math import pow as _pow
-
         details = _node_details(self.graph, self.state)
         if not details.complete:
             return self.graph.ranked_neighbours(node_id, weights, ranker)
+        return [
+            (other, info.type, info.tags, info.updated, info.title, w)
+            for _, other, info, w in self._valued(node_id, weights, ranker, details)[0]
+        ]
+
+    def _valued(
+        self, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, details: NodeDetails
+    ) -> tuple[list[Valued], dict[str, float]]:
+        """``_ranked`` as the walk keeps it: (-value, id, details, heaviest weight) of each visible
+        neighbour, best first, and each one's heaviest weight. The hub's edges grouped by class
+        (``HubEdges``) are read once per graph state whatever the weights: a note hub met at hop 2
+        (where the lens walks tags) and again at hop 3 (where it does not) is valued twice, read
+        once; a neighbour's rows are made only for the few a walk takes (``best``)."""
+        from math import pow as _pow
+
+        edges = self._hub_edges(node_id)
         heaviest: dict[str, float] = {}
         lightest: dict[str, float] = {}  # of a neighbour over several edges (a boost below 0 takes it)
-        # Each neighbour's edges of every class, as ``edges_around`` reads them (out, then in, each
-        # by type): kept for the hub where it has few enough neighbours. One loop per direction
-        # with that direction's weights by type and its classes made once: a hub's whole list is
-        # ranked at its first meeting, a few thousand rows (~4 us a row with a tuple key per row).
-        around: dict[str, tuple[tuple[str, str], ...]] = {}
-        for column, direction, far in (("src", "out", 1), ("dst", "in", 0)):
-            weight_of = {etype: w for (etype, d), w in weights.items() if d == direction}
-            classes: dict[str, tuple[tuple[str, str], ...]] = {}
-            for row in self.graph.edge_ends([node_id], column):
-                other, etype = row[far], row[2]
-                if other == node_id:
-                    continue
-                one = classes.get(etype)
-                if one is None:
-                    one = classes[etype] = ((etype, direction),)
-                before_classes = around.get(other)
-                around[other] = one if before_classes is None else before_classes + one
-                w = weight_of.get(etype)
-                if w is None:
-                    continue
+        for cls, w in weights.items():
+            others = edges.by_class.get(cls)
+            if not others:
+                continue
+            if not heaviest:
+                # The first class taken: every neighbour at its weight, at C speed.
+                heaviest = dict.fromkeys(others, w)
+                continue
+            for other in others:
                 before = heaviest.get(other)
                 if before is None:
                     heaviest[other] = w
                 elif before != w:
+                    # The heaviest and the lightest of its distinct weights: what the order of
+                    # classes cannot change.
                     heaviest[other] = max(before, w)
                     lightest[other] = min(lightest.get(other, before), w)
         known = details.known
@@ -684,10 +702,13 @@ class HubNeighbours:
         # A boost depends on the type alone unless the lens boosts tags (then on both).
         by_type = not ranker.tag_boosts
         boosts: dict[object, float] = {}
-        valued: list[tuple[float, str, NodeInfo, float]] = []
+        valued: list[Valued] = []
+        append = valued.append
+        hidden = False
         for other, w in heaviest.items():
             info = known.get(other)
             if info is None:
+                hidden = True
                 continue  # hidden, or no node
             ntype = info.type
             boost = boosts.get(ntype if by_type else (ntype, info.tags))
@@ -701,14 +722,55 @@ class HubNeighbours:
             else:  # ``score.recency``, the same operations (and the store's SQL): the same double
                 rec = _pow(0.5, (max(0.0, reference - updated) / 86400.0) / half_life)  # type: ignore[operator]
             # Negated, so that a plain sort orders by value down, then id (ids are distinct).
-            valued.append((-(boost * (at + share * rec)), other, info, w))
+            append((-(boost * (at + share * rec)), other, info, w))
         valued.sort()
-        if len(around) <= MAX_AROUND_PER_HUB and self.graph.warm_state() == self.state:
-            with _lock:
+        weight_of = {other: w for _, other, _, w in valued} if hidden else heaviest
+        return valued, weight_of
+
+    def _hub_edges(self, node_id: str) -> HubEdges:
+        """The hub's edges by class and each neighbour's classes (``HubEdges``), kept under the
+        graph's state (they do not depend on the reader: a hidden end is left out when valued)."""
+        global _hub_edge_rows
+        key = (self.state, node_id)
+        with _lock:
+            kept = _hub_edges.get(key)
+            if kept is not None:
+                _hub_edges.move_to_end(key)
+                return kept
+        by_class: dict[tuple[str, str], list[str]] = {}
+        # Each neighbour's edges of every class, as ``edges_around`` reads them (out, then in, each
+        # by type): kept for the hub where it has few enough neighbours.
+        around: dict[str, tuple[tuple[str, str], ...]] = {}
+        rows = 0
+        for column, direction, far in (("src", "out", 1), ("dst", "in", 0)):
+            classes: dict[str, tuple[tuple[str, str], ...]] = {}
+            for row in self.graph.edge_ends([node_id], column):
+                other, etype = row[far], row[2]
+                if other == node_id:
+                    continue
+                one = classes.get(etype)
+                if one is None:
+                    one = classes[etype] = ((etype, direction),)
+                    by_class[(etype, direction)] = []
+                by_class[(etype, direction)].append(other)
+                before_classes = around.get(other)
+                around[other] = one if before_classes is None else before_classes + one
+                rows += 1
+        edges = HubEdges(by_class, rows)
+        if self.graph.warm_state() != self.state:
+            return edges  # the graph moved while this was read: nothing kept
+        with _lock:
+            if key not in _hub_edges:
+                _hub_edges[key] = edges
+                _hub_edge_rows += rows + 1
+            while _hub_edge_rows > MAX_HUB_ROWS and len(_hub_edges) > 1:
+                _, dropped = _hub_edges.popitem(last=False)
+                _hub_edge_rows -= dropped.rows + 1
+            if len(around) <= MAX_AROUND_PER_HUB:
                 _around[(self.state, self.graph.include_private, node_id)] = around  # type: ignore[assignment]
                 while len(_around) > MAX_HUBS_MET:
                     _around.popitem(last=False)
-        return [(other, info.type, info.tags, info.updated, info.title, w) for _, other, info, w in valued]
+        return edges
 
     def _scan_table(
         self, key: Hashable, node_id: str, weights: dict[tuple[str, str], float], ranker: NeighbourOrder, limit: int
@@ -770,6 +832,15 @@ class HubNeighbours:
 
 
 @dataclass
+class HubEdges:
+    """A hub's edges as a warm process keeps them for ranking: the neighbours of each (type,
+    direction) class in the store's order, self-loops left out (``rows``: how many)."""
+
+    by_class: dict[tuple[str, str], list[str]]
+    rows: int
+
+
+@dataclass
 class Scanned:
     """A hub the store ranks newest first, as a warm process keeps it: the store's table (the
     small classes ranked, the big class's size and hidden neighbours), the ids of the small
@@ -798,7 +869,7 @@ def _value(ranker: NeighbourOrder, weight: float, ntype: str, tags: str | None, 
     return ranker.boost(ntype, tags) * (weight + ranker.recency_share * r)
 
 
-def _keep_hub(key: Hashable, kept: tuple[list[RankedNeighbour], dict[str, float]]) -> None:
+def _keep_hub(key: Hashable, kept: tuple[list[Valued], dict[str, float]]) -> None:
     global _hub_rows
     with _lock:
         if key not in _hubs:
