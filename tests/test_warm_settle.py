@@ -57,3 +57,91 @@ def test_warming_up_switches_often_without_collecting_then_settles():
     out = subprocess.run([sys.executable, "-c", WARMING], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+AFTER_CALL = r"""
+import gc, sys, weakref
+from ctx.assemble import warm
+
+class Node:
+    pass
+
+def cycle():
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+    return a
+
+warm.after_call()  # before settling: the collector is left as Python runs it
+assert gc.get_freeze_count() == 0
+held = [{"node": i} for i in range(5000)]
+warm.settle()
+frozen = gc.get_freeze_count()
+
+# A call made garbage with a cycle and kept 3,000 objects: the garbage is collected, what it
+# kept is frozen out of later collections (and counted from none again).
+kept = [[i] for i in range(3000)]  # lists: always tracked by the collector
+garbage = cycle()
+gone = weakref.ref(garbage)
+del garbage
+warm.after_call()
+assert gone() is None
+assert gc.get_freeze_count() >= frozen + len(kept), (gc.get_freeze_count(), frozen)
+assert gc.get_count() == (0, 0, 0)
+
+# A cycle among frozen objects (a cache let go of what it kept) is found by the whole
+# collection every FULL_COLLECT_CALLS calls, and not before.
+late = cycle()
+warm.after_call()  # frozen while still held
+gone = weakref.ref(late)
+del late
+for _ in range(warm.FULL_COLLECT_CALLS - 3):  # calls 3 to N - 1 since settling
+    warm.after_call()
+assert gone() is not None
+warm.after_call()
+assert gone() is None
+# Frozen again after the whole collection (which freed what was garbage when settling, too).
+assert gc.get_count() == (0, 0, 0) and gc.get_freeze_count() >= len(held) + len(kept)
+print("ok")
+"""
+
+
+def test_a_settled_process_collects_what_a_call_made_and_freezes_what_it_kept():
+    """After each call (``warm.after_call``, which the MCP server runs once a tool call is
+    answered) a settled process collects the objects made since the last one and freezes the rest,
+    and collects every object every ``FULL_COLLECT_CALLS`` calls; before settling it does nothing."""
+    out = subprocess.run([sys.executable, "-c", AFTER_CALL], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+SERVED = r"""
+import gc, sys
+from pathlib import Path
+from ctx.assemble import warm
+from ctx.graph import Graph
+from ctx.mcp_server import CtxTools
+
+db = Path(sys.argv[1]) / "g.db"
+with Graph.open(db, create=True) as graph:
+    graph.import_path(Path(sys.argv[2]))
+warm.enable()
+tools = CtxTools(db)
+tools.warm_up()
+warm.settle()
+before = gc.get_freeze_count()
+reply = tools.context("Project Apollo", depth=3, max_tokens=1500)
+assert not reply.is_error, reply.text
+# The call's objects were collected and what it kept frozen as it was answered.
+assert gc.get_count()[1:] == (0, 0) and gc.get_count()[0] < 100, gc.get_count()
+assert gc.get_freeze_count() > before
+tools.close()
+print("ok")
+"""
+
+
+def test_the_server_freezes_what_a_call_kept_once_it_is_answered(tmp_path, demo_vault):
+    out = subprocess.run(
+        [sys.executable, "-c", SERVED, str(tmp_path), str(demo_vault)], capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

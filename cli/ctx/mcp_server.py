@@ -396,6 +396,9 @@ class CtxTools:
             finally:
                 self._current.handle = None
                 self._checkin(handle)
+                from ctx.assemble import warm
+
+                warm.after_call()  # what the call made collected, what it kept frozen
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self, wait: float = 30.0) -> None:
