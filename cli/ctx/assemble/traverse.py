@@ -87,6 +87,9 @@ class Walk:
     hops: int = 0
     unexpanded: int = 0  # frontier nodes a hop left unexpanded (``max_expand``)
     unexpanded_cost: float = float("inf")  # the cheapest of them: what lies behind costs more
+    # When the bound stopped it: the walked nodes the stop test bounded and the least each can
+    # score, as it held them (the pool's cut takes them instead of bounding them all again).
+    bounded: tuple[list[str], list[float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,8 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
                 next_cost = min(next_cost, result.unexpanded_cost + earliest)
             # The pool-th largest least: one sort in C (``heapq.nlargest`` loops in Python over
             # the thousands a walk holds by depth 3).
-            worst_kept = sorted(bound.many(walked, info, reached, most=False)[0], reverse=True)[limit.pool - 1]
+            leasts = bound.many(walked, info, reached, most=False)[0]
+            worst_kept = sorted(leasts, reverse=True)[limit.pool - 1]
 
             def final(node_id: str) -> bool:
                 # A node is final once no route through the frontier can be cheaper.
@@ -141,6 +145,7 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
 
             best_possible = bound.at_most(next_cost, bound.best_relevance_outside(final))
             if worst_kept > best_possible + MARGIN:
+                result.bounded = (walked, leasts)  # what it holds now is what the pool is cut from
                 return "bound"
     if len(reached) >= limit.max_reached:
         return "cap"

@@ -256,7 +256,7 @@ def _slim(fields: dict[str, Any]) -> dict[str, Any]:
     Not every node the walk reached (thousands at depth 5 on a big graph, a few MB per pool)."""
     walked, pool = fields["walked"], fields["pool"]
     if walked is not None:
-        fields["walked"] = replace(walked, reached={}, info={}, capped=list(walked.capped))
+        fields["walked"] = replace(walked, reached={}, info={}, capped=list(walked.capped), bounded=None)
     if pool is not None:
         fields["pool"] = replace(pool, beyond=set(), cut=pool.cut + len(pool.beyond))  # the same left_out
     if fields["similarity"] is not None:
