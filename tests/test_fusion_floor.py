@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from fake_encoder import FAKE_MODEL, HashEncoder
 
 from ctx.assemble import BuildRequest, build_context
-from ctx.assemble.passage_rank import SURE_DEPTH, query_terms, question_parts, rank_passages, words_held
+from ctx.assemble.passage_rank import SURE_DEPTH, SURE_FIRST, query_terms, question_parts, rank_passages, words_held
 from ctx.importers.engine import import_path
 from ctx.semantic.embedding import embed_graph
 from ctx.semantic.topic import TopicVector
@@ -55,7 +55,7 @@ QUESTION = "Who took over the ferry tickets for the summer trip, and who took ov
 SESSIONS = 16
 
 
-def _session(day: int) -> str:
+def _session(day: int, answers: dict[int, str] = ANSWERS) -> str:
     paragraphs = []
     for k in range(8):
         plan = PLANS[(day + k) % len(PLANS)]
@@ -64,17 +64,18 @@ def _session(day: int) -> str:
             f"Bram: I took over {CHORES[(day + k) % len(CHORES)]} this week.",
             f"Ana: the {plan} list is on the fridge.",
         ]
-        if k == 4 and day in ANSWERS:
-            lines[1] = f"Bram: {ANSWERS[day]}"
+        if k == 4 and day in answers:
+            lines[1] = f"Bram: {answers[day]}"
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs)
 
 
-def _graphs(root: Path):
+def _graphs(root: Path, answers: dict[int, str] = ANSWERS, question: str = QUESTION):
     vault = root / "vault"
     vault.mkdir()
     for day in range(1, SESSIONS + 1):
-        (vault / f"Household chat {day:02d}.md").write_text(f"---\ndate: 2024-06-{day:02d}\n---\n{_session(day)}\n")
+        (vault / f"Household chat {day:02d}.md").write_text(
+            f"---\ndate: 2024-06-{day:02d}\n---\n{_session(day, answers)}\n")
     plain = connect(root / "plain.db", create=True)
     import_path(plain, vault)
     embedded = connect(root / "embedded.db", create=True)
@@ -85,9 +86,9 @@ def _graphs(root: Path):
     # logs, where it ranked such evidence 50th-110th.
     between = "Ana: any news on the summer trip and the garden? The tickets and the permit are still open."
     query = HashEncoder(FAKE_MODEL).encode([between])[0]
-    vectors.cache_query_vector(embedded, FAKE_MODEL.name, QUESTION, query)
+    vectors.cache_query_vector(embedded, FAKE_MODEL.name, question, query)
     answering = [h for h, text in embedded.execute("SELECT hash, text FROM passage_texts")
-                 if any(a in text for a in ANSWERS.values())]
+                 if any(a in text for a in answers.values())]
     assert len(answering) == 2
     vectors.write_passage_vectors(embedded, FAKE_MODEL.name, [(h, -query) for h in answering])
     return plain, embedded
@@ -128,6 +129,52 @@ def test_an_embedded_graph_answers_both_parts_where_the_plain_one_does(household
     assert all(a in without for a in ANSWERS.values()), without
     shown = build_context(embedded, BuildRequest((QUESTION,), max_tokens=budget)).text
     assert all(a in shown for a in ANSWERS.values()), shown
+
+
+# ---------------------------------------------------------------------------------------------
+# The same, where the answers do not repeat every word of their part
+
+# "Who handles ...?" answered without "handles", the way the generated logs' evidence reads
+# ("What quotes did we get ...?" answered by "... quoted 400"): no passage holds a whole part; the
+# answers hold the most of each part of any passage, and full text ranks them first.
+REPHRASED_QUESTION = "Who handles the ferry tickets for the summer trip, and who handles the fence permit for the garden?"
+REPHRASED = {
+    5: "Hugo has the ferry tickets for the summer trip now.",
+    12: "Lena has the fence permit for the garden now.",
+}
+
+
+@pytest.fixture(scope="module")
+def rephrased(tmp_path_factory):
+    plain, embedded = _graphs(tmp_path_factory.mktemp("rephrased"), REPHRASED, REPHRASED_QUESTION)
+    yield plain, embedded
+    plain.close()
+    embedded.close()
+
+
+def test_full_text_s_first_passages_holding_most_of_a_part_are_not_buried(rephrased):
+    plain, embedded = rephrased
+    graph = GraphView(embedded, include_private=False)
+    vector = vectors.cached_query_vector(embedded, FAKE_MODEL.name, REPHRASED_QUESTION)
+    assert max(words_held(graph, REPHRASED_QUESTION, graph.search_passages(query_terms(REPHRASED_QUESTION), limit=50)).values()) < 1
+    ranking = rank_passages(graph, REPHRASED_QUESTION, TopicVector(FAKE_MODEL.name, vector, "query-cache"))
+    order = sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p))
+    plain_ranking = rank_passages(GraphView(plain, include_private=False), REPHRASED_QUESTION, None)
+    plain_order = sorted(plain_ranking.passages, key=lambda p: (-plain_ranking.passages[p], p))
+    answering = [p for p in order if any(a in _text(embedded, p) for a in REPHRASED.values())]
+    assert len(answering) == 2
+    for pid in answering:
+        assert plain_order.index(pid) < SURE_FIRST
+        assert order.index(pid) <= 2 * plain_order.index(pid)
+
+
+@pytest.mark.parametrize("budget", [300, 400, 500])
+def test_an_embedded_graph_answers_rephrased_parts_where_the_plain_one_does(rephrased, budget):
+    plain, embedded = rephrased
+    without = build_context(plain, BuildRequest((REPHRASED_QUESTION,), max_tokens=budget)).text
+    assert all(a in without for a in REPHRASED.values()), without
+    shown = build_context(embedded, BuildRequest((REPHRASED_QUESTION,), max_tokens=budget)).text
+    assert all(a in shown for a in REPHRASED.values()), shown
 
 
 # ---------------------------------------------------------------------------------------------

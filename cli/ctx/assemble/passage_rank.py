@@ -40,6 +40,11 @@ RRF_K = 10
 # (``_floor_by_words``): below it, full text's own term, all the floor can add, is at most
 # 1/(RRF_K + SURE_DEPTH), a tenth of the best fused score.
 SURE_DEPTH = 50
+# Full text's first this many passages count as ranked by meaning no lower than full text ranks
+# them, whatever words they hold (``_floor_by_words``): about what a 1,000-token budget packs
+# (~200-token passages), the budget where fusion lost what full text alone packed.
+SURE_FIRST = 5
+HALF = 0.5
 # How many of the nodes nearest the question by their own vectors are read for outline blocks
 # whose rank by meaning their page's passage takes (``_by_blocks``).
 BLOCK_DEPTH = 50
@@ -313,6 +318,11 @@ def _content(text: str) -> list[str]:
 def words_held(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> dict[int, float]:
     """Passage id -> the largest share of one part's content words (``question_parts``) the
     passage holds, its heading path included, words compared as the stemmed index cuts them."""
+    return {pid: max(shares) for pid, shares in part_shares(graph, text, hits).items()}
+
+
+def part_shares(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> dict[int, list[float]]:
+    """Passage id -> the share of each part's content words the passage holds (``words_held``)."""
     from ctx.assemble import warm
     from ctx.store import word_cover
 
@@ -322,7 +332,7 @@ def words_held(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> dic
     by_id = {p.id: p for rows in found.values() for p in rows}
     read = [h.id for h in hits if h.id in by_id]
     held = word_cover(words, [("", "\n".join([*by_id[pid].heading, by_id[pid].text])) for pid in read]).held
-    return {pid: max(len(got.intersection(part)) / len(part) for part in parts)
+    return {pid: [len(got.intersection(part)) / len(part) for part in parts]
             for pid, got in zip(read, held, strict=True)}
 
 
@@ -346,10 +356,15 @@ def _floor_by_words(
              if hit.id not in unvectored and (lift := 1.0 / (RRF_K + rank) - by_meaning.get(hit.id, 0.0)) > 0}
     if not lifts:
         return
-    below = [hit for hit in bm25[:SURE_DEPTH] if hit.id in lifts]
     # Once per build: the resolver and the collector both rank the question's passages.
-    sure = once(("words_held", text, tuple(h.id for h in below), graph.include_private),
-                lambda: words_held(graph, text, below))
+    read = bm25[:SURE_DEPTH]
+    shares = once(("part_shares", text, tuple(h.id for h in read), graph.include_private),
+                  lambda: part_shares(graph, text, read))
+    parts = len(next(iter(shares.values()), []))
+    best = [max((got[i] for got in shares.values()), default=0.0) for i in range(parts)]
+    first = {hit.id for hit in bm25[:SURE_FIRST]}
     for pid, lift in lifts.items():
-        if sure.get(pid, 0.0) >= 1.0:
+        got = shares.get(pid, [])
+        if any(share >= 1.0 for share in got) or (pid in first and any(
+                share >= HALF and share >= best[i] for i, share in enumerate(got))):
             scores[pid] += lift
