@@ -181,18 +181,23 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
     """Pack a section passage by passage, skipping what does not fit: a node shows the passages
     it won (whole when it won them all); seeds always get something. Returns the room left and
     the members shown nothing. See ``passage_units`` for what a passage is worth."""
-    won = win_passages(p, members, room)
-    room, left_out = place_won(p, members, won, room)
+    taken = win_passages(p, members, room)
+    won, items = settle_won(p, members, taken, room)
+    room, left_out = place_won(p, members, won, items, room)
     return fill_unmatched(p, left_out, room)
 
 
-def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, bool]]:
-    """id -> the passages (ord -> shown whole) it wins, best first while their estimated cost
-    fits. A passage with a core is won as its core first; its rest only after (``shown_units``)."""
-    won: dict[str, dict[int, bool]] = {}
+Won = tuple[str, int, bool]  # (node id, passage ord, the rest of a passage won after its core)
+
+
+def win_passages(p: Packer, members: list[Candidate], room: int) -> list[Won]:
+    """The passages won, in the order won: best first while their estimated cost fits. A passage
+    with a core is won as its core first; its rest only after (``shown_units``)."""
+    taken: list[Won] = []
+    won: dict[str, set[int]] = {}
     for _, _, ord_, rest, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
-        mine = won.get(c.id, {})
+        mine = won.get(c.id, set())
         if rest:
             if ord_ not in mine:
                 continue
@@ -202,13 +207,63 @@ def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, di
             if c.id not in won:
                 cost += p.cost(Item(c, SHORTENED, ""))
         if cost <= room:
-            won.setdefault(c.id, {})[ord_] = rest or piece.core is None
+            won.setdefault(c.id, set()).add(ord_)
+            taken.append((c.id, ord_, rest))
             room -= cost
+    return taken
+
+
+def shown_of(by_id: dict[str, Candidate], taken: list[Won]) -> dict[str, dict[int, bool]]:
+    """id -> the passages it won (ord -> shown whole: its rest won too, or it has no core)."""
+    won: dict[str, dict[int, bool]] = {}
+    for cid, ord_, rest in taken:
+        piece = next(pc for pc in by_id[cid].pieces or [] if pc.ord == ord_)
+        won.setdefault(cid, {})[ord_] = rest or piece.core is None
     return won
 
 
+def settle_won(
+    p: Packer, members: list[Candidate], taken: list[Won], room: int,
+) -> tuple[dict[str, dict[int, bool]], dict[str, Item]]:
+    """The won passages whose real cost fits ``room``, and each winner's item. Winning prices a
+    passage at an estimate (its tokens and a heading line); shown, a node's passages also cost
+    their gap markers and jumps, a few tokens a node. Over the room, the passage won last, the
+    least valuable, is given back (a rest before its core) until the real cost fits: else the
+    member placed last paid for every estimate's error, and a note holding an answer could find
+    too little room for it and show its small unmatched passages instead, while a weaker passage
+    of a note placed before it stayed (issue 23: an embedded build lost a fact that way)."""
+    by_id = {c.id: c for c in members}
+    taken = list(taken)
+    won = shown_of(by_id, taken)
+    items = {cid: _won_whole(p, by_id[cid], shown) for cid, shown in won.items()}
+    total = sum(i.tokens for i in items.values())
+    while taken and total > room:
+        cid, ord_, rest = taken.pop()
+        total -= items.pop(cid).tokens
+        if rest:
+            won[cid][ord_] = False
+        else:
+            del won[cid][ord_]
+        if not won[cid]:
+            del won[cid]
+            continue
+        items[cid] = _won_whole(p, by_id[cid], won[cid])
+        total += items[cid].tokens
+    return won, items
+
+
+def _won_whole(p: Packer, c: Candidate, shown: dict[int, bool]) -> Item:
+    """``c`` as the passages it won, whatever its cost (``won_item`` with room enough), its
+    ``tokens`` its cost."""
+    cores = {ord_ for ord_, whole in shown.items() if not whole}
+    item = won_item(p, c, sorted(shown), p.budget * 4 + 1_000_000, cores)
+    assert item is not None  # with room enough, the won passages always fit
+    item.tokens = p.cost(item)
+    return item
+
+
 def place_won(
-    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], room: int,
+    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], items: dict[str, Item], room: int,
 ) -> tuple[int, list[Candidate]]:
     """Each member as the passages it won; a seed that won none gets its share shortened."""
     left_out: list[Candidate] = []
@@ -217,10 +272,13 @@ def place_won(
         shown = won.get(c.id)
         if shown is not None:
             cores = {ord_ for ord_, whole in shown.items() if not whole}
-            item = won_item(p, c, sorted(shown), room, cores)
+            item: Item | None = items[c.id]
+            if item is not None and item.tokens > room:
+                # A seed's share placed before it took the room it was priced in.
+                item = won_item(p, c, sorted(shown), room, cores)
             if item is not None:
                 p.place(item)
-                room -= p.cost(item)
+                room -= item.tokens
                 continue
         if c.seed and c.id in p.has_body:
             short = seed_share(p, c, room, seeds_left)
