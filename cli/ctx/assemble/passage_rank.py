@@ -41,7 +41,8 @@ RRF_K = 10
 # 1/(RRF_K + SURE_DEPTH), a tenth of the best fused score.
 SURE_DEPTH = 50
 # Full text's first this many passages count as ranked by meaning no lower than full text ranks
-# them, whatever words they hold (``_floor_by_words``): about what a 1,000-token budget packs
+# them when they hold at least ``HALF`` of a part's words and no less of it than any passage of
+# full text's first ``SURE_DEPTH`` (``_floor_by_words``): about what a 1,000-token budget packs
 # (~200-token passages), the budget where fusion lost what full text alone packed.
 SURE_FIRST = 5
 HALF = 0.5
@@ -346,9 +347,13 @@ def _floor_by_words(
     sits between its parts) fell below passages both rank middling, and the graph with vectors
     packed worse text than the same graph without them (issue 23). A passage holding every word
     of a part of the question (``question_parts``) counts as ranked by meaning no lower than
-    full text ranks it; passages the vectors rank higher are unchanged.
+    full text ranks it; passages the vectors rank higher are unchanged. So does one of full
+    text's first ``SURE_FIRST`` holding at least half of a part and the most of it any passage
+    holds: an answer does not repeat the question's own words ("Who **took over** X" answered
+    by "Hugo has X"), and the vectors ranked such answers 20th-155th (memory11, docs/scale.md).
+    Requiring the most of the part keeps chatter out that holds half of it beside the answer.
 
-    Only a whole part: lifting a passage by the cube of the share of a part it holds lifted help
+    Not a share alone: lifting a passage by the cube of the share of a part it holds lifted help
     pages holding four of a question's six words over the page the vectors found (bench_facts
     with embeddings 0.877 -> 0.870, idf-weighted shares 0.874; docs/scale.md)."""
     by_meaning = {pid: 1.0 / (RRF_K + rank) for rank, pid in enumerate(dense, start=1)}
