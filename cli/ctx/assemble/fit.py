@@ -14,6 +14,7 @@ from ctx.assemble.candidate import Candidate
 from ctx.assemble.packer import Packer
 from ctx.assemble.plan import drop_repeated, fill_summaries, shown_in_page
 from ctx.assemble.document import FULL, SHORTENED, Item
+from ctx.assemble.focus import GAP
 from ctx.assemble.render import Rendering, omitted_text
 from ctx.assemble.sizing import shortened_item
 
@@ -219,11 +220,21 @@ def enlarge_shortened(p: Packer, slack: int) -> Undo | None:
         if item.variant != SHORTENED:
             continue
         bigger = shortened_item(p, item.cand, p.cost(item) + slack - 1, force=item.cand.seed, compact=item.compact)
-        if bigger is not None and bigger.extent() > item.extent():
+        if bigger is not None and bigger.extent() > item.extent() and keeps_text(item, bigger):
             p.place(bigger)
             repeated = drop_repeated(p)
             return partial(_unenlarge, p, item, repeated)
     return None
+
+
+def keeps_text(item: Item, bigger: Item) -> bool:
+    """Whether ``bigger`` still shows every paragraph ``item`` shows (a cut one as far as it
+    went): growing trades no text for other text. A note cut to the passage holding its answer
+    was "grown" into its smaller unmatched passages, more characters but not the answer (an
+    embedded meeting log, issue 23)."""
+    shown = " ".join(bigger.text.split())
+    return all(" ".join(para.split()) in shown for para in item.text.split("\n\n")
+               if para.strip() and para.strip() != GAP)
 
 
 def _unenlarge(p: Packer, item: Item, repeated: list[Item]) -> None:

@@ -23,7 +23,7 @@ from ctx.assemble.dedup import normalise
 from ctx.assemble.packer import Packer
 from ctx.assemble.packing_order import packing_order, shown_units
 from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
-from ctx.assemble.sizing import shortened_item, won_item
+from ctx.assemble.sizing import shortened_item, won_cut, won_item
 from ctx.lenses import Lens
 from ctx.lenses.model import Section
 
@@ -182,8 +182,9 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
     it won (whole when it won them all); seeds always get something. Returns the room left and
     the members shown nothing. See ``passage_units`` for what a passage is worth."""
     taken = win_passages(p, members, room)
-    won, items = settle_won(p, members, taken, room)
+    won, items, squeezed = settle_won(p, members, taken, room)
     room, left_out = place_won(p, members, won, items, room)
+    room, left_out = place_squeezed(p, squeezed, left_out, room)
     return fill_unmatched(p, left_out, room)
 
 
@@ -224,8 +225,9 @@ def shown_of(by_id: dict[str, Candidate], taken: list[Won]) -> dict[str, dict[in
 
 def settle_won(
     p: Packer, members: list[Candidate], taken: list[Won], room: int,
-) -> tuple[dict[str, dict[int, bool]], dict[str, Item]]:
-    """The won passages whose real cost fits ``room``, and each winner's item. Winning prices a
+) -> tuple[dict[str, dict[int, bool]], dict[str, Item], list[tuple[Candidate, list[int]]]]:
+    """The won passages whose real cost fits ``room``, each winner's item, and the members that
+    had every passage they won given back, most valuable first. Winning prices a
     passage at an estimate (its tokens and a heading line); shown, a node's passages also cost
     their gap markers and jumps, a few tokens a node. Over the room, the passage won last, the
     least valuable, is given back (a rest before its core) until the real cost fits: else the
@@ -234,22 +236,48 @@ def settle_won(
     of a note placed before it stayed (issue 23: an embedded build lost a fact that way)."""
     by_id = {c.id: c for c in members}
     taken = list(taken)
+    squeezed: list[tuple[Candidate, list[int]]] = []
+    gave: dict[str, list[int]] = {}
     won = shown_of(by_id, taken)
     items = {cid: _won_whole(p, by_id[cid], shown) for cid, shown in won.items()}
     total = sum(i.tokens for i in items.values())
+    def worth(i: int) -> tuple[float, int]:
+        cid, ord_, rest = taken[i]
+        piece = next(pc for pc in by_id[cid].pieces or [] if pc.ord == ord_)
+        return (piece.relevance * (piece.rest_worth if rest else 1.0), -i)
+
     while taken and total > room:
-        cid, ord_, rest = taken.pop()
+        cid, ord_, rest = taken.pop(min(range(len(taken)), key=worth))
         total -= items.pop(cid).tokens
         if rest:
             won[cid][ord_] = False
         else:
             del won[cid][ord_]
+            gave.setdefault(cid, []).insert(0, ord_)
         if not won[cid]:
             del won[cid]
+            squeezed.insert(0, (by_id[cid], gave[cid]))
             continue
         items[cid] = _won_whole(p, by_id[cid], won[cid])
         total += items[cid].tokens
-    return won, items
+    return won, items, squeezed
+
+
+def place_squeezed(
+    p: Packer, squeezed: list[tuple[Candidate, list[int]]], left_out: list[Candidate], room: int,
+) -> tuple[int, list[Candidate]]:
+    """A member that had every passage it won given back (``settle_won``) still gets what the
+    others left of the room, as much of its best passages as fits, before the tail's nodes the
+    topic matched less: it won a place, only not the whole of it (a help vault's answering note,
+    won last, kept its answer this way as a member placed last did before the settling)."""
+    for c, ords in squeezed:
+        if room < p.min_short + 20:
+            break
+        short = won_cut(p, c, ords, room) or shortened_item(p, c, room)
+        if short is not None:
+            p.place(short)
+            room -= short.tokens
+    return room, [c for c in left_out if c.id not in p.placed]
 
 
 def _won_whole(p: Packer, c: Candidate, shown: dict[int, bool]) -> Item:

@@ -111,15 +111,19 @@ def next_allowance(
     return min(nxt, p.full_body_tokens(c) - 1)
 
 
-def focused_item(p: Packer, c: Candidate, allowance: int, block_budget: int, compact: int = 0) -> Item | None:
-    """``c`` as the passages most relevant to the topic that fit (focus.py), or None."""
+def focused_item(
+    p: Packer, c: Candidate, allowance: int, block_budget: int, compact: int = 0, among: list[int] | None = None,
+) -> Item | None:
+    """``c`` as the passages most relevant to the topic that fit (focus.py), or None; ``among``:
+    only those passages (by ord) are chosen from."""
     pieces = c.pieces or []
 
     def item_for(ords: list[int], cores: set[int]) -> Item:
         return Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), compact=compact, passages=tuple(ords),
                     cores=focus.shown_as_core(pieces, ords, cores))
 
-    chosen, cores = focus.choose(pieces, allowance, lambda ords, cores: p.cost(item_for(ords, cores)) <= block_budget)
+    offered = pieces if among is None else [pc for pc in pieces if pc.ord in among]
+    chosen, cores = focus.choose(offered, allowance, lambda ords, cores: p.cost(item_for(ords, cores)) <= block_budget)
     if not chosen:
         return None
     return item_for(chosen, cores)
@@ -146,3 +150,23 @@ def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int
         if p.cost(item) <= room:
             return item
     return shortened_item(p, c, room)
+
+
+def won_cut(p: Packer, c: Candidate, ords: list[int], room: int) -> Item | None:
+    """``c`` as what fits of the passages it won (``ords``) when they do not fit whole: those of
+    them that fit, else the best of them cut to the room; None if too little room. Its other
+    passages, smaller but not won, are not what it won its place for: an embedded meeting log's
+    session, a few tokens short, showed three unmatched ~60-token passages instead of the
+    220-token one holding its answer (issue 23)."""
+    won = [pc for pc in c.pieces or [] if pc.ord in ords]
+    if not won:
+        return None
+    overhead = p.cost(Item(c, SHORTENED, ""))
+    allowance = room - overhead - 1
+    if allowance < p.min_short:
+        return None
+    focused = focused_item(p, c, allowance, room, among=ords)
+    if focused is not None:
+        return focused
+    cut = cut_to_fit(p, c, focus.excerpt(c.pieces or [], focus.priority(won)[:1]), allowance, room, overhead, 0)
+    return cut if cut is not None and cut.text else None
