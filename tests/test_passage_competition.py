@@ -118,9 +118,10 @@ def test_vectors_never_cost_a_fact_the_graph_without_them_finds(logs, embedded_l
 # one fact fewer than the plain one at 18 budgets of 500-2,000 every 10 tokens (770, 830, 950,
 # 1,010, 1,130, 1,310 ...). Winning priced a passage at an estimate, and the note placed last paid
 # for every estimate's error: its answering passage no longer fitted the room left and it showed
-# small unmatched passages instead, while a weaker passage of a note placed before it stayed
-# (``plan.settle_won``; that alone left one budget, 950, which the floor of full text's first
-# passages holding the most of a part closes: ``passage_rank._floor_by_words``).
+# small unmatched passages instead, while a weaker passage of a note placed before it stayed. Now
+# the least relevant won passage is given back (``plan.settle_won``), a note left with none shows
+# its won passage cut to the room (``sizing.won_cut``), and growing does not trade that cut for
+# other passages (``fit.keeps_text``).
 def test_at_no_budget_do_vectors_cost_a_fact_the_graph_without_them_finds(logs, embedded_logs):
     question = "what do we know about the boiler from Brightwater?"
 

@@ -227,13 +227,16 @@ def settle_won(
     p: Packer, members: list[Candidate], taken: list[Won], room: int,
 ) -> tuple[dict[str, dict[int, bool]], dict[str, Item], list[tuple[Candidate, list[int]]]]:
     """The won passages whose real cost fits ``room``, each winner's item, and the members that
-    had every passage they won given back, most valuable first. Winning prices a
-    passage at an estimate (its tokens and a heading line); shown, a node's passages also cost
-    their gap markers and jumps, a few tokens a node. Over the room, the passage won last, the
-    least valuable, is given back (a rest before its core) until the real cost fits: else the
-    member placed last paid for every estimate's error, and a note holding an answer could find
-    too little room for it and show its small unmatched passages instead, while a weaker passage
-    of a note placed before it stayed (issue 23: an embedded build lost a fact that way)."""
+    had every passage they won given back (with those passages), most relevant first. Winning
+    prices a passage at an estimate (its tokens and a heading line); shown, a node's passages
+    also cost their gap markers and jumps, a few tokens a node. Else the member placed last paid
+    for every estimate's error, and a note holding an answer could find too little room for it
+    and show its small unmatched passages instead, while a weaker passage of a note placed before
+    it stayed (issue 23: an embedded meeting log lost a fact that way). Over the room, the won
+    passage least relevant to the topic is given back (a rest before its core; of equals, the
+    one won last) until the real cost fits. Not simply the one won last: a passage's worth in
+    winning is its relevance times its note's score, and the help page that answers, a note
+    ranked low, won its answering passage last (bench_facts foam-04 lost its three facts)."""
     by_id = {c.id: c for c in members}
     taken = list(taken)
     squeezed: list[tuple[Candidate, list[int]]] = []
@@ -241,6 +244,7 @@ def settle_won(
     won = shown_of(by_id, taken)
     items = {cid: _won_whole(p, by_id[cid], shown) for cid, shown in won.items()}
     total = sum(i.tokens for i in items.values())
+
     def worth(i: int) -> tuple[float, int]:
         cid, ord_, rest = taken[i]
         piece = next(pc for pc in by_id[cid].pieces or [] if pc.ord == ord_)
@@ -267,9 +271,10 @@ def place_squeezed(
     p: Packer, squeezed: list[tuple[Candidate, list[int]]], left_out: list[Candidate], room: int,
 ) -> tuple[int, list[Candidate]]:
     """A member that had every passage it won given back (``settle_won``) still gets what the
-    others left of the room, as much of its best passages as fits, before the tail's nodes the
-    topic matched less: it won a place, only not the whole of it (a help vault's answering note,
-    won last, kept its answer this way as a member placed last did before the settling)."""
+    others left of the room, before the tail's nodes the topic matched less: the passages it won
+    that fit, else the best of them cut to the room (``sizing.won_cut``), else its best passages
+    that fit. A few tokens short of its answering passage, a session of a meeting log shows that
+    passage cut rather than nothing or its small unmatched passages."""
     for c, ords in squeezed:
         if room < p.min_short + 20:
             break
