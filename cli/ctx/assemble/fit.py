@@ -15,6 +15,7 @@ from ctx.assemble.packer import Packer
 from ctx.assemble.plan import drop_repeated, fill_summaries, shown_in_page
 from ctx.assemble.document import FULL, SHORTENED, Item
 from ctx.assemble.focus import GAP
+from ctx.assemble.truncate import ELLIPSIS
 from ctx.assemble.render import Rendering, omitted_text
 from ctx.assemble.sizing import shortened_item
 
@@ -228,13 +229,17 @@ def enlarge_shortened(p: Packer, slack: int) -> Undo | None:
 
 
 def keeps_text(item: Item, bigger: Item) -> bool:
-    """Whether ``bigger`` still shows every paragraph ``item`` shows (a cut one as far as it
-    went): growing trades no text for other text. A note cut to the passage holding its answer
-    was "grown" into its smaller unmatched passages, more characters but not the answer (an
-    embedded meeting log, issue 23)."""
+    """Whether ``bigger`` still shows every paragraph ``item`` shows (a cut one as far as it went)
+    when it is a choice of passages: growing trades no text for other passages. A note cut to
+    the passage holding its answer (``sizing.won_cut``) was "grown" into its smaller unmatched
+    passages, more characters but not the answer (an embedded meeting log, issue 23). A longer
+    cut of the same text (no passages chosen) always keeps it."""
+    if bigger.passages is None:
+        return True
     shown = " ".join(bigger.text.split())
-    return all(" ".join(para.split()) in shown for para in item.text.split("\n\n")
-               if para.strip() and para.strip() != GAP)
+    paragraphs = (" ".join(para.split()).removesuffix(ELLIPSIS).removeprefix(ELLIPSIS).strip()
+                  for para in item.text.split("\n\n"))
+    return all(para in shown for para in paragraphs if para and para != GAP)
 
 
 def _unenlarge(p: Packer, item: Item, repeated: list[Item]) -> None:
