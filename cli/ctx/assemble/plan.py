@@ -23,7 +23,7 @@ from ctx.assemble.dedup import normalise
 from ctx.assemble.packer import Packer
 from ctx.assemble.packing_order import packing_order, shown_units
 from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
-from ctx.assemble.sizing import shortened_item, won_cut, won_item
+from ctx.assemble.sizing import shortened_item, won_item
 from ctx.lenses import Lens
 from ctx.lenses.model import Section
 
@@ -181,24 +181,18 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
     """Pack a section passage by passage, skipping what does not fit: a node shows the passages
     it won (whole when it won them all); seeds always get something. Returns the room left and
     the members shown nothing. See ``passage_units`` for what a passage is worth."""
-    taken = win_passages(p, members, room)
-    won, items, squeezed = settle_won(p, members, taken, room)
-    room, left_out = place_won(p, members, won, items, room)
-    room, left_out = place_squeezed(p, squeezed, left_out, room)
+    won = win_passages(p, members, room)
+    room, left_out = place_won(p, members, won, room)
     return fill_unmatched(p, left_out, room)
 
 
-Won = tuple[str, int, bool]  # (node id, passage ord, the rest of a passage won after its core)
-
-
-def win_passages(p: Packer, members: list[Candidate], room: int) -> list[Won]:
-    """The passages won, in the order won: best first while their estimated cost fits. A passage
-    with a core is won as its core first; its rest only after (``shown_units``)."""
-    taken: list[Won] = []
-    won: dict[str, set[int]] = {}
+def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, bool]]:
+    """id -> the passages (ord -> shown whole) it wins, best first while their estimated cost
+    fits. A passage with a core is won as its core first; its rest only after (``shown_units``)."""
+    won: dict[str, dict[int, bool]] = {}
     for _, _, ord_, rest, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
-        mine = won.get(c.id, set())
+        mine = won.get(c.id, {})
         if rest:
             if ord_ not in mine:
                 continue
@@ -208,95 +202,13 @@ def win_passages(p: Packer, members: list[Candidate], room: int) -> list[Won]:
             if c.id not in won:
                 cost += p.cost(Item(c, SHORTENED, ""))
         if cost <= room:
-            won.setdefault(c.id, set()).add(ord_)
-            taken.append((c.id, ord_, rest))
+            won.setdefault(c.id, {})[ord_] = rest or piece.core is None
             room -= cost
-    return taken
-
-
-def shown_of(by_id: dict[str, Candidate], taken: list[Won]) -> dict[str, dict[int, bool]]:
-    """id -> the passages it won (ord -> shown whole: its rest won too, or it has no core)."""
-    won: dict[str, dict[int, bool]] = {}
-    for cid, ord_, rest in taken:
-        piece = next(pc for pc in by_id[cid].pieces or [] if pc.ord == ord_)
-        won.setdefault(cid, {})[ord_] = rest or piece.core is None
     return won
 
 
-def settle_won(
-    p: Packer, members: list[Candidate], taken: list[Won], room: int,
-) -> tuple[dict[str, dict[int, bool]], dict[str, Item], list[tuple[Candidate, list[int]]]]:
-    """The won passages whose real cost fits ``room``, each winner's item, and the members that
-    had every passage they won given back (with those passages), most relevant first. Winning
-    prices a passage at an estimate (its tokens and a heading line); shown, a node's passages
-    also cost their gap markers and jumps, a few tokens a node. Else the member placed last paid
-    for every estimate's error, and a note holding an answer could find too little room for it
-    and show its small unmatched passages instead, while a weaker passage of a note placed before
-    it stayed (issue 23: an embedded meeting log lost a fact that way). Over the room, the won
-    passage least relevant to the topic is given back (a rest before its core; of equals, the
-    one won last) until the real cost fits. Not simply the one won last: a passage's worth in
-    winning is its relevance times its note's score, and the help page that answers, a note
-    ranked low, won its answering passage last (bench_facts foam-04 lost its three facts)."""
-    by_id = {c.id: c for c in members}
-    taken = list(taken)
-    squeezed: list[tuple[Candidate, list[int]]] = []
-    gave: dict[str, list[int]] = {}
-    won = shown_of(by_id, taken)
-    items = {cid: _won_whole(p, by_id[cid], shown) for cid, shown in won.items()}
-    total = sum(i.tokens for i in items.values())
-
-    def worth(i: int) -> tuple[float, int]:
-        cid, ord_, rest = taken[i]
-        piece = next(pc for pc in by_id[cid].pieces or [] if pc.ord == ord_)
-        return (piece.relevance * (piece.rest_worth if rest else 1.0), -i)
-
-    while taken and total > room:
-        cid, ord_, rest = taken.pop(min(range(len(taken)), key=worth))
-        total -= items.pop(cid).tokens
-        if rest:
-            won[cid][ord_] = False
-        else:
-            del won[cid][ord_]
-            gave.setdefault(cid, []).insert(0, ord_)
-        if not won[cid]:
-            del won[cid]
-            squeezed.insert(0, (by_id[cid], gave[cid]))
-            continue
-        items[cid] = _won_whole(p, by_id[cid], won[cid])
-        total += items[cid].tokens
-    return won, items, squeezed
-
-
-def place_squeezed(
-    p: Packer, squeezed: list[tuple[Candidate, list[int]]], left_out: list[Candidate], room: int,
-) -> tuple[int, list[Candidate]]:
-    """A member that had every passage it won given back (``settle_won``) still gets what the
-    others left of the room, before the tail's nodes the topic matched less: the passages it won
-    that fit, else the best of them cut to the room (``sizing.won_cut``), else its best passages
-    that fit. A few tokens short of its answering passage, a session of a meeting log shows that
-    passage cut rather than nothing or its small unmatched passages."""
-    for c, ords in squeezed:
-        if room < p.min_short + 20:
-            break
-        short = won_cut(p, c, ords, room) or shortened_item(p, c, room)
-        if short is not None:
-            p.place(short)
-            room -= short.tokens
-    return room, [c for c in left_out if c.id not in p.placed]
-
-
-def _won_whole(p: Packer, c: Candidate, shown: dict[int, bool]) -> Item:
-    """``c`` as the passages it won, whatever its cost (``won_item`` with room enough), its
-    ``tokens`` its cost."""
-    cores = {ord_ for ord_, whole in shown.items() if not whole}
-    item = won_item(p, c, sorted(shown), p.budget * 4 + 1_000_000, cores)
-    assert item is not None  # with room enough, the won passages always fit
-    item.tokens = p.cost(item)
-    return item
-
-
 def place_won(
-    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], items: dict[str, Item], room: int,
+    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], room: int,
 ) -> tuple[int, list[Candidate]]:
     """Each member as the passages it won; a seed that won none gets its share shortened."""
     left_out: list[Candidate] = []
@@ -305,13 +217,10 @@ def place_won(
         shown = won.get(c.id)
         if shown is not None:
             cores = {ord_ for ord_, whole in shown.items() if not whole}
-            item: Item | None = items[c.id]
-            if item is not None and item.tokens > room:
-                # A seed's share placed before it took the room it was priced in.
-                item = won_item(p, c, sorted(shown), room, cores)
+            item = won_item(p, c, sorted(shown), room, cores)
             if item is not None:
                 p.place(item)
-                room -= item.tokens
+                room -= p.cost(item)
                 continue
         if c.seed and c.id in p.has_body:
             short = seed_share(p, c, room, seeds_left)

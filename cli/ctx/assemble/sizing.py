@@ -149,7 +149,7 @@ def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int
                     cores=focus.shown_as_core(pieces, ords, every))
         if p.cost(item) <= room:
             return item
-    return shortened_item(p, c, room)
+    return won_cut(p, c, ords, room) or shortened_item(p, c, room)
 
 
 def won_cut(p: Packer, c: Candidate, ords: list[int], room: int) -> Item | None:
