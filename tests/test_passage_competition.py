@@ -116,12 +116,11 @@ def test_vectors_never_cost_a_fact_the_graph_without_them_finds(logs, embedded_l
 
 # Every 30th budget from 500 to 2,000 tokens, not three: on main 0e9a810 the embedded graph found
 # one fact fewer than the plain one at 18 budgets of 500-2,000 every 10 tokens (770, 830, 950,
-# 1,010, 1,130, 1,310 ...). Winning priced a passage at an estimate, and the note placed last paid
-# for every estimate's error: its answering passage no longer fitted the room left and it showed
-# small unmatched passages instead, while a weaker passage of a note placed before it stayed. Now
-# the least relevant won passage is given back (``plan.settle_won``), a note left with none shows
-# its won passage cut to the room (``sizing.won_cut``), and growing does not trade that cut for
-# other passages (``fit.keeps_text``).
+# 1,010, 1,130, 1,310 ...). Winning prices a passage at an estimate, so the note placed last can
+# find a few tokens less than it won; it then showed its small unmatched passages instead of the
+# one holding its answer. It now shows its won passage cut to the room (``sizing.won_cut``), and
+# growing does not trade that cut for other passages (``fit.keeps_text``); with memory11's floor
+# (``passage_rank._floor_by_words``) no budget is left where the vectors cost a fact.
 def test_at_no_budget_do_vectors_cost_a_fact_the_graph_without_them_finds(logs, embedded_logs):
     question = "what do we know about the boiler from Brightwater?"
 

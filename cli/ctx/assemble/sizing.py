@@ -132,7 +132,7 @@ def focused_item(
 def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int] | None = None) -> Item | None:
     """``c`` showing the passages it won (``ords``; those in ``cores`` as their core only): whole
     if it won them all whole and that fits, else those passages, else each as its core, else
-    whatever version of it fits ``room``."""
+    what fits of them (``won_cut``), else whatever version of it fits ``room``."""
     pieces = c.pieces or []
     cores = cores or set()
     if len(ords) == len(pieces) and not cores and not cut_outline(c):
@@ -154,10 +154,12 @@ def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int
 
 def won_cut(p: Packer, c: Candidate, ords: list[int], room: int) -> Item | None:
     """``c`` as what fits of the passages it won (``ords``) when they do not fit whole: those of
-    them that fit, else the best of them cut to the room; None if too little room. Its other
-    passages, smaller but not won, are not what it won its place for: an embedded meeting log's
-    session, a few tokens short, showed three unmatched ~60-token passages instead of the
-    220-token one holding its answer (issue 23)."""
+    them that fit, else the best of them cut to the room; None if too little room. Winning
+    prices a passage at an estimate (its tokens and a heading line; shown, a note also pays its
+    gap markers and heading jumps), so the member placed last can find a few tokens less than it
+    won. Its other passages, smaller but not won, are not what it won its place for: an embedded
+    meeting log's session, 11 tokens short, showed three unmatched ~60-token passages instead
+    of the 220-token one holding its answer (issue 23)."""
     won = [pc for pc in c.pieces or [] if pc.ord in ords]
     if not won:
         return None
