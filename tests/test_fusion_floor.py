@@ -102,20 +102,32 @@ def household(tmp_path_factory):
     embedded.close()
 
 
-def test_the_vectors_do_not_bury_the_passages_holding_each_part_s_words(household):
-    plain, embedded = household
+def _answer_ranks(plain, embedded, question: str, answers: dict[int, str]) -> list[tuple[int, int]]:
+    """For each passage holding an answer: its rank with the vectors (fused) and by full text
+    alone (the graph without vectors), both from 0."""
     graph = GraphView(embedded, include_private=False)
-    vector = vectors.cached_query_vector(embedded, FAKE_MODEL.name, QUESTION)
-    ranking = rank_passages(graph, QUESTION, TopicVector(FAKE_MODEL.name, vector, "query-cache"))
+    vector = vectors.cached_query_vector(embedded, FAKE_MODEL.name, question)
+    ranking = rank_passages(graph, question, TopicVector(FAKE_MODEL.name, vector, "query-cache"))
     assert ranking.method == "bm25+vectors"
     order = sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p))
-    answering = [p for p in order if any(a in _text(embedded, p) for a in ANSWERS.values())]
-    assert len(answering) == 2
-    plain_ranking = rank_passages(GraphView(plain, include_private=False), QUESTION, None)
+    plain_ranking = rank_passages(GraphView(plain, include_private=False), question, None)
     plain_order = sorted(plain_ranking.passages, key=lambda p: (-plain_ranking.passages[p], p))
-    for pid in answering:
-        assert plain_order.index(pid) < 2  # full text ranks both answers first
-        assert order.index(pid) <= 2 * plain_order.index(pid)  # never far below
+    answering = [p for p in order if any(a in _text(embedded, p) for a in answers.values())]
+    assert len(answering) == len(answers)
+    return [(order.index(pid), plain_order.index(pid)) for pid in answering]
+
+
+def _both_answer(plain, embedded, question: str, answers: dict[int, str], budget: int) -> None:
+    without = build_context(plain, BuildRequest((question,), max_tokens=budget)).text
+    assert all(a in without for a in answers.values()), without
+    shown = build_context(embedded, BuildRequest((question,), max_tokens=budget)).text
+    assert all(a in shown for a in answers.values()), shown
+
+
+def test_the_vectors_do_not_bury_the_passages_holding_each_part_s_words(household):
+    for fused, plain_rank in _answer_ranks(*household, QUESTION, ANSWERS):
+        assert plain_rank < 2  # full text ranks both answers first
+        assert fused <= 2 * plain_rank  # never far below
 
 
 def _text(conn, pid: int) -> str:
@@ -124,11 +136,7 @@ def _text(conn, pid: int) -> str:
 
 @pytest.mark.parametrize("budget", [300, 400, 500])
 def test_an_embedded_graph_answers_both_parts_where_the_plain_one_does(household, budget):
-    plain, embedded = household
-    without = build_context(plain, BuildRequest((QUESTION,), max_tokens=budget)).text
-    assert all(a in without for a in ANSWERS.values()), without
-    shown = build_context(embedded, BuildRequest((QUESTION,), max_tokens=budget)).text
-    assert all(a in shown for a in ANSWERS.values()), shown
+    _both_answer(*household, QUESTION, ANSWERS, budget)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,26 +163,16 @@ def rephrased(tmp_path_factory):
 def test_full_text_s_first_passages_holding_most_of_a_part_are_not_buried(rephrased):
     plain, embedded = rephrased
     graph = GraphView(embedded, include_private=False)
-    vector = vectors.cached_query_vector(embedded, FAKE_MODEL.name, REPHRASED_QUESTION)
+    # No passage holds a whole part: only the rule for full text's first passages can apply.
     assert max(words_held(graph, REPHRASED_QUESTION, graph.search_passages(query_terms(REPHRASED_QUESTION), limit=50)).values()) < 1
-    ranking = rank_passages(graph, REPHRASED_QUESTION, TopicVector(FAKE_MODEL.name, vector, "query-cache"))
-    order = sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p))
-    plain_ranking = rank_passages(GraphView(plain, include_private=False), REPHRASED_QUESTION, None)
-    plain_order = sorted(plain_ranking.passages, key=lambda p: (-plain_ranking.passages[p], p))
-    answering = [p for p in order if any(a in _text(embedded, p) for a in REPHRASED.values())]
-    assert len(answering) == 2
-    for pid in answering:
-        assert plain_order.index(pid) < SURE_FIRST
-        assert order.index(pid) <= 2 * plain_order.index(pid)
+    for fused, plain_rank in _answer_ranks(plain, embedded, REPHRASED_QUESTION, REPHRASED):
+        assert plain_rank < SURE_FIRST
+        assert fused <= 2 * plain_rank
 
 
 @pytest.mark.parametrize("budget", [300, 400, 500])
 def test_an_embedded_graph_answers_rephrased_parts_where_the_plain_one_does(rephrased, budget):
-    plain, embedded = rephrased
-    without = build_context(plain, BuildRequest((REPHRASED_QUESTION,), max_tokens=budget)).text
-    assert all(a in without for a in REPHRASED.values()), without
-    shown = build_context(embedded, BuildRequest((REPHRASED_QUESTION,), max_tokens=budget)).text
-    assert all(a in shown for a in REPHRASED.values()), shown
+    _both_answer(*rephrased, REPHRASED_QUESTION, REPHRASED, budget)
 
 
 # ---------------------------------------------------------------------------------------------
