@@ -145,3 +145,83 @@ def test_the_server_freezes_what_a_call_kept_once_it_is_answered(tmp_path, demo_
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+WIRED = r"""
+import gc, io, json, sys, weakref
+from pathlib import Path
+from ctx.assemble import warm
+from ctx.graph import Graph
+from ctx.mcp_server import CtxApplication, CtxTools
+from ctx.mcp_wire import StdioServer
+
+db = Path(sys.argv[1]) / "g.db"
+with Graph.open(db, create=True) as graph:
+    graph.import_path(Path(sys.argv[2]))
+warm.enable()
+tools = CtxTools(db)
+tools.warm_up()
+warm.settle()
+
+
+class Node:
+    pass
+
+
+class Stdout(io.BytesIO):
+    # What the collector had done when each answer was written.
+    def __init__(self):
+        super().__init__()
+        self.at_write = []
+
+    def write(self, data):
+        self.at_write.append((gc.get_freeze_count(), garbage() is not None))
+        return super().write(data)
+
+
+garbage = lambda: None
+calls = [
+    {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+     "params": {"name": "context", "arguments": {"topic": topic, "depth": 3, "max_tokens": 1500}}}
+    for i, topic in enumerate(["Project Apollo", "Project Apollo"])
+]
+stdin = io.BytesIO(b"".join(json.dumps(c).encode() + b"\n" for c in calls[:1]))
+stdout = Stdout()
+before = gc.get_freeze_count()
+# A cycle made as the call runs (garbage the call leaves): still there when the answer is written.
+a, b = Node(), Node()
+a.other, b.other = b, a
+garbage = weakref.ref(a)
+del a, b
+StdioServer(CtxApplication(tools), stdin, stdout).serve()  # returns once the call's thread ended
+reply = json.loads(stdout.getvalue())
+assert reply["id"] == 0 and not reply["result"]["isError"], reply
+[(frozen_then, alive_then)] = stdout.at_write
+# Written before the collection: nothing of the call frozen yet, its garbage not yet collected.
+assert frozen_then == before, (frozen_then, before)
+assert alive_then
+# Then collected and frozen on the call's thread, before it ended.
+assert garbage() is None
+assert gc.get_count()[1:] == (0, 0) and gc.get_count()[0] < 100, gc.get_count()
+assert gc.get_freeze_count() > before
+# A caller without the wire (no ``after_reply``) pays the collection at its next call.
+app = CtxApplication(tools)
+a, b = Node(), Node()
+a.other, b.other = b, a
+garbage = weakref.ref(a)
+del a, b
+app.call_tool("context", {"topic": "Project Apollo", "depth": 2, "max_tokens": 1500})
+assert garbage() is not None  # not collected yet
+app.call_tool("lenses", {})  # collected as the next call begins
+assert garbage() is None
+tools.close()
+print("ok")
+"""
+
+
+def test_over_the_wire_the_collection_waits_until_the_answer_is_written(tmp_path, demo_vault):
+    out = subprocess.run(
+        [sys.executable, "-c", WIRED, str(tmp_path), str(demo_vault)], capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -396,9 +396,13 @@ class CtxTools:
             finally:
                 self._current.handle = None
                 self._checkin(handle)
-                from ctx.assemble import warm
+                if getattr(self._current, "replying", False):
+                    # Served over the wire: once the answer is written (``after_reply``).
+                    self._current.owed = True
+                else:
+                    from ctx.assemble import warm
 
-                warm.after_call()  # what the call made collected, what it kept frozen
+                    warm.after_call()  # what the call made collected, what it kept frozen
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self, wait: float = 30.0) -> None:
@@ -890,7 +894,27 @@ class CtxApplication:
             values = check_arguments(spec, arguments)
         except ArgumentError as exc:
             return as_result(ToolReply(cli_error_text(str(exc)), is_error=True))
-        return as_result(spec.run(self.tools, values))
+        # What the call leaves to the collector (``warm.after_call``) waits until its answer is
+        # written (``after_reply``): the collection of a new 100k note's depth-3 call's objects
+        # (~2.5 ms, nothing freed in any call measured) is then paid while the client reads.
+        # A caller that never says the answer is out (no ``after_reply``) pays it on its next call.
+        self.after_reply()
+        current = self.tools._current
+        current.replying = True
+        try:
+            return as_result(spec.run(self.tools, values))
+        finally:
+            current.replying = False
+
+    def after_reply(self) -> None:
+        """Once a ``tools/call`` answer is written (or given up): what the call's ``_guarded``
+        left for then, on the call's own thread."""
+        current = self.tools._current
+        if getattr(current, "owed", False):
+            current.owed = False
+            from ctx.assemble import warm
+
+            warm.after_call()
 
 
 def _clip_text(text: str, limit: int = 40) -> str:

@@ -67,7 +67,9 @@ class Application(Protocol):
         ...
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """A ``tools/call`` result (content, isError, _meta); tool errors are results, not raised."""
+        """A ``tools/call`` result (content, isError, _meta); tool errors are results, not raised.
+        An application may also have ``after_reply()``: run on the call's thread once its answer
+        is written (work the caller need not wait for)."""
         ...
 
 
@@ -194,10 +196,23 @@ class StdioServer:
         finally:
             with self._calls_lock:
                 self._calls.discard(threading.current_thread())
-        if ident in self._cancelled:
-            self._cancelled.discard(ident)  # the client gave up on it: no answer is expected
+        try:
+            if ident in self._cancelled:
+                self._cancelled.discard(ident)  # the client gave up on it: no answer is expected
+                return
+            self.send(reply)
+        finally:
+            self._after_reply()
+
+    def _after_reply(self) -> None:
+        """The application's work that waits until a call's answer is out (``after_reply``)."""
+        after = getattr(self.app, "after_reply", None)
+        if after is None:
             return
-        self.send(reply)
+        try:
+            after()
+        except Exception:  # noqa: BLE001 - never a dead server; the traceback goes to stderr
+            _log_failure("after_reply")
 
     # -- what is said ------------------------------------------------------------------------
 
