@@ -204,15 +204,13 @@ assert alive_then
 assert garbage() is None
 assert gc.get_count()[1:] == (0, 0) and gc.get_count()[0] < 100, gc.get_count()
 assert gc.get_freeze_count() > before
-# A caller without the wire (no ``after_reply``) pays the collection at its next call.
+# A caller without the wire (no ``after_reply``) pays the collection as before.
 app = CtxApplication(tools)
 a, b = Node(), Node()
 a.other, b.other = b, a
 garbage = weakref.ref(a)
 del a, b
 app.call_tool("context", {"topic": "Project Apollo", "depth": 2, "max_tokens": 1500})
-assert garbage() is not None  # not collected yet
-app.call_tool("lenses", {})  # collected as the next call begins
 assert garbage() is None
 tools.close()
 print("ok")
@@ -222,6 +220,81 @@ print("ok")
 def test_over_the_wire_the_collection_waits_until_the_answer_is_written(tmp_path, demo_vault):
     out = subprocess.run(
         [sys.executable, "-c", WIRED, str(tmp_path), str(demo_vault)], capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+AFTER_ANSWER = r"""
+import json, sqlite3, sys, threading
+from pathlib import Path
+from ctx.assemble import warm
+from ctx.graph import Graph
+from ctx.mcp_server import CtxApplication, CtxTools
+from ctx.mcp_wire import StdioServer
+
+db = Path(sys.argv[1]) / "g.db"
+with Graph.open(db, create=True) as graph:
+    graph.import_path(Path(sys.argv[2]))
+warm.enable()
+tools = CtxTools(db)
+tools.warm_up()
+
+
+def recorded():
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM contexts").fetchone()[0]
+
+
+def call(i, **arguments):
+    return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "context", "arguments": {
+        "topic": "Project Apollo", "depth": 2, "max_tokens": 1500, **arguments}}}).encode() + b"\n"
+
+
+answered = threading.Event()
+
+
+def client():
+    # As an agent: each request once the last answer is read.
+    yield call(1)
+    answered.wait(60)
+    yield call(2, since="last")
+
+
+class Stdout:
+    def __init__(self):
+        self.replies, self.recorded_then = [], []
+
+    def write(self, data):
+        self.recorded_then.append(recorded())
+        self.replies.append(json.loads(data))
+        answered.set()
+
+    def flush(self):
+        pass
+
+
+stdout = Stdout()
+StdioServer(CtxApplication(tools), client(), stdout).serve()
+first, second = stdout.replies
+assert not first["result"]["isError"] and not second["result"]["isError"], stdout.replies
+# The first answer was written before its manifest; the second call (since the last context)
+# found that manifest: the context unchanged since it.
+assert stdout.recorded_then[0] == 0, stdout.recorded_then
+assert second["result"]["content"][0]["text"].startswith("# Context diff: Project Apollo: unchanged since c-"), second
+before = recorded()
+# Without the wire the manifest is written before the call returns.
+tools.context("Project Apollo", depth=3, max_tokens=1500)
+assert recorded() == before + 1, (before, recorded())
+tools.close()
+print("ok")
+"""
+
+
+def test_over_the_wire_a_call_s_manifest_is_written_once_it_is_answered(tmp_path, demo_vault):
+    out = subprocess.run(
+        [sys.executable, "-c", AFTER_ANSWER, str(tmp_path), str(demo_vault)], capture_output=True, text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"

@@ -264,6 +264,7 @@ class CtxTools:
         self._stale = False  # a call met pages that do not fit together: reopen everything
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_CALLS)
         self._current = threading.local()
+        self._owing = 0  # calls answered whose work after the answer is not done (``settle_owed``)
 
     def _checkout(self) -> GraphHandle:
         self._slots.acquire()
@@ -372,20 +373,31 @@ class CtxTools:
             # JSON may carry a lone surrogate ("\ud800"); no text of the graph can match one, and
             # SQLite cannot take it: a tool error, never an internal one.
             return error_reply(CtxError(f"{broken} is not valid Unicode text (a lone surrogate)"))
+        from ctx.assemble import warm
         from ctx.store.errors import is_mixed_pages
 
+        # What an earlier call left for after its answer is done before this call reads (this
+        # thread's own first, then any other's): a call sees every earlier one's manifest.
+        self.settle_owed()
+        with self._pool:
+            self._pool.wait_for(lambda: self._owing == 0)
+        replying = getattr(self._current, "replying", False)
         for attempt in (1, 2):
             try:
                 handle = self._checkout()
             except CtxError as exc:  # the file was replaced and cannot be opened yet
                 return error_reply(exc)
             self._current.handle = handle
+            later: list[Any] = []
             try:
                 from ctx.config import settings_read_once
 
-                with settings_read_once():  # edited between two calls, seen by the second
-                    return work(*args)
+                with settings_read_once(), warm.once_answered(later) if replying else nullcontext():
+                    reply = work(*args)  # edited between two calls, settings are seen by the second
             except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
+                self._current.handle = None
+                self._checkin(handle)
+                warm.after_call()
                 if attempt == 1 and is_mixed_pages(exc):
                     # Pages of two graphs met: once more on connections opened afresh, which
                     # read the file as it is now. A file that is really damaged fails again.
@@ -393,17 +405,49 @@ class CtxTools:
                         self._stale = True
                     continue
                 return error_reply(exc)
-            finally:
-                self._current.handle = None
+            self._current.handle = None
+            if replying:
+                # Served over the wire: what the build left for after its answer (its manifest,
+                # the answer kept for a repeat) and the collection run once the answer is written
+                # (``settle_owed``), on this connection, which stays checked out until then.
+                with self._pool:
+                    self._owing += 1
+                self._current.owed = (handle, later)
+            else:
                 self._checkin(handle)
-                if getattr(self._current, "replying", False):
-                    # Served over the wire: once the answer is written (``after_reply``).
-                    self._current.owed = True
-                else:
-                    from ctx.assemble import warm
-
-                    warm.after_call()  # what the call made collected, what it kept frozen
+                warm.after_call()  # what the call made collected, what it kept frozen
+            return reply
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def settle_owed(self) -> None:
+        """What this thread's last call left for once its answer was written (``_guarded`` when
+        ``replying``): the build's deferred work on its connection, the connection checked in,
+        then the collection (``warm.after_call``)."""
+        owed = getattr(self._current, "owed", None)
+        if owed is None:
+            return
+        self._current.owed = None
+        handle, later = owed
+        from ctx.assemble import warm
+
+        try:
+            if later:
+                from ctx.config import settings_read_once
+
+                self._current.handle = handle
+                with settings_read_once():
+                    for job in later:
+                        try:
+                            job()
+                        except Exception:  # noqa: BLE001 - the answer is out: the server goes on
+                            _log().exception("work after a call's answer failed")
+        finally:
+            self._current.handle = None
+            self._checkin(handle)
+            with self._pool:
+                self._owing -= 1
+                self._pool.notify_all()
+            warm.after_call()
 
     def close(self, wait: float = 30.0) -> None:
         """Close the connections once no call and no warm-up is using one (up to ``wait``
@@ -411,6 +455,7 @@ class CtxTools:
         SQLite frees what that read is using. A client that closes stdin right after its last
         message ends the server while the warm-up may still be reading every node's details. A
         connection still in use after ``wait`` is left open for the process's exit to release."""
+        self.settle_owed()  # this thread's last call, if nothing said its answer was out
         with self._pool:
             self._pool.wait_for(lambda: self._in_use == 0, timeout=wait)
             for handle in self._all:
@@ -885,36 +930,33 @@ class CtxApplication:
         return self._listing
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        spec = self.specs().get(name)
-        if spec is None:
-            return as_result(ToolReply(
-                cli_error_text(f"unknown tool {_clip_text(name)!r} (tools: {', '.join(self.specs())})"), is_error=True
-            ))
         try:
-            values = check_arguments(spec, arguments)
-        except ArgumentError as exc:
-            return as_result(ToolReply(cli_error_text(str(exc)), is_error=True))
-        # What the call leaves to the collector (``warm.after_call``) waits until its answer is
-        # written (``after_reply``): the collection of a new 100k note's depth-3 call's objects
-        # (~2.5 ms, nothing freed in any call measured) is then paid while the client reads.
-        # A caller that never says the answer is out (no ``after_reply``) pays it on its next call.
-        self.after_reply()
-        current = self.tools._current
-        current.replying = True
-        try:
+            spec = self.specs().get(name)
+            if spec is None:
+                return as_result(ToolReply(
+                    cli_error_text(f"unknown tool {_clip_text(name)!r} (tools: {', '.join(self.specs())})"),
+                    is_error=True,
+                ))
+            try:
+                values = check_arguments(spec, arguments)
+            except ArgumentError as exc:
+                return as_result(ToolReply(cli_error_text(str(exc)), is_error=True))
             return as_result(spec.run(self.tools, values))
         finally:
-            current.replying = False
+            self.tools._current.replying = False  # set for one call (``reply_later``)
+
+    def reply_later(self) -> None:
+        """The caller (``mcp_wire``) will call ``after_reply`` once this thread's next call is
+        answered: what that call can leave until then waits (``CtxTools._guarded``): the
+        collection of its objects (~2.5 ms for a new 100k note at depth 3, nothing freed in any
+        call measured), its manifest and the answer kept for a repeat (~1.5 ms), paid while the
+        client reads the answer."""
+        self.tools._current.replying = True
 
     def after_reply(self) -> None:
-        """Once a ``tools/call`` answer is written (or given up): what the call's ``_guarded``
-        left for then, on the call's own thread."""
-        current = self.tools._current
-        if getattr(current, "owed", False):
-            current.owed = False
-            from ctx.assemble import warm
-
-            warm.after_call()
+        """Once a ``tools/call`` answer is written (or given up): what the call left for then,
+        on the call's own thread (``CtxTools.settle_owed``)."""
+        self.tools.settle_owed()
 
 
 def _clip_text(text: str, limit: int = 40) -> str:

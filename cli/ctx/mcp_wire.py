@@ -68,8 +68,9 @@ class Application(Protocol):
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """A ``tools/call`` result (content, isError, _meta); tool errors are results, not raised.
-        An application may also have ``after_reply()``: run on the call's thread once its answer
-        is written (work the caller need not wait for)."""
+        An application may also have ``reply_later()``, called on the call's thread before
+        ``call_tool``, and ``after_reply()``, called there once the answer is written (or given up):
+        work the caller need not wait for can wait until then."""
         ...
 
 
@@ -186,6 +187,9 @@ class StdioServer:
                 arguments = {}
             if not isinstance(name, str) or not isinstance(arguments, Mapping):
                 raise RpcError(INVALID_PARAMS, "tools/call needs a tool name and an arguments object")
+            later = getattr(self.app, "reply_later", None)
+            if later is not None:
+                later()  # ``after_reply`` comes once the answer is written
             result = self.app.call_tool(name, dict(arguments))
             reply = {"jsonrpc": "2.0", "id": ident, "result": self.finish(result, stamp)}
         except RpcError as exc:

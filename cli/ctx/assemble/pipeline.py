@@ -137,12 +137,19 @@ def _run(graph: GraphReader, request: BuildRequest) -> BuildResult:
         warm.remember_answer(graph, key, build, result)
     from ctx.assemble import manifest
 
+    if not request.since:
+        # The manifest changes nothing in this answer: a server writes it once the answer is out.
+        def record() -> None:
+            manifest.record(graph, manifest.manifest_of(graph, build, build.doc))
+
+        warm.later(record)
+        return result
     now = manifest.manifest_of(graph, build, build.doc)
     if before is not None:
         # What the reader has seen after this diff is recorded, not the whole context: a diff cut
         # for room leaves what it could not show to the next one.
         result, now = diff_result(graph, build, result, now, before)
-    if not manifest.record(graph, now) and request.since:
+    if not manifest.record(graph, now):
         result.warnings.append(
             f"context {now['id']} not recorded (the graph is busy or read-only): a later --since cannot name it"
         )

@@ -286,19 +286,51 @@ def answer(key: Hashable, build: Build) -> BuildResult | None:
 
 
 def remember_answer(graph: GraphReader, key: Hashable, build: Build, result: BuildResult) -> None:
-    """Keep ``result`` (a copy: the caller may add to its warnings) if the graph did not move."""
+    """Keep ``result`` (a copy: the caller may add to its warnings) if the graph did not move. Its
+    rows and meta are copied once the answer is out (``later``): nothing changes them after the
+    build; its warnings now (the server adds its own to the list)."""
     from ctx.assemble.result import BuildResult
 
     if graph.warm_state() != key[0]:  # type: ignore[index]
         return
-    kept = BuildResult(
-        result.text, result.found, list(result.warnings), [dict(row) for row in result.candidates],
-        copy.deepcopy(result.meta),
-    )
-    with _lock:
-        _results[_answer_key(key, build)] = kept
-        while len(_results) > MAX_POOLS:
-            _results.popitem(last=False)
+    text, found, warnings, rows, meta = result.text, result.found, list(result.warnings), result.candidates, result.meta
+    answer_key = _answer_key(key, build)
+
+    def keep() -> None:
+        kept = BuildResult(text, found, warnings, [dict(row) for row in rows], copy.deepcopy(meta))
+        with _lock:
+            _results[answer_key] = kept
+            while len(_results) > MAX_POOLS:
+                _results.popitem(last=False)
+
+    later(keep)
+
+
+# Work a call's answer does not wait for (``later``): the list of the thread's current call, when a
+# server runs it once the answer is written (``once_answered``).
+_answered = threading.local()
+
+
+@contextmanager
+def once_answered(jobs: list[Callable[[], None]]) -> Iterator[None]:
+    """Within it, ``later`` puts work in ``jobs`` for the caller to run once the answer is out
+    (the MCP server: after writing it, on the call's connection); elsewhere ``later`` runs it."""
+    before = getattr(_answered, "jobs", None)
+    _answered.jobs = jobs
+    try:
+        yield
+    finally:
+        _answered.jobs = before
+
+
+def later(job: Callable[[], None]) -> None:
+    """Run ``job`` once the answer is out where the caller can (``once_answered``), else now.
+    Only for work the answer does not depend on: keeping it for a repeat, the build's manifest."""
+    jobs = getattr(_answered, "jobs", None)
+    if jobs is None:
+        job()
+    else:
+        jobs.append(job)
 
 
 def _copy(candidate: Candidate) -> Candidate:
