@@ -328,6 +328,10 @@ def top_heading_level(text: str) -> int | None:
     """The level of the shallowest heading in ``text`` (None without headings)."""
     if "#" not in text:
         return None
+    if "```" not in text and "~~~" not in text:
+        # Without fences every match of the one scan is a heading line (``_heading_lines``); only
+        # its hashes are needed here, not where the line is or its text.
+        return min((len(m.group(1)) for m in _HEADING_LINES.finditer(text)), default=None)
     return min((level for _, level, _ in _heading_lines(text)), default=None)
 
 
@@ -340,6 +344,8 @@ def nest_headings(text: str, top: int | None = None) -> str:
     relative to it (at most ``######``). Code is left alone."""
     if "#" not in text:
         return text
+    if "```" not in text and "~~~" not in text:
+        return _nest_unfenced(text, top)
     top = top_heading_level(text) if top is None else top
     if top is None:
         return text
@@ -350,3 +356,27 @@ def nest_headings(text: str, top: int | None = None) -> str:
     for i, level, heading in list(_heading_lines(text)):
         lines[i] = "#" * min(level + shift, 6) + " " + heading
     return "\n".join(lines)
+
+
+def _nest_unfenced(text: str, top: int | None) -> str:
+    """``nest_headings`` of a text no line of which can open a fence, from one scan: each match of
+    ``_HEADING_LINES`` is a whole heading line (``^`` and ``$`` at "\n" only, which is all
+    ``str.split("\n")`` splits on, and nothing in the pattern crosses one), so the line is replaced
+    where it stands instead of the text split into lines and joined again; the shallowest level
+    comes from the same matches. A new question's ~40 bodies were scanned twice (~1 ms at 100k)."""
+    found = list(_HEADING_LINES.finditer(text))
+    if top is None:
+        if not found:
+            return text
+        top = min(len(m.group(1)) for m in found)
+    shift = NODE_HEADING_LEVEL + 1 - top
+    if shift <= 0 or not found:
+        return text
+    parts: list[str] = []
+    at = 0
+    for m in found:
+        parts.append(text[at : m.start()])
+        parts.append("#" * min(len(m.group(1)) + shift, 6) + " " + m.group(2).strip())
+        at = m.end()
+    parts.append(text[at:])
+    return "".join(parts)
