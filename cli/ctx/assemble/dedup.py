@@ -79,6 +79,8 @@ def find_duplicates(
     Empty texts are never duplicates (two title-only nodes are different things). ``protected`` ids
     (the seeds) are never removed, but later copies of them are.
     """
+    if exact and not near:
+        return _exact_duplicates(items, protected)
     found: dict[str, Duplicate] = {}
     by_hash: dict[str, str] = {}
     index: dict[tuple[str, ...], list[str]] = {}
@@ -110,6 +112,36 @@ def find_duplicates(
         kept_rank[item_id] = len(kept_rank)
         for sh in mine:
             index.setdefault(sh, []).append(item_id)
+    return found
+
+
+def _exact_duplicates(items: Iterable[tuple[str, str]], protected: frozenset[str]) -> dict[str, Duplicate]:
+    """``find_duplicates`` with exact copies only: what the hash of the normalised text finds, with
+    a text normalised only where an earlier one shares its first and last word (casefolded), which
+    every copy does. Normalising splits the whole text into words: ~10 us a body, most of a new
+    question's dedup at 100k, where ~40 bodies rarely share both words."""
+    found: dict[str, Duplicate] = {}
+    alone: dict[tuple[str, str], tuple[str, str]] = {}  # ends -> (id, casefolded text): kept, not normalised
+    kept: dict[tuple[str, str], dict[str, str]] = {}  # ends -> normalised text -> the first kept id
+    for item_id, text in items:
+        folded = (text or "").casefold()
+        head = folded.split(None, 1)
+        if not head:
+            continue  # an empty text is never a duplicate
+        ends = (head[0], folded.rsplit(None, 1)[-1])
+        flats = kept.get(ends)
+        if flats is None:
+            first = alone.get(ends)
+            if first is None:
+                alone[ends] = (item_id, folded)
+                continue
+            del alone[ends]
+            flats = kept[ends] = {" ".join(first[1].split()): first[0]}
+        flat = " ".join(folded.split())
+        if flat in flats and item_id not in protected:
+            found[item_id] = Duplicate(item_id, flats[flat], "exact", 1.0)
+            continue
+        flats.setdefault(flat, item_id)
     return found
 
 
