@@ -114,12 +114,14 @@ def test_a_settled_process_collects_what_a_call_made_and_freezes_what_it_kept():
     assert out.stdout.strip() == "ok"
 
 
-SERVED = r"""
-import gc, sys
+# A warm server's process (``tools``) on the demo vault imported afresh; argv: a folder, the vault.
+DEMO_SERVER = r"""
+import gc, io, json, sqlite3, sys, threading, weakref
 from pathlib import Path
 from ctx.assemble import warm
 from ctx.graph import Graph
-from ctx.mcp_server import CtxTools
+from ctx.mcp_server import CtxApplication, CtxTools
+from ctx.mcp_wire import StdioServer
 
 db = Path(sys.argv[1]) / "g.db"
 with Graph.open(db, create=True) as graph:
@@ -127,6 +129,19 @@ with Graph.open(db, create=True) as graph:
 warm.enable()
 tools = CtxTools(db)
 tools.warm_up()
+"""
+
+
+def run_on_demo_server(script, tmp_path, demo_vault):
+    out = subprocess.run(
+        [sys.executable, "-c", DEMO_SERVER + script, str(tmp_path), str(demo_vault)], capture_output=True, text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+SERVED = r"""
 warm.settle()
 before = gc.get_freeze_count()
 reply = tools.context("Project Apollo", depth=3, max_tokens=1500)
@@ -140,27 +155,10 @@ print("ok")
 
 
 def test_the_server_freezes_what_a_call_kept_once_it_is_answered(tmp_path, demo_vault):
-    out = subprocess.run(
-        [sys.executable, "-c", SERVED, str(tmp_path), str(demo_vault)], capture_output=True, text=True, timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    run_on_demo_server(SERVED, tmp_path, demo_vault)
 
 
 WIRED = r"""
-import gc, io, json, sys, weakref
-from pathlib import Path
-from ctx.assemble import warm
-from ctx.graph import Graph
-from ctx.mcp_server import CtxApplication, CtxTools
-from ctx.mcp_wire import StdioServer
-
-db = Path(sys.argv[1]) / "g.db"
-with Graph.open(db, create=True) as graph:
-    graph.import_path(Path(sys.argv[2]))
-warm.enable()
-tools = CtxTools(db)
-tools.warm_up()
 warm.settle()
 
 
@@ -218,27 +216,10 @@ print("ok")
 
 
 def test_over_the_wire_the_collection_waits_until_the_answer_is_written(tmp_path, demo_vault):
-    out = subprocess.run(
-        [sys.executable, "-c", WIRED, str(tmp_path), str(demo_vault)], capture_output=True, text=True, timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    run_on_demo_server(WIRED, tmp_path, demo_vault)
 
 
 AFTER_ANSWER = r"""
-import json, sqlite3, sys, threading
-from pathlib import Path
-from ctx.assemble import warm
-from ctx.graph import Graph
-from ctx.mcp_server import CtxApplication, CtxTools
-from ctx.mcp_wire import StdioServer
-
-db = Path(sys.argv[1]) / "g.db"
-with Graph.open(db, create=True) as graph:
-    graph.import_path(Path(sys.argv[2]))
-warm.enable()
-tools = CtxTools(db)
-tools.warm_up()
 
 
 def recorded():
@@ -292,9 +273,4 @@ print("ok")
 
 
 def test_over_the_wire_a_call_s_manifest_is_written_once_it_is_answered(tmp_path, demo_vault):
-    out = subprocess.run(
-        [sys.executable, "-c", AFTER_ANSWER, str(tmp_path), str(demo_vault)], capture_output=True, text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    run_on_demo_server(AFTER_ANSWER, tmp_path, demo_vault)
