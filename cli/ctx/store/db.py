@@ -243,29 +243,6 @@ def file_birth(path: str | Path) -> str | None:
 _NO_CHECKPOINT_ON_CLOSE = 1006
 
 
-def open_beside(conn: sqlite3.Connection) -> sqlite3.Connection | None:
-    """A second connection to ``conn``'s graph file, read-only, rows as ``conn`` gives them, its
-    schema read; None where there is none to open (an in-memory graph, a graph SQLite cannot
-    open read-only beside it: a WAL graph in a read-only folder, opened immutable)."""
-    found = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
-    if not found or not found[0]:
-        return None
-    try:
-        other = sqlite3.connect(
-            f"{Path(found[0]).resolve().as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
-    except sqlite3.Error:
-        return None
-    try:
-        other.row_factory = conn.row_factory
-        other.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
-        other.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-    except sqlite3.Error:
-        other.close()
-        return None
-    return other
-
-
 def close_without_checkpoint(conn: sqlite3.Connection) -> bool:
     """Close ``conn`` without the checkpoint SQLite runs when the last connection to a graph
     closes, which copies the write-ahead log into the file: when the file was replaced under the

@@ -5,7 +5,6 @@ vector is computed from. Written by ``ctx.store.passages.refresh`` after every i
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterable
 
 from ctx.digest import blake2b
@@ -95,15 +94,12 @@ def has_passages(conn: sqlite3.Connection, *, visible_only: bool = False) -> boo
 
 
 def search(
-    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool,
-    beside: sqlite3.Connection | None = None,
+    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool
 ) -> list[PassageHit]:
     """Passages matching ANY of ``terms`` (already free of function words), best first.
 
     The score adds each index's BM25 as a share of its best hit: stemming finds the other forms
-    of a word, the exact index keeps a name from matching its look-alikes. ``beside``: a second
-    connection to the same file, on which the exact index is ranked while ``conn`` ranks the
-    stemmed one (``_all_best``).
+    of a word, the exact index keeps a name from matching its look-alikes.
     """
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
     if not quoted:
@@ -114,8 +110,8 @@ def search(
     # with it, both, each scored by its own statistics. Each index ranks its matches alone
     # (``_best``); the nodes of the passages they keep are then read once for all of them.
     searched = {table: searched_indexes(conn, table, include_private) for table, _ in tables}
-    best = _all_best(conn, beside, [(index, weights) for table, weights in tables for index in searched[table]],
-                     quoted, limit, include_private)
+    best = {index: _best(conn, index, weights, quoted, limit, include_private)
+            for table, weights in tables for index in searched[table]}
     owners = _owners(conn, {pid for rows in best.values() if rows for pid, _ in rows})
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
@@ -134,41 +130,6 @@ def search(
             node_of[pid] = node_id
     ranked = sorted(combined, key=lambda pid: (-combined[pid], pid))[:limit]
     return [PassageHit(pid, node_of[pid], combined[pid]) for pid in ranked]
-
-
-def _all_best(
-    conn: sqlite3.Connection, beside: sqlite3.Connection | None, indexes: list[tuple[str, tuple[float, ...]]],
-    phrases: list[str], limit: int, include_private: bool,
-) -> dict[str, list[tuple[int, float]] | None]:
-    """``_best`` of each of ``indexes``, in their order. BM25 is most of a question's search
-    (~1 us a match: ~12 ms of CPU a new question at 100k nodes over the two passage indexes), and
-    SQLite lets go of the interpreter while it ranks: with ``beside`` the second half of the
-    indexes (the exact ones) is ranked on it by a thread while ``conn`` ranks the first, on the
-    other core where one is free. The same rows either way: each statement on ``conn`` reads the
-    graph as last committed (autocommit), as one on ``beside`` does; inside a transaction of
-    ``conn``'s, which ``beside`` cannot see into, everything is ranked on ``conn``."""
-    if beside is None or len(indexes) < 2 or conn.in_transaction:
-        return {index: _best(conn, index, weights, phrases, limit, include_private) for index, weights in indexes}
-    half = len(indexes) // 2
-    theirs: dict[str, list[tuple[int, float]] | None] = {}
-    failed: list[BaseException] = []
-
-    def rank_beside() -> None:
-        try:
-            for index, weights in indexes[half:]:
-                theirs[index] = _best(beside, index, weights, phrases, limit, include_private)
-        except BaseException as exc:  # raised again on the caller's thread
-            failed.append(exc)
-
-    worker = threading.Thread(target=rank_beside, name="ctx-passages-beside", daemon=True)
-    worker.start()
-    try:
-        mine = {index: _best(conn, index, weights, phrases, limit, include_private) for index, weights in indexes[:half]}
-    finally:
-        worker.join()
-    if failed:
-        raise failed[0]
-    return {index: mine[index] if index in mine else theirs[index] for index, _ in indexes}
 
 
 def _bm25(

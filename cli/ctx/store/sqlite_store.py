@@ -259,17 +259,11 @@ class SqliteStore:
             self._conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
 
     def close(self) -> None:
-        beside = self._marks.beside
-        if isinstance(beside, sqlite3.Connection):
-            beside.close()
         self._conn.close()
 
     def abandon(self) -> bool:
         from ctx.store.db import close_without_checkpoint
 
-        beside = self._marks.beside
-        if isinstance(beside, sqlite3.Connection):
-            close_without_checkpoint(beside)  # (read-only: it would not copy the log; nor may it)
         return close_without_checkpoint(self._conn)
 
 

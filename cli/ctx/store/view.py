@@ -61,7 +61,7 @@ class ConnectionMarks:
     that changed no row itself then keys what a warm process keeps like the others of its family
     (``GraphView.warm_state``), so that a call on any of them finds what calls on the others kept."""
 
-    __slots__ = ("quiet", "family", "calls", "state", "beside", "__weakref__")
+    __slots__ = ("quiet", "family", "calls", "state", "__weakref__")
 
     def __init__(self) -> None:
         self.quiet = 0
@@ -70,10 +70,6 @@ class ConnectionMarks:
         # change counts it was read at (total, quiet).
         self.calls = 0
         self.state: tuple[int, int, tuple[Hashable, tuple[str, int], int, int]] | None = None
-        # A family's connection only (a warm process): a second, read-only connection to the same
-        # file on which a passage search ranks one index while this one ranks the other (None:
-        # not opened yet; False: it cannot be opened). Closed with the store.
-        self.beside: sqlite3.Connection | bool | None = None
 
 
 @dataclass
@@ -720,21 +716,7 @@ class GraphView:
     def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
         from ctx.store import passage_reads as passages
 
-        return passages.search(self.conn, terms, limit=limit, include_private=self.include_private,
-                               beside=self._beside())
-
-    def _beside(self) -> sqlite3.Connection | None:
-        """The connection a passage search ranks its second index on, in a warm process alone (a
-        family's connection: the MCP server's pool): opening one costs ~1 ms, and a one-off build
-        pays its CPU, not its wall time, for nothing."""
-        marks = self.marks
-        if marks.family is None:
-            return None
-        if marks.beside is None:
-            from ctx.store.db import open_beside
-
-            marks.beside = open_beside(self.conn) or False
-        return marks.beside if isinstance(marks.beside, sqlite3.Connection) else None
+        return passages.search(self.conn, terms, limit=limit, include_private=self.include_private)
 
     def passages_stale(self) -> bool:
         from ctx.store import passage_reads as passages
