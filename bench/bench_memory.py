@@ -16,9 +16,11 @@ Sets 3 to 9 are written by ``memory_logs2.py``, differently on purpose (held out
 first generator's phrasing): daily stand-ups (many short notes), a lab notebook (few long ones, dated
 by ``created:``) and a mail digest, other topics and wordings, distractors that name what is asked,
 and a fifth kind, ``latest`` (the current value of a setting revised two or three times).
-Sets 10 and up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
+Sets 10 to 19 and 40 up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
 tokens of nested bullets a day, dated by file name only), each fact one block among errands,
 to-dos and small talk; in ctx's graph every block is a node, so it tests what the others cannot.
+Sets 20 to 29 are more ``memory_logs2.py`` seeds and sets 30 to 39 more ``memory_logs.py`` seeds:
+fresh held-out sets of the first two kinds once their first ranges were used.
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
 case, whitespace, emphasis and list markers: ``factcheck.normalise``); no LLM. For ``when``
@@ -53,6 +55,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -77,18 +80,29 @@ _JOURNAL_DAY = re.compile(r"^(\d{4})_(\d{2})_(\d{2})$")
 # Sets and graphs
 
 
+def set_maker(seed: int) -> ModuleType:
+    """The generator of set ``seed``: ``memory_logs.py`` for sets 1, 2 and 30-39,
+    ``memory_logs2.py`` (another kind of log) for 3-9 and 20-29, ``memory_logs3.py`` (Logseq
+    journals) for 10-19 and 40 up. The later ranges exist so every kind has unused seeds left to
+    hold out."""
+    if seed < 3 or 30 <= seed < 40:
+        return memory_logs
+    if seed < 10 or 20 <= seed < 30:
+        return memory_logs2
+    return memory_logs3
+
+
 def ensure_set(seed: int) -> Path:
-    """Generate set ``seed`` unless the same generator version already wrote it: sets 1 and 2 by
-    ``memory_logs.py``, sets 3 to 9 by ``memory_logs2.py`` (another kind of log), sets 10 and up by
-    ``memory_logs3.py`` (Logseq journals)."""
+    """Generate set ``seed`` (see ``set_maker``) unless the same generator version already wrote it."""
     root = OUT / f"set{seed}"
-    maker = memory_logs if seed < 3 else memory_logs2 if seed < 10 else memory_logs3
+    maker = set_maker(seed)
+    # Sets 1 and 2 keep their stamp without the generator's name, so they are not regenerated.
     stamp = f"{'' if seed < 3 else maker.__name__ + ' '}{maker.GENERATOR_VERSION} {seed}\n"
     version = root / "VERSION"
     if not (version.exists() and version.read_text() == stamp):
         if (root / "notes").exists():
             shutil.rmtree(root / "notes")
-        if seed < 3:
+        if maker is memory_logs:
             musique = memory_logs.MUSIQUE if memory_logs.MUSIQUE.exists() else None
             summary = memory_logs.generate(seed, root, musique)
         else:
@@ -373,8 +387,8 @@ def main() -> int:
         questions = [json.loads(line) for line in (root / "questions.jsonl").read_text().splitlines() if line]
         if args.kinds:
             questions = [q for q in questions if q["kind"] in args.kinds.split(",")]
-        name = f"set {seed}" + (" (dev)" if seed == 1 else " (held out)" if seed == 2 else " (held out, memory_logs2)"
-                                if seed < 10 else " (held out, memory_logs3: Logseq journals)")
+        kind = {memory_logs: "", memory_logs2: ", memory_logs2", memory_logs3: ", memory_logs3: Logseq journals"}
+        name = f"set {seed}" + (" (dev)" if seed == 1 else f" (held out{kind[set_maker(seed)]})")
         for config in configs:
             if config.startswith("ctx"):
                 db = ensure_graph(root, config == "ctx+emb", env, args.fresh)
