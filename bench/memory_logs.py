@@ -756,9 +756,14 @@ def reading_log(rng: random.Random, paragraphs: dict[str, tuple[str, str]], pick
     dates = [start + dt.timedelta(days=sum(rng.choice((2, 3, 5, 7)) for _ in range(k))) for k in range(n_sessions)]
     dates = sorted(set(dates))
     sessions: list[list[str]] = [[] for _ in dates]  # file names
+    placed: set[str] = set()
     for q in picked:
         for name, s in zip(q["gold_files"], rng.sample(range(len(dates)), len(q["gold_files"])), strict=True):
-            sessions[s].append(name)
+            # Two picked questions can share a gold paragraph: it is read once, in the first
+            # session drawn for it (the draws stay the same, so earlier sets are unchanged).
+            if name not in placed:
+                placed.add(name)
+                sessions[s].append(name)
     for s in sessions:
         while len(s) < rng.randrange(16, 22):
             s.append(filler.pop())
