@@ -273,6 +273,13 @@ class GraphReader(Protocol):
         Index steps only. Any order: callers sort."""
         ...
 
+    def edge_lists(self, node_id: str, column: str) -> list[tuple[str, list[str]]]:
+        """The node's resolved edges on ``column`` ('src' or 'dst') as ``edge_ends`` reads them,
+        one list per edge type: (type, the other ends), types sorted, each list in the edge
+        index's order (the other end's), self-loops left out, hidden ends kept. What a warm
+        process reads of a hub (thousands of links) in one pass."""
+        ...
+
     def walk_details(self, ids: list[str] | None = None) -> list[WalkDetail]:
         """(id, type, tags, updated, title) of each visible node among ``ids`` (every visible node
         when None): what ``walk_edges`` reads of the node at an edge's other end. Ids that name no

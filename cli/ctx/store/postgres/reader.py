@@ -310,6 +310,15 @@ class PostgresReader:
         )
         return [(r[0], r[1], r[2]) for r in rows]
 
+    def edge_lists(self, node_id: str, column: str) -> list[tuple[str, list[str]]]:
+        near, other = ("src", "dst") if column == "src" else ("dst", "src")
+        rows = self._rows(
+            f"SELECT type, array_agg({other} ORDER BY {other} COLLATE \"C\") FROM edges WHERE {near} = %s"
+            f" AND {other} IS NOT NULL AND {other} != %s GROUP BY type ORDER BY type COLLATE \"C\"",
+            (node_id, node_id),
+        )
+        return [(r[0], list(r[1])) for r in rows]
+
     def walk_details(self, ids: list[str] | None = None) -> list[WalkDetail]:
         if ids is None:
             where, params = ("" if self.include_private else " WHERE NOT private"), None
