@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
+from ctx.assemble import warm
 from ctx.assemble.score import Weights, named_boost, recency, weights_for
 
 if TYPE_CHECKING:
@@ -30,6 +33,12 @@ if TYPE_CHECKING:
 
 # Scores are rounded to 6 decimals and tie on cost then id: a bound must clear the rounding.
 MARGIN = 2e-6
+# From this many nodes their leasts are computed as arrays (``ScoreBound._leasts_at_once``).
+AT_ONCE = 64
+
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_COST = attrgetter("cost")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +189,39 @@ class ScoreBound:
         return leasts, mosts
 
     def _leasts(self, ids: list[str], info: dict[str, NodeInfo], reached: dict[str, Reached]) -> list[float]:
-        """``many``'s leasts alone, computed as it computes them (the same floats)."""
+        """``many``'s leasts alone, computed as it computes them (the same floats). Many at once
+        (the walk's stop test and the pool's cut bound the ~2,700 nodes a depth-3 walk holds at
+        100k nodes) as numpy arrays in a warm process (``_leasts_at_once``)."""
+        # Only in a warm process (the MCP server loads numpy anyway): a one-shot build does not
+        # load it, which would cost ~150 ms.
+        if len(ids) >= AT_ONCE and warm.enabled():
+            return self._leasts_at_once(ids, info, reached)
+        return self._leasts_one_by_one(ids, info, reached)
+
+    def _leasts_at_once(self, ids: list[str], info: dict[str, NodeInfo], reached: dict[str, Reached]) -> list[float]:
+        """``_leasts_one_by_one``'s floats: each node's facts and cost taken at C speed, and the
+        same operations, in the same order, on numpy arrays, whose elementwise sums, products and
+        quotients are the doubles Python's scalar ones are (one rounding each); ~1 us a node one
+        by one."""
+        import numpy as np
+
+        w, known, search = self.weights, self._known, self.search
+        n = len(ids)
+        facts = list(map(known.get, ids))
+        if not all(facts):  # a (boost, recency) pair is never empty: None is a node not met yet
+            facts = [f if f is not None else self._facts(v, info[v]) for v, f in zip(ids, facts)]
+        boost = np.fromiter(map(_FIRST, facts), float, n)
+        recent = np.fromiter(map(_SECOND, facts), float, n)
+        cost = np.fromiter(map(_COST, map(reached.__getitem__, ids)), float, n)
+        distance = np.ones(n)
+        np.divide(1.0, cost, out=distance, where=cost > 0)
+        least = w.distance * distance + w.recency * recent
+        if w.relevance:
+            least = least + w.relevance * np.fromiter(map(search.get, ids, repeat(0.0)), float, n)
+        return ((boost * self.field_floor) * least).tolist()
+
+    def _leasts_one_by_one(self, ids: list[str], info: dict[str, NodeInfo], reached: dict[str, Reached]) -> list[float]:
+        """``many``'s leasts alone, one node at a time."""
         w, known, search = self.weights, self._known, self.search
         w_distance, w_recency, w_relevance = w.distance, w.recency, w.relevance
         floor = self.field_floor

@@ -73,7 +73,8 @@ def drop_hopeless(walked: Walk, bound: ScoreBound, pool: int, keep: set[str]) ->
 
 
 def _bounds(walked: Walk, ids: list[str], bound: ScoreBound) -> tuple[list[float], list[float]]:
-    """``bound.many`` for ``ids``: where the walk stopped on its bound test, the leasts that test
+    """``bound.many`` for ``ids``: where the walk stopped on its bound test (or on the cap right
+    after it), the leasts that test
     computed (the walk took no step since, and the lens options that add nodes after it never
     change a held one), when nothing the walk does not read can raise a score (no similarity, no
     field boost: a node's most is its least). At depth 5 of 100k nodes the stop test before hop 4

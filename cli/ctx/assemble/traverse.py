@@ -87,8 +87,9 @@ class Walk:
     hops: int = 0
     unexpanded: int = 0  # frontier nodes a hop left unexpanded (``max_expand``)
     unexpanded_cost: float = float("inf")  # the cheapest of them: what lies behind costs more
-    # When the bound stopped it: the walked nodes the stop test bounded and the least each can
-    # score, as it held them (the pool's cut takes them instead of bounding them all again).
+    # When the bound stopped it, or the cap right after the bound's test: the walked nodes the
+    # stop test bounded and the least each can score, as it held them (the pool's cut takes them
+    # instead of bounding them all again).
     bounded: tuple[list[str], list[float]] | None = None
 
 
@@ -125,6 +126,7 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
     step = _min_step(lens, hop)
     if step is None:
         return None
+    bounded: tuple[list[str], list[float]] | None = None
     if bound is not None:
         walked = [v for v, r in reached.items() if not r.seed and v in info]
         if len(walked) >= limit.pool:
@@ -144,10 +146,15 @@ def _stop_reason(limit: WalkLimit, result: Walk, frontier: list[str], hop: int, 
                 return r is not None and r.cost <= next_cost + 1e-12
 
             best_possible = bound.at_most(next_cost, bound.best_relevance_outside(final))
+            bounded = (walked, leasts)
             if worst_kept > best_possible + MARGIN:
-                result.bounded = (walked, leasts)  # what it holds now is what the pool is cut from
+                result.bounded = bounded  # what it holds now is what the pool is cut from
                 return "bound"
     if len(reached) >= limit.max_reached:
+        # Stopped here all the same: the leasts just computed are those of what the pool is cut
+        # from (at depth 5 of 100k nodes the walk often holds past the cap when the bound cannot
+        # yet stop it, and the cut bounded the same ~2,000-4,000 nodes again).
+        result.bounded = bounded
         return "cap"
     return None
 
