@@ -203,29 +203,30 @@ def test_the_walk_reads_what_it_ranks_from_an_index_not_from_node_rows(graphs, m
 
 @pytest.mark.parametrize("name", ["same-dates", "spread-dates"])
 def test_the_pool_cut_takes_the_stop_tests_bounds_and_cuts_as_from_its_own(graphs, name, monkeypatch):
-    """A walk the bound stopped hands its stop test's bounds to the pool's cut (``pool._bounds``):
-    the same bytes as when every node is bounded again, and the walk that went on past a test
-    (or ended by its depth) hands none."""
+    """A walk the bound stopped, or the cap right after the bound's test, hands that test's bounds
+    to the pool's cut (``pool._bounds``): the same bytes as when every node is bounded again, and
+    the walk that went on past a test (or ended by its depth) hands none."""
     conn = graphs[name]
     small_pool(monkeypatch)
     taken = []
     bounded = pool_module._bounds
 
     def recorded(walked, ids, bound):
-        taken.append(walked.bounded is not None and walked.stopped == "bound")
+        taken.append(walked.stopped if walked.bounded is not None else None)
         return bounded(walked, ids, bound)
 
     monkeypatch.setattr(pool_module, "_bounds", recorded)
     outputs = {}
     for topic, lens, depth in CASES:
         outputs[(topic, lens, depth)] = run(conn, topic, lens=lens, depth=depth, format="json")
-    assert any(taken), "no walk the bound stopped handed its bounds to the cut"
+    assert "bound" in taken, "no walk the bound stopped handed its bounds to the cut"
+    assert "cap" in taken, "no walk the cap stopped after the bound's test handed its bounds to the cut"
 
     real_walk = traverse.walk
 
     def walk_without(*args, **kwargs):
         walked = real_walk(*args, **kwargs)
-        assert walked.bounded is None or walked.stopped == "bound"
+        assert walked.bounded is None or walked.stopped in ("bound", "cap")
         walked.bounded = None  # the pool's cut bounds every node itself
         return walked
 
