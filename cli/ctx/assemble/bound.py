@@ -20,10 +20,10 @@ import json
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctx.assemble import warm
-from ctx.assemble.score import Weights, named_boost, recency, weights_for
+from ctx.assemble.score import SECONDS_PER_DAY, Weights, named_boost, recency, weights_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,6 +39,8 @@ AT_ONCE = 64
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _COST = attrgetter("cost")
+_TYPE = attrgetter("type")
+_UPDATED = attrgetter("updated")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,18 +209,45 @@ class ScoreBound:
 
         w, known, search = self.weights, self._known, self.search
         n = len(ids)
-        facts = list(map(known.get, ids))
-        if not all(facts):  # a (boost, recency) pair is never empty: None is a node not met yet
-            facts = [f if f is not None else self._facts(v, info[v]) for v, f in zip(ids, facts)]
-        boost = np.fromiter(map(_FIRST, facts), float, n)
-        recent = np.fromiter(map(_SECOND, facts), float, n)
-        cost = np.fromiter(map(_COST, map(reached.__getitem__, ids)), float, n)
+        found = list(map(known.get, ids))
+        if not all(found):  # a (boost, recency) pair is never empty: None is a node not met yet
+            self._learn([v for v, f in zip(ids, found) if f is None], info)
+        facts: list[Any] = list(map(known.__getitem__, ids))
+        boost = np.fromiter(map(_FIRST, facts), np.float64, n)
+        recent = np.fromiter(map(_SECOND, facts), np.float64, n)
+        cost = np.fromiter(map(_COST, map(reached.__getitem__, ids)), np.float64, n)
         distance = np.ones(n)
         np.divide(1.0, cost, out=distance, where=cost > 0)
-        least = w.distance * distance + w.recency * recent
+        least = distance * w.distance + recent * w.recency
         if w.relevance:
-            least = least + w.relevance * np.fromiter(map(search.get, ids, repeat(0.0)), float, n)
+            least = least + np.fromiter(map(search.get, ids, repeat(0.0)), np.float64, n) * w.relevance
         return ((boost * self.field_floor) * least).tolist()
+
+    def _learn(self, ids: list[str], info: dict[str, NodeInfo]) -> None:
+        """``_facts`` of ``ids`` (nodes not met yet), many at once where a boost is a type's: the
+        recency's quotients as numpy arrays (one rounding each, as Python's) and its power as C's
+        ``pow``, called by ``map`` as ``score.recency`` calls it; ~1 us a node one by one (a new
+        topic's walk meets ~1,000 new nodes by depth 3 at 100k nodes)."""
+        import numpy as np
+
+        by_type = self._type_boost
+        if by_type is None or self.reference is None or len(ids) < AT_ONCE:
+            for node_id in ids:
+                self._facts(node_id, info[node_id])
+            return
+        infos = [info[v] for v in ids]
+        for one in infos:
+            if one.type not in by_type:
+                by_type[one.type] = self._boost_known(one)
+        boosts = list(map(by_type.__getitem__, map(_TYPE, infos)))
+        dates = np.array(list(map(_UPDATED, infos)), dtype=float)  # an undated node's: NaN
+        exponent = (np.maximum(0.0, self.reference - dates) / SECONDS_PER_DAY) / self.half_life
+        recent = list(map(pow, repeat(0.5), exponent.tolist()))
+        undated = np.isnan(dates)
+        if undated.any():
+            for i in np.flatnonzero(undated).tolist():
+                recent[i] = 0.0
+        self._known.update(zip(ids, zip(boosts, recent)))
 
     def _leasts_one_by_one(self, ids: list[str], info: dict[str, NodeInfo], reached: dict[str, Reached]) -> list[float]:
         """``many``'s leasts alone, one node at a time."""

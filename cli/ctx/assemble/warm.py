@@ -751,7 +751,7 @@ class HubNeighbours:
             ((cls, w, edges.by_class[cls]) for cls, w in weights.items() if edges.by_class.get(cls)),
             key=lambda t: -len(t[2]),
         )
-        for cls, w, others in taken:
+        for _, w, others in taken:
             if not heaviest:
                 # The first class taken: every neighbour at its weight, at C speed.
                 heaviest = dict.fromkeys(others, w)
