@@ -194,6 +194,7 @@ def test_many_leasts_at_once_are_the_leasts_one_by_one(graphs, name, warm_proces
         for has_similarity in (False, True):
             one = ScoreBound(lens, has_similarity, reference, search)
             many = ScoreBound(lens, has_similarity, reference, search)
+            many.share({})  # as a warm process's: many nodes bounded at once
             if search:  # a relevance weight, as a search lens gives
                 for bound in (one, many):
                     bound.weights = type(bound.weights)(0.4, bound.weights.similarity, 0.25, 0.3)

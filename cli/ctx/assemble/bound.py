@@ -22,7 +22,6 @@ from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from ctx.assemble import warm
 from ctx.assemble.score import SECONDS_PER_DAY, Weights, named_boost, recency, weights_for
 
 if TYPE_CHECKING:
@@ -101,11 +100,14 @@ class ScoreBound:
         # one per type, not one ``named_boost`` per node (a new topic's walk meets ~3,000 new
         # nodes by depth 5 at 100k nodes).
         self._type_boost: dict[str, float] | None = None if b.tags or b.keywords else {}
+        self._at_once = False  # a warm process's (``share``)
 
     def share(self, known: dict[str, tuple[float, float]]) -> None:
         """Take each node's boost and recency from (and add them to) ``known``: a warm process keeps
-        them between builds of one lens under one graph state (``warm.bound_facts``)."""
+        them between builds of one lens under one graph state (``warm.bound_facts``), and bound many
+        nodes at once as arrays (``_leasts_at_once``)."""
         self._known = known
+        self._at_once = True
 
     def _facts(self, node_id: str, info: NodeInfo) -> tuple[float, float]:
         """The node's boost from what the walk read and its recency (``info`` is the node's own:
@@ -194,9 +196,9 @@ class ScoreBound:
         """``many``'s leasts alone, computed as it computes them (the same floats). Many at once
         (the walk's stop test and the pool's cut bound the ~2,700 nodes a depth-3 walk holds at
         100k nodes) as numpy arrays in a warm process (``_leasts_at_once``)."""
-        # Only in a warm process (the MCP server loads numpy anyway): a one-shot build does not
-        # load it, which would cost ~150 ms.
-        if len(ids) >= AT_ONCE and warm.enabled():
+        # Only in a warm process (``share``; the MCP server loads numpy anyway): a one-shot build
+        # does not load it, which would cost ~150 ms.
+        if len(ids) >= AT_ONCE and self._at_once:
             return self._leasts_at_once(ids, info, reached)
         return self._leasts_one_by_one(ids, info, reached)
 
