@@ -23,7 +23,13 @@ its CPU time (user + system: what it cost, whatever else the machine ran) and it
   ``--mcp-new-questions N``, for each of N free-text questions made of words of their titles. Each
   depth asks its own N, never asked before at any depth (until 2026-11-27 every depth re-asked the
   depth-1 ones, so the deeper rows measured a topic asked again deeper, which kept state can serve:
-  ``--mcp-deeper`` adds that series back as "deeper topics" / "deeper questions").
+  ``--mcp-deeper`` adds that series back as "deeper topics" / "deeper questions"). Each row also
+  gives the client's own CPU a call (the SDK's request, the reply's parsing and validation).
+  By default each request goes out as soon as the last answer is read, so a call also waits for
+  what the server does once the previous answer is out (its manifest, the answer kept for a
+  repeat, the collection of its objects: 1-5 ms at 100k), which an agent, whose model reads an
+  answer before it asks again, never waits for; ``--mcp-pause MS`` leaves MS (untimed) between
+  calls, as that agent does, and is the figure of what an agent waits for. Report which.
 
 Results go to stdout as tables and to ``bench/out/scale-<time>.json``. The load average is printed
 with every size: on a shared machine it says how far to trust the figures. Never a timed test.
@@ -202,8 +208,9 @@ def bench_queries(db: Path, manifest: dict[str, Any], fmt: str, runs: int, depth
 
 async def _mcp_session(
     db: Path, calls: list[tuple[str, str, int]], runs: int, new_topics: list[str], depths: tuple[int, ...],
-    new_questions: list[str], deeper: bool = False,
+    new_questions: list[str], deeper: bool = False, pause: float = 0.0,
 ) -> dict[str, Any]:
+    import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -211,15 +218,27 @@ async def _mcp_session(
     # PYTHONPATH then picks the ctx under test, e.g. another checkout's for a before/after figure.
     params = StdioServerParameters(command=CTX, args=["mcp", "--db", str(db)], env=dict(os.environ))
     out: dict[str, Any] = {}
+    cpu: list[float] = []  # the client's own CPU of each call in the row being timed
+
+    async def call(arguments: dict[str, Any]) -> tuple[float, Any]:
+        """One call's wall time (what the caller waits for) and its result."""
+        if pause:
+            await anyio.sleep(pause)  # an agent's model reading the last answer: not timed
+        began, cpu_began = time.perf_counter(), time.process_time()
+        result = await client.call_tool("context", arguments)
+        seconds = time.perf_counter() - began
+        cpu.append(time.process_time() - cpu_began)
+        return seconds, result
+
     async with Client(params, read_timeout_seconds=600) as client:
-        await client.call_tool("context", {"topic": calls[0][1], "depth": 1, "max_tokens": 4000})  # loads the assembler
+        await call({"topic": calls[0][1], "depth": 1, "max_tokens": 4000})  # loads the assembler
         for label, topic, depth in calls:
             arguments = {"topic": topic, "depth": depth, "max_tokens": 4000}
             seconds = []
+            cpu.clear()
             for _ in range(runs + 1):  # the first call of a topic in a warm server, then repeats
-                began = time.perf_counter()
-                result = await client.call_tool("context", arguments)
-                seconds.append(time.perf_counter() - began)
+                took, result = await call(arguments)
+                seconds.append(took)
                 if result.is_error and "not found" not in result.content[-1].text:
                     raise SystemExit(f"mcp context {topic!r} failed: {result.content[-1].text}")
             first, repeats = seconds[0], sorted(seconds[1:])
@@ -227,33 +246,36 @@ async def _mcp_session(
                 "first_ms": round(first * 1000, 1),
                 "p50_ms": round(statistics.median(repeats) * 1000, 1),
                 "p95_ms": round(repeats[min(len(repeats) - 1, round(0.95 * (len(repeats) - 1)))] * 1000, 1),
+                "client_cpu_ms": round(statistics.median(cpu) * 1000, 2),
             }
             print(f"    mcp {label}: first {out[label]['first_ms']} ms, then p50 {out[label]['p50_ms']} ms"
-                  f" p95 {out[label]['p95_ms']} ms (load {load()})", flush=True)
+                  f" p95 {out[label]['p95_ms']} ms; client CPU {out[label]['client_cpu_ms']} ms"
+                  f" (load {load()})", flush=True)
         # What an agent asking about one note after another sees: each call a topic the server
         # has not answered yet at any depth (its caches hold only what other topics left, e.g.
         # hubs' lists). Then free-text questions, each asked once.
         for name, depth, asked in fresh_series(new_topics, new_questions, depths, deeper):
             seconds = []
+            cpu.clear()
             for topic in asked:
-                began = time.perf_counter()
-                await client.call_tool("context", {"topic": topic, "depth": depth, "max_tokens": 4000})
-                seconds.append(time.perf_counter() - began)
+                seconds.append((await call({"topic": topic, "depth": depth, "max_tokens": 4000}))[0])
             seconds.sort()
             label = f"{name} d{depth}"
             out[label] = {
                 "first_ms": round(seconds[-1] * 1000, 1),  # the slowest, in this row
                 "p50_ms": round(statistics.median(seconds) * 1000, 1),
                 "p95_ms": round(seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))] * 1000, 1),
+                "client_cpu_ms": round(statistics.median(cpu) * 1000, 2),
             }
             print(f"    mcp {label} ({len(seconds)}, one call each): p50 {out[label]['p50_ms']} ms"
-                  f" p95 {out[label]['p95_ms']} ms, slowest {out[label]['first_ms']} ms (load {load()})", flush=True)
+                  f" p95 {out[label]['p95_ms']} ms, slowest {out[label]['first_ms']} ms;"
+                  f" client CPU {out[label]['client_cpu_ms']} ms (load {load()})", flush=True)
     return out
 
 
 def bench_mcp(
     db: Path, manifest: dict[str, Any], fmt: str, runs: int, depths: tuple[int, ...], new_topics: int = 0,
-    new_questions: int = 0, deeper: bool = False,
+    new_questions: int = 0, deeper: bool = False, pause_ms: float = 0.0,
 ) -> dict[str, Any]:
     import anyio
 
@@ -261,7 +283,7 @@ def bench_mcp(
     groups = len(depths)
     return anyio.run(
         _mcp_session, db, calls, runs, spread_ids(db, new_topics * groups), depths,
-        spread_questions(db, new_questions * groups), deeper,
+        spread_questions(db, new_questions * groups), deeper, pause_ms / 1000,
     )
 
 
@@ -361,6 +383,10 @@ def main() -> None:
                         help="then, at each depth, one call for each of N free-text questions the server has not answered")
     parser.add_argument("--mcp-deeper", action="store_true",
                         help="then the first depth's new topics and questions asked again at each deeper depth")
+    parser.add_argument("--mcp-pause", type=float, default=0.0, metavar="MS",
+                        help="wait MS (untimed) before each MCP call, as an agent's model reads an answer before"
+                             " asking again; 0 (default): at once, so each call also waits for the server's work"
+                             " after the previous answer")
     parser.add_argument("--mcp-only", action="store_true",
                         help="only the MCP session's figures (with --no-import: on the graphs already imported)")
     parser.add_argument("--no-builds", action="store_true",
@@ -404,8 +430,11 @@ def main() -> None:
         if not args.mcp_only:
             entry["queries"] = bench_queries(db, manifest, fmt, args.runs, () if args.no_builds else depths)
         if not args.no_mcp and not args.no_builds:
+            print(f"  mcp: {'a pause of ' + str(args.mcp_pause) + ' ms before each call' if args.mcp_pause else 'each request sent as soon as the last answer is read'}", flush=True)
+            entry["mcp_pause_ms"] = args.mcp_pause
             entry["mcp"] = bench_mcp(
-                db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics, args.mcp_new_questions, args.mcp_deeper
+                db, manifest, fmt, args.mcp_runs, depths, args.mcp_new_topics, args.mcp_new_questions, args.mcp_deeper,
+                args.mcp_pause,
             )
         entry["load_end"] = load()
         results.append(entry)
