@@ -14,6 +14,13 @@ note to note asks; ``--deeper`` also asks the first depth's again at each deeper
 going deeper into one topic does: bench_scale's ``fresh_series``). ``--profile LABEL`` (e.g. "new
 topics d3") samples that series with pyinstrument (when installed) into
 bench/out/warm-replay-profile.txt.
+
+Against bench_scale's figures through the server: ask the manifest's topics as it does (``--runs``
+equal to its ``--mcp-runs``, 3): with ``--runs 0`` the new calls come after 48 fewer calls, and
+their CPU p50 came out lower in every pair measured (docs/scale.md, serve15). Here a call's wall
+includes what the server does only once its answer is written (the manifest, the answer kept for
+a repeat, the collection of its objects): a client through the server that asks again at once
+pays it at its next call instead; bench_mcp_stamps.py shows each part of a served call.
 """
 
 from __future__ import annotations
