@@ -72,15 +72,11 @@ def serve(db: str, out: str) -> None:
     atexit.register(write)
     signal.signal(signal.SIGTERM, lambda *_: (write(), os._exit(0)))
 
-    def serve_loop(self: Any) -> None:
-        for line in self.reader:
-            last_line[0] = clock()
-            if line.strip():
-                self.receive(line)
-        with self._calls_lock:
-            running = list(self._calls)
-        for thread in running:
-            thread.join(timeout=30)
+    original_receive = wire.StdioServer.receive
+
+    def receive(self: Any, line: bytes) -> None:
+        last_line[0] = clock()  # the line was just read
+        original_receive(self, line)
 
     def wrap(owner: Any, name: str, before: str | None, after: str | None, with_cpu: bool = False) -> None:
         original = getattr(owner, name)
@@ -127,7 +123,7 @@ def serve(db: str, out: str) -> None:
         s["written"] = clock()
 
     original_send = wire.StdioServer.send
-    wire.StdioServer.serve = serve_loop
+    wire.StdioServer.receive = receive
     wire.StdioServer._call = call
     wire.StdioServer.send = send
     wrap(wire.StdioServer, "_after_reply", "after", "after end")
