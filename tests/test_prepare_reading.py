@@ -5,10 +5,15 @@ and its weak passages compete with the next notes' matching ones (issue 23)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.focus import Piece
 from ctx.assemble.packing_order import passage_units
 from ctx.assemble.passage_rank import PassageRanking
+from ctx.assemble.passage_view import STANDING
 from ctx.assemble.prepare import PASSAGE_ESTIMATE, PASSAGES_RECKONED, passage_owners, worth_reading
 
 
@@ -121,3 +126,27 @@ def test_passage_owners_stop_once_the_best_passages_would_fill_twice_the_room():
     # Passages are reckoned at PASSAGE_ESTIMATE each until twice the room and 200 more.
     assert len(owners) == -(-(2 * 1000 + 200) // PASSAGE_ESTIMATE)
     assert owners == [f"note-{i}" for i in range(1, len(owners) + 1)]
+
+
+def _log(node_id: str, score: float, rank: int, relevances: list[float]) -> Candidate:
+    c = _with_pieces(node_id, score, rank, relevances)
+    c.pieces = [replace(p, standing=STANDING) for p in c.pieces or []]
+    return c
+
+
+def test_a_log_s_standing_is_damped_toward_the_best_log_s_and_a_page_keeps_its_own():
+    # All logs: the lower log's standing counts to the power STANDING (its answering entry 0.9 at
+    # 0.4 ** STANDING, ahead of the first log's weak entry), as memory14 priced every note.
+    first, lower = _log("log-1", 1.0, 1, [0.6, 0.5]), _log("log-2", 0.4, 2, [0.9, 0.0])
+    value = {(c.id, o): -v for v, _, o, c in passage_units([first, lower])}
+    assert value[("log-2", 0)] == pytest.approx(0.4**STANDING * 0.9)
+    assert value[("log-2", 0)] > value[("log-1", 1)] == 0.5
+    # A page above them keeps its share to the power 1, and no log is lifted over it: the best
+    # log keeps its own share (0.5), the one below is damped toward it, not toward the page's.
+    page = _with_pieces("page", 2.0, 1, [1.0, 0.3])
+    best, below = _log("log-1", 1.0, 2, [0.6, 0.5]), _log("log-2", 0.4, 3, [0.9, 0.0])
+    value = {(c.id, o): -v for v, _, o, c in passage_units([page, best, below])}
+    assert value[("page", 1)] == 0.3
+    assert value[("log-1", 0)] == pytest.approx(0.5 * 0.6)
+    assert value[("log-2", 0)] == pytest.approx(0.5 * (0.4 / 1.0) ** STANDING * 0.9)
+    assert value[("log-2", 0)] < 0.5 * 0.9

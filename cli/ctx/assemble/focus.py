@@ -38,6 +38,9 @@ class Piece:
     core: str | None = None
     core_tokens: int = 0
     rest_worth: float = REST_DECAY  # the rest's share of the passage's worth (``passage_view``)
+    # The power its note's standing counts to beside its relevance (``packing_order``): 1 for a
+    # page about one thing, less for a log of unrelated entries (``passage_view``).
+    standing: float = 1.0
 
 
 def _starts_with_heading(text: str) -> bool:

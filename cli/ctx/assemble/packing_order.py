@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ctx.assemble.candidate import Candidate
 
-# A node the topic matched in none of its passages (reached by the walk) is worth its score for
-# its first passage, and this much less for each further one.
+# A node the topic matched in none of its passages (reached by the walk) is worth its standing
+# for its first passage, and this much less for each further one.
 UNMATCHED_DECAY = 0.5
 
 
@@ -50,12 +50,24 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
       answered (issue 23).
 
     A node the topic matched nowhere (a bridge the walk found) competes with its opening passages.
+
+    The node's score stands for the note at its share of the best member's to the power its
+    passages carry (``Piece.standing``): 1 for a page about one thing, whose standing is what puts
+    its further sections, whose own words match weakly, before other notes'; less for a log of
+    unrelated entries, whose score says one of its entries matched, not that the others are about
+    the topic (``passage_view.STANDING``).
     """
     top = max((c.score for c in members), default=0.0) or 1.0
+    # The damping flattens the logs' standings toward the best log's, never above it: a log is
+    # not lifted over the pages that rank above it.
+    logs = max((c.score for c in members if c.pieces and c.pieces[0].standing < 1.0), default=0.0)
     units: list[tuple[float, int, int, Candidate]] = []
     for c in members:
         pieces = c.pieces or []
         share = max(c.score, 0.0) / top
+        power = pieces[0].standing if pieces else 1.0
+        if power < 1.0 and logs > 0:
+            share = logs / top * (max(c.score, 0.0) / logs) ** power
         best = max((p.relevance for p in pieces), default=0.0)
         if best > 0:
             scale = best if len(pieces) == 1 else 1.0

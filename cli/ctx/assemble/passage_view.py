@@ -18,10 +18,23 @@ from ctx.assemble.suggest import looks_like_a_name
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
+    from ctx.store.types import StoredPassage
     from ctx.assemble.counter import TokenCounter
     from ctx.semantic.topic import TopicVector
 
 EXACT = ("id", "title")
+# A log's standing (its score as a share of the best member's) counts to this power beside its
+# passages' own relevance where full text alone ranked them (``packing_order.passage_units``); a
+# page's to the power 1. At 1 a log ranked below the first lost its answering entry to the first
+# log's weak ones (a lab notebook's 4th note, share 0.50: its answering entry, relevance 0.96, was
+# worth 0.48, below the first note's entries at 0.50-0.71 that did not answer); at 0 (relevance
+# alone) a day page's standing from its whole text was lost. Memory sets without embeddings at
+# 1,000 / 2,000 / 4,000 tokens, main then 0.5 then 0.25: set 6 0.683 / 0.793 / 0.868, 0.724 /
+# 0.827 / 0.882, 0.733 / 0.827 / 0.891; set 7 0.709 / 0.793 / 0.824, 0.743 / 0.793 / 0.833, 0.734
+# / 0.779 / 0.842 (0.25 loses two questions answered in other words, found through their note's
+# standing). Damping every note so cost help pages their further sections (bench_facts 0.791 ->
+# 0.768): only logs are damped (``note_shape``; docs/scale.md, memory14 and memory15).
+STANDING = 0.5
 
 
 def free_text(resolved: list[ResolvedTopic]) -> str:
@@ -106,6 +119,7 @@ def attach_pieces(
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal")
         c.pieces = []
+        standing = _standing(c, rows, texts, ranking)
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
             core = cores.get(i)
@@ -123,7 +137,21 @@ def attach_pieces(
                 # own words: beside the matching ones they say nothing more, so they come last
                 # (a loose budget still shows them), after every other note's matching text.
                 rest_worth = 0.0
-            c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth))
+            c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing))
+
+
+def _standing(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> float:
+    """The power ``c``'s standing counts to beside its passages' relevance (``STANDING``)."""
+    if "vectors" in ranking.method:
+        # With vectors a passage's relevance is a fused rank share, flatter than full text's
+        # score share, and the note's standing separates what the ranks do not: damped, memory
+        # sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15).
+        return 1.0
+    from ctx.assemble.note_shape import is_log
+
+    if not is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal"):
+        return 1.0
+    return STANDING
 
 
 def _cores(
