@@ -5,6 +5,7 @@ both processes).
     python bench/bench_mcp_stamps.py --size 100k               # the SDK's client, as bench_scale
     python bench/bench_mcp_stamps.py --size 100k --client raw  # a minimal client: one JSON line each way
     python bench/bench_mcp_stamps.py --size 100k --pause 50    # 50 ms (untimed) before each call
+    python bench/bench_mcp_stamps.py --size 100k --detail      # + each after-answer job, objects unfrozen
 
 The server is `ctx mcp` run by this script (``--serve``) with timers wrapped around the wire's and
 the tools' own functions -- nothing else changes, and the stamps are kept in memory and written
@@ -48,6 +49,9 @@ PARTS = (
     ("gc", "of which the collection (warm.after_call)"),
     ("thread cpu", "the call thread's CPU, start to end of its work after the answer"),
     ("bytes", "the JSON-RPC message's size"),
+    ("job keep", "the answer kept for a repeat (--detail)"),
+    ("job record", "the manifest (--detail)"),
+    ("young", "objects not frozen when the collection began (--detail)"),
 )
 
 
@@ -139,6 +143,38 @@ def serve(db: str, out: str) -> None:
     server.CtxTools._checkout = checkout
     wrap(server.CtxTools, "_context", "build", "built", with_cpu=True)
     wrap(warm, "after_call", "gc", "gc end")
+    if os.environ.get("CTX_STAMPS_DETAIL"):  # --detail: what a collection would traverse, the jobs
+        import gc
+
+        stamped_after = warm.after_call
+
+        def counted(**kwargs: Any) -> None:
+            s = getattr(local, "s", None)
+            if s is not None:
+                young = gc.get_objects(0) + gc.get_objects(1) + gc.get_objects(2)
+                s["young"] = len(young)
+                del young
+            stamped_after(**kwargs)
+
+        warm.after_call = counted
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "stop" and info["collected"]:
+                print(f"call {len(records)}: a collection freed {info}", file=sys.stderr, flush=True)
+
+        gc.callbacks.append(on_gc)
+        original_later = warm.later
+
+        def timed_later(job: Any) -> None:
+            def timed() -> None:
+                s = getattr(local, "s", None)
+                t = clock()
+                job()
+                if s is not None:
+                    s["job " + job.__qualname__.split(".")[0]] = (clock() - t) * 1000
+            original_later(timed)
+
+        warm.later = timed_later
     sys.argv = ["ctx", "mcp", "--db", db]
     from ctx.entry import main
 
@@ -161,6 +197,9 @@ def parts(s: dict[str, float], c: dict[str, float]) -> dict[str, float]:
         "gc": (s["gc end"] - s["gc"]) * ms if "gc" in s else 0.0,
         "thread cpu": (s["end cpu"] - s["thread cpu"]) * ms,
         "bytes": s["bytes"],
+        "young": s.get("young", 0),
+        "job keep": s.get("job remember_answer", 0.0),
+        "job record": s.get("job _run", 0.0),
     }
 
 
@@ -234,6 +273,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="repeats of each manifest topic, as bench_scale's --mcp-runs")
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--detail", action="store_true",
+                        help="also the objects not frozen when a call's collection begins (counting them takes"
+                        " time after the answer), each job's time, and any collection that freed something")
     parser.add_argument("--serve", nargs=2, metavar=("DB", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -246,6 +288,8 @@ def main() -> None:
         command = [sys.executable, str(Path(__file__).resolve()), "--serve", str(db), str(stamps_file)]
         print(f"ctx from {os.environ.get('PYTHONPATH') or CTX}; {db}; {args.client} client;"
               f" pause {args.pause} ms; load {os.getloadavg()[0]:.2f}", flush=True)
+        if args.detail:
+            os.environ["CTX_STAMPS_DETAIL"] = "1"
         client = (run_sdk if args.client == "sdk" else run_raw)(command, todo, args.pause / 1000)
         server = [json.loads(line) for line in stamps_file.read_text().splitlines()]
     server.sort(key=lambda s: s["line"])

@@ -397,7 +397,7 @@ class CtxTools:
             except Exception as exc:  # noqa: BLE001 - a tool error, never a dead server
                 self._current.handle = None
                 self._checkin(handle)
-                warm.after_call()
+                warm.after_call(failed=True)  # its traceback's cycles collected at once
                 if attempt == 1 and is_mixed_pages(exc):
                     # Pages of two graphs met: once more on connections opened afresh, which
                     # read the file as it is now. A file that is really damaged fails again.
@@ -415,7 +415,7 @@ class CtxTools:
                 self._current.owed = (handle, later)
             else:
                 self._checkin(handle)
-                warm.after_call()  # what the call made collected, what it kept frozen
+                warm.after_call()  # what the call kept frozen
             return reply
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -1216,14 +1216,15 @@ def bound_facts(graph: GraphReader, lens: Lens, reference: float | None) -> dict
 
 # The cyclic garbage collector in a warm process (``settle``): a young collection once this many
 # container objects were allocated (Python's default: 700), a full one after this many young
-# ones of the second generation (default 10; each ~10 of the first). Since each call's leftovers
-# are collected and frozen once it is answered (``after_call``), a young collection during a
+# ones of the second generation (default 10; each ~10 of the first). Since what each call leaves
+# is frozen once it is answered (``after_call``), a young collection during a
 # call sees only that call's objects: a new 100k note at depth 3 grows by ~15,000, so at 10,000
 # most ran one or two (~1.4 ms each) that ``after_call`` then did again; at 50,000 few run one.
 COLLECT_YOUNG_AFTER = 50_000
 COLLECT_FULL_AFTER = 100
 # A settled process collects every object once per this many calls (``after_call``: between two,
-# only what each call made): cycles made among frozen objects are found then.
+# only what a failed call made): garbage with cycles an answered call made, and cycles made among
+# frozen objects, are found then.
 FULL_COLLECT_CALLS = 1000
 _settled = False
 _calls_since_full = 0
@@ -1274,16 +1275,21 @@ def settle() -> None:
     _settled = True
 
 
-def after_call() -> None:
-    """Once a call of a settled process is answered: collect what it made (the objects since the
-    last call: its cyclic garbage, if any), then freeze what is left, what the call kept (walks,
-    pools, hub lists, edges), out of later collections, as ``settle`` froze the warm-up's. The
+def after_call(*, failed: bool = False) -> None:
+    """Once a call of a settled process is answered: freeze what it made and kept (walks, pools,
+    hub lists, edges) out of later collections, as ``settle`` froze the warm-up's. The
     collector's second generation held those kept objects until it ran, every ten young
     collections: at 100k nodes it found nothing to free in them (0 of 549,000 objects after 160
-    calls) and took 31-46 ms each time, one new depth-3 note in seven (GC ~7 ms a call on
-    average, 4.5 with the freeze). Frozen objects are still freed by reference counting when a
-    cache lets go of them; what is kept holds no cycles (tested), and a cycle made among frozen
-    objects anyway is found by the whole collection every ``FULL_COLLECT_CALLS`` calls."""
+    calls) and took 31-46 ms each time, one new depth-3 note in seven.
+
+    A call that answered is not collected first: over bench_scale's 212-call sequence at 100k a
+    collection of each call's objects freed nothing, and cost 0.05-1.8 ms a call (it traverses
+    every object the call kept, ~16,000 for a new depth-3 note) that a back-to-back client waits
+    for. A call that failed is (``failed``): a caught exception's traceback holds frames in a
+    cycle. Garbage with a cycle that an answered call makes anyway is found by the whole
+    collection every ``FULL_COLLECT_CALLS`` calls, as is a cycle made among frozen objects (a
+    cache let go of what it kept); frozen objects are still freed by reference counting; what is
+    kept holds no cycles (tested)."""
     global _calls_since_full
     if not _settled:
         return
@@ -1295,7 +1301,7 @@ def after_call() -> None:
             _calls_since_full = 0
             gc.unfreeze()
             gc.collect()
-        else:
+        elif failed:
             gc.collect(1)  # the objects since the last call: every older one is frozen
         gc.freeze()
 
