@@ -71,7 +71,10 @@ def serve(db: str, out: str) -> None:
     last_line: list[float] = [0.0]
 
     def write() -> None:
-        Path(out).write_text("".join(json.dumps(r) + "\n" for r in records))
+        import resource
+
+        peak = {"maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}  # the server's own peak
+        Path(out).write_text("".join(json.dumps(r) + "\n" for r in [*records, peak]))
 
     atexit.register(write)
     signal.signal(signal.SIGTERM, lambda *_: (write(), os._exit(0)))
@@ -292,6 +295,7 @@ def main() -> None:
             os.environ["CTX_STAMPS_DETAIL"] = "1"
         client = (run_sdk if args.client == "sdk" else run_raw)(command, todo, args.pause / 1000)
         server = [json.loads(line) for line in stamps_file.read_text().splitlines()]
+    peak_mb = server.pop()["maxrss_kb"] / 1024
     server.sort(key=lambda s: s["line"])
     if len(server) != len(client):
         raise SystemExit(f"{len(server)} calls stamped in the server, {len(client)} in the client")
@@ -300,7 +304,8 @@ def main() -> None:
         if c["label"].startswith("new"):
             rows.setdefault(c["label"], []).append(parts(s, c))
     labels = list(rows)
-    print(f"load after {os.getloadavg()[0]:.2f}; median ms over each row's calls")
+    print(f"load after {os.getloadavg()[0]:.2f}; {len(server)} calls; the server's peak RSS {peak_mb:.0f} MB;"
+          " median ms over each row's calls")
     print("".ljust(14) + "".join(label.replace("new ", "").replace("topics", "notes")[:12].rjust(13) for label in labels))
     for part, meaning in PARTS:
         values = [statistics.median(r[part] for r in rows[label]) for label in labels]
