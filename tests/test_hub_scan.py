@@ -284,6 +284,57 @@ def test_a_warm_process_ranks_scanned_hubs_from_their_kept_table(graphs, name, h
     assert sum(answered) > len(answered) * 3 // 4, (sum(answered), len(answered))
 
 
+@pytest.mark.parametrize("at_most", ["over", "under"])
+def test_a_scanned_hubs_ids_are_read_once_asking_cost_as_much(graphs, at_most, scan_everywhere, monkeypatch):
+    """Which held nodes are a scanned hub's big-class neighbours is asked node by node until the
+    walks have asked about ``1 / BIG_IDS_AFTER`` of its links (asking a node costs ~20 id reads),
+    then its ids are read whole: also for a hub with more links than ``MAX_NEWEST_PER_HUB`` (its
+    newest neighbours are not read past that; its ids are, up to ``BIG_IDS_AT_MOST``). Every
+    answer is the store's SQL ranking, before the read and after."""
+    from ctx.assemble import warm
+    from ctx.assemble.traverse import Reached
+
+    conn = graphs["dated"]
+    monkeypatch.setattr(warm, "MAX_NEWEST_PER_HUB", 400)  # below the hub's 419 links, above what walks ask
+    hub, weights = HUBS[0]
+    rng = random.Random(3)
+    ids = [f"n{i:04d}" for i in range(N)]
+    view = GraphView(conn)
+    ranker = rankers(conn)[0]
+    warm.enable()
+    try:
+        kept = warm.HubNeighbours(view, view.warm_state())
+        reads = 0
+        for held in [0] + [4] * 40:  # each walk holds a few nodes more than the last
+            costs = [(hub, 0.0)] + [(v, 2.0) for v in rng.sample(ids, held)]
+            view.remember_reached(costs, reset=True)
+            reached = {v: Reached(v, 1, cost, (), v == hub) for v, cost in costs}
+            scanned = next(iter(warm._scans.values()), None)
+            if scanned is not None and at_most == "under":
+                monkeypatch.setattr(warm, "BIG_IDS_AT_MOST", scanned.table.links - 1)
+            before = None if scanned is None else (scanned.big_ids, set(scanned.member))
+            got = kept.best(hub, 0.0, weights, ranker, 7, reached, lambda: None)
+            assert got == sql_ranking(view, hub, 0.0, weights, ranker, 7)
+            if before is None or before[0] is not None:
+                continue
+            table = scanned.table
+            asked = {
+                v for v in reached
+                if v != hub and v not in scanned.small_ids and v not in table.hidden
+            }
+            asked_so_far = len(before[1] | asked)
+            if scanned.big_ids is None:
+                assert at_most == "under" or warm.BIG_IDS_AFTER * asked_so_far < table.links
+            else:
+                reads += 1
+                assert at_most == "over" and table.links > warm.MAX_NEWEST_PER_HUB
+                assert warm.BIG_IDS_AFTER * asked_so_far >= table.links
+                assert warm.BIG_IDS_AFTER * len(before[1]) < table.links  # not read before it paid
+        assert reads == (1 if at_most == "over" else 0)
+    finally:
+        warm.disable()
+
+
 # Hubs whose biggest class weighs the most: every class the same, or lighter small classes (a
 # node in one and in the big class is worth the big class's weight).
 HEAVIEST_BIG = [

@@ -83,11 +83,15 @@ MAX_PASSAGE_NODES = 10_000
 # that the store ranks it: its neighbours are mostly old).
 MAX_SCAN_ROWS = 200_000
 MAX_NEWEST_PER_HUB = 20_000
-# A hub's big class is read whole as ids (at most MAX_NEWEST_PER_HUB of them) once walks have asked
-# whether this many times a share of its links are its neighbours: an id read costs ~0.6 us, a node
-# looked up ~3 us (100k nodes), so reading pays from a fifth; counted up to an eighth, as the ids
-# are kept for the walks after.
-BIG_IDS_AFTER = 8
+# A hub's big class is read whole as ids (at most BIG_IDS_AT_MOST of them) once walks have asked
+# whether this many times a share of its links are its neighbours: an id read costs ~0.15-0.19 us
+# (``edge_lists``: one JSON array per type), a held node asked ~3.5-4.7 us (``edges_around``, 100k
+# nodes, hubs of 11k-21k links), so the ids are read once the asking has cost about what reading
+# them would (a rent-or-buy rule: at most twice the cheaper of the two, whatever walks come later).
+BIG_IDS_AFTER = 20
+# ~8 ms and ~5 MB at most, counted toward MAX_SCAN_ROWS; tags of 20,000-40,000 notes at 100k nodes
+# were asked node by node for good under MAX_NEWEST_PER_HUB.
+BIG_IDS_AT_MOST = 50_000
 # Hubs' edge classes and edges to the neighbours walks chose, kept (hubs: ``MAX_HUBS_MET``; a
 # hub's neighbours forgotten all at once past ``MAX_AROUND_PER_HUB``).
 MAX_AROUND_PER_HUB = 4_096
@@ -572,7 +576,7 @@ class HubNeighbours:
         if big_ids is None:
             with _lock:
                 missing = [v for v in asked if v not in scanned.member]
-            if missing and table.links <= MAX_NEWEST_PER_HUB and BIG_IDS_AFTER * (len(missing) + len(scanned.member)) >= table.links:
+            if missing and table.links <= BIG_IDS_AT_MOST and BIG_IDS_AFTER * (len(missing) + len(scanned.member)) >= table.links:
                 big_ids = self._read_big_ids(scanned, node_id)
         if big_ids is not None:
             members = {v for v in asked if v in big_ids}
@@ -590,8 +594,8 @@ class HubNeighbours:
 
     def _read_big_ids(self, scanned: Scanned, node_id: str) -> frozenset[str] | None:
         """Every neighbour of the hub's big class (hidden ones too), read once from the hub's edges
-        (``edge_ends``: index steps, ~0.6 us a link at 100k nodes) and kept: walks through a hub ask
-        whether thousands of the nodes they hold are its neighbours, each ~3 us when looked up one
+        (``edge_lists``: ~0.15-0.19 us a link at 100k nodes) and kept: walks through a hub ask
+        whether thousands of the nodes they hold are its neighbours, each ~3.5-4.7 us when looked up one
         by one (``edges_around``), and at depth 3 of 100k nodes a new note's walk asked about as
         many nodes as a note hub of 3,000-11,000 links has. None when the graph moved meanwhile."""
         global _scan_rows
