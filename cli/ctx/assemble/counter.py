@@ -20,6 +20,7 @@ class TokenCounter:
 
         from ctx.assemble.warm import shared_counts
 
+        self.encoding = encoding
         self._enc = get_encoding(encoding)
         # Whether a text may be counted line block by line block (``count_chunks``): checked for
         # this encoding's split pattern alone (o200k_base's, for one, lets a piece go on past a

@@ -10,8 +10,20 @@ from __future__ import annotations
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.document import SUMMARY, Document, Item
-from ctx.assemble.render import block_text
+from ctx.assemble.render import block_text, summary_where
 from ctx.lenses import Lens
+
+# Encodings whose split pattern ends a piece at an ASCII letter or digit followed by ";" or ")"
+# (no piece runs on from a letter or digit into punctuation other than "'", and none looks back), so
+# that a markdown summary line's tokens are its parts' tokens one after another where each part
+# after the first opens with ";" or ")" right after such a character (``Packer.summary_parts``).
+PART_SPLIT_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
+
+# The fewest tokens the part of a summary line up to its id can be ("- {title} ({type}; id: {id}"):
+# "-", the piece holding "(", " id", ":" and the id's first piece are five pieces (a piece holds a
+# space only as its first character or holds nothing else, and a space stands between each two of
+# them), each at least one token, in both encodings above, whatever the title, type and id hold.
+HEAD_FLOOR = 5
 
 
 class Packer:
@@ -40,6 +52,8 @@ class Packer:
         self.has_body = ready
         self.body_tokens: dict[str, int] = {}
         self.summary_costs: dict[str, int] = {}
+        self.summary_floors: dict[str, int] = {}  # id -> fewest tokens its summary line can cost
+        self._split_lines = doc.fmt == "markdown" and counter.encoding in PART_SPLIT_ENCODINGS
 
     # -- costs ---------------------------------------------------------------------------------
 
@@ -49,9 +63,56 @@ class Packer:
             # pack changes enters it: counted once (the plan and the fit each try hundreds).
             known = self.summary_costs.get(item.cand.id)
             if known is None:
-                known = self.summary_costs[item.cand.id] = self.counter.count(block_text(self.doc, item))
+                parts = self.summary_parts(item.cand)
+                if parts is None:
+                    known = self.counter.count(block_text(self.doc, item))
+                else:
+                    count = self.counter.count
+                    known = count(parts[0]) + sum(map(count, parts[1]))
+                self.summary_costs[item.cand.id] = known
             return known
         return self.counter.count(block_text(self.doc, item))
+
+    def summary_parts(self, c: Candidate) -> tuple[str, list[str]] | None:
+        """A markdown summary line (``render.markdown_summary_line`` and its line break) as its part
+        up to the id and the parts after it, each counted on its own where that is the line's count
+        (see ``PART_SPLIT_ENCODINGS``): the head is the node's whatever the build, and the rest
+        (its day, its distance, its score) come from a few hundred texts a warm process has
+        counted. None where the line is counted whole."""
+        if not self._split_lines or not c.id or not _ends_in_ascii_alnum(c.id):
+            return None
+        date = self.doc.date_of(c)
+        rest = [] if not date else [f"; {date}"]
+        if date and not _ends_in_ascii_alnum(date):
+            return None
+        where = summary_where(c)
+        if not _ends_in_ascii_alnum(where):
+            return None
+        rest.append(f"; {where}")
+        rest.append(f"; score {c.score:.3f})\n" if self.doc.show_scores else ")\n")
+        return f"- {c.title} ({c.type}; id: {c.id}", rest
+
+    def summary_exceeds(self, c: Candidate, room: int) -> bool:
+        """Whether ``c``'s summary line certainly costs more than ``room`` tokens, told from a floor
+        of its cost where that suffices (its parts after the id counted, ``HEAD_FLOOR`` for the
+        rest): a build prices ~500 lines to list ~12, and most cannot fit what is left."""
+        known = self.summary_costs.get(c.id)
+        if known is not None:
+            return known > room
+        floor = self.summary_floors.get(c.id)
+        if floor is not None and floor > room:
+            return True
+        parts = self.summary_parts(c)
+        if parts is None:
+            return self.cost(Item(c, SUMMARY)) > room
+        count = self.counter.count
+        rest = sum(map(count, parts[1]))
+        if HEAD_FLOOR + rest > room:
+            # Kept: the fit's passes ask again with less room.
+            self.summary_floors[c.id] = HEAD_FLOOR + rest
+            return True
+        known = self.summary_costs[c.id] = count(parts[0]) + rest
+        return known > room
 
     def full_body_tokens(self, c: Candidate) -> int:
         if c.id not in self.body_tokens:
@@ -86,3 +147,8 @@ class Packer:
     def dropped(self) -> list[Candidate]:
         listed = {i.cand.id for i in self.doc.also}
         return [c for c in self.ranked if c.id not in self.placed and c.id not in listed]
+
+
+def _ends_in_ascii_alnum(text: str) -> bool:
+    last = text[-1]
+    return last.isascii() and last.isalnum()

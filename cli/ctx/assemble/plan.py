@@ -322,11 +322,12 @@ def fill_summaries(p: Packer, skipped: list[Candidate], room: int) -> int:
     used = 0
     title = p.counter.count(ALSO_RELATED_TITLE)
     for c in skipped:
-        if shown_in_page(p, c):
+        # Priced first (most lines cannot fit what is left, told from a floor of their cost);
+        # both tests only skip, so their order does not change what is listed.
+        if p.summary_exceeds(c, room - used - (title if not p.doc.also else 0)) or shown_in_page(p, c):
             continue
         item = Item(c, SUMMARY)
         cost = p.cost(item) + (title if not p.doc.also else 0)
-        if cost <= room - used:
-            p.doc.also.append(item)
-            used += cost
+        p.doc.also.append(item)
+        used += cost
     return used

@@ -103,8 +103,12 @@ def markdown_block(
     return "\n".join(lines)
 
 
+def summary_where(c: Candidate) -> str:
+    return "topic" if c.seed else ("similar" if c.semantic else "recent" if c.recent else f"distance {c.hops}")
+
+
 def markdown_summary_line(c: Candidate, show_scores: bool = True, date: str | None = None) -> str:
-    where = "topic" if c.seed else ("similar" if c.semantic else "recent" if c.recent else f"distance {c.hops}")
+    where = summary_where(c)
     score = f"; score {c.score:.3f}" if show_scores else ""
     day = f"; {date}" if date else ""
     return f"- {c.title} ({c.type}; id: {c.id}{day}; {where}{score})"
