@@ -17,13 +17,15 @@ from ctx.lenses import Lens
 # (no piece runs on from a letter or digit into punctuation other than "'", and none looks back), so
 # that a markdown summary line's tokens are its parts' tokens one after another where each part
 # after the first opens with ";" or ")" right after such a character (``Packer.summary_parts``).
-PART_SPLIT_ENCODINGS = frozenset({"cl100k_base", "o200k_base"})
+# o200k_base's pattern reads the same way but is not installed offline to be tested: counted whole.
+PART_SPLIT_ENCODINGS = frozenset({"cl100k_base"})
 
 # The fewest tokens the part of a summary line up to its id can be ("- {title} ({type}; id: {id}"):
-# "-", the piece holding "(", " id", ":" and the id's first piece are five pieces (a piece holds a
-# space only as its first character or holds nothing else, and a space stands between each two of
-# them), each at least one token, in both encodings above, whatever the title, type and id hold.
-HEAD_FLOOR = 5
+# "-", the piece holding the space after it, the piece holding "(", " id", ":" and the id's first
+# piece are six pieces (a piece holds a space only as its first character or holds nothing but
+# white space, and a space stands between each two of them), each at least one token, whatever the
+# title, type and id hold ("- " + "" + " (; id: a" is "-", " ", " (;", " id", ":", " a").
+HEAD_FLOOR = 6
 
 
 class Packer:
