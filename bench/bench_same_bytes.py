@@ -60,9 +60,10 @@ SOURCES = {
     "roam-fixtures": CORPORA / "roam-fixtures",
     "notion-export": CORPORA / "notion-export",
 }
-# The fixtures live in the checkout, so their file times are when it was checked out, and an undated
-# note is dated by its file's time: each run imports a copy whose files all carry this one time, so
-# that two checkouts of the same code give the same digests.
+# An undated note is dated by its file's time, and no source's file times are content: the fixtures'
+# are when the checkout was made, the shared corpora's when ../shared was last copied onto the
+# machine (it is re-made between sessions). Each run imports a copy whose files all carry this one
+# time, so that two checkouts, or two days, of the same code give the same digests.
 FIXED_MTIME_NS = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
 TITLES = 12  # title topics per corpus, spread over the graph's ids
 WARM = False  # --warm: build as a warm process does (ctx.assemble.warm), each request twice
@@ -215,7 +216,7 @@ def warm_outcome(graph: Any, topics: tuple[str, ...], options: dict[str, Any], n
 
 
 def fixed_time_copy(source: Path, work: Path) -> Path:
-    """A copy of a fixture under work/sources whose every file and folder has FIXED_MTIME_NS."""
+    """A copy of a source under work/sources whose every file and folder has FIXED_MTIME_NS."""
     copy = work / "sources" / source.name
     if copy.exists():
         shutil.rmtree(copy) if copy.is_dir() else copy.unlink()
@@ -250,8 +251,7 @@ def run(work: Path, embed: bool, only: list[str] | None) -> tuple[dict[str, str]
         for stale in work.glob(f"{corpus}.db*"):
             stale.unlink() if stale.is_file() else shutil.rmtree(stale)
         started = time.perf_counter()
-        if source.is_relative_to(FIXTURES):
-            source = fixed_time_copy(source, work)
+        source = fixed_time_copy(source, work)
         with Graph.open(db, create=True) as graph:
             report = graph.import_path(source)
         results[f"import/{corpus}"] = digest([report.nodes_written, report.edges_written, sorted(report.warnings)])
