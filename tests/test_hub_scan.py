@@ -12,6 +12,7 @@ in both, some are private)."""
 from __future__ import annotations
 
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -59,9 +60,8 @@ def records(seed: int, *, undated: bool) -> list[dict]:
     return out
 
 
-@pytest.fixture(scope="module")
-def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    root = tmp_path_factory.mktemp("hub-scan")
+def hub_graphs(root: Path) -> dict[str, sqlite3.Connection]:
+    """The hub graphs under ``root``: "dated", and "some-undated" where some notes have no time."""
     out = {
         name: import_into(root / f"{name}.db", write_jsonl(root / f"{name}.jsonl", records(5, undated=undated)))
         for name, undated in (("dated", False), ("some-undated", True))
@@ -70,6 +70,11 @@ def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     undated = [f"n{i:04d}" for i in range(N // 3, N) if i % 11 == 0]
     out["some-undated"].execute(f"UPDATE nodes SET updated = NULL WHERE id IN ({','.join('?' * len(undated))})", undated)
     return out
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, sqlite3.Connection]:
+    return hub_graphs(tmp_path_factory.mktemp("hub-scan"))
 
 
 @pytest.fixture

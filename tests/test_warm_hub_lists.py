@@ -31,7 +31,7 @@ from ctx.lenses import load_lens
 from ctx.store import as_store, hub_scan
 from ctx.store.view import GraphView
 from test_bounded_walk import generated_graph
-from test_hub_scan import N, records
+from test_hub_scan import hub_graphs
 
 HUBS = ["n0000", "n0001", "n0003", "n0100", "tag:big", "tag:private", "no-such-node"]
 
@@ -39,12 +39,7 @@ HUBS = ["n0000", "n0001", "n0003", "n0100", "tag:big", "tag:private", "no-such-n
 @pytest.fixture(scope="module")
 def graphs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, sqlite3.Connection]:
     root = tmp_path_factory.mktemp("hub-lists")
-    out = {
-        name: import_into(root / f"{name}.db", write_jsonl(root / f"{name}.jsonl", records(5, undated=undated)))
-        for name, undated in (("dated", False), ("some-undated", True))
-    }
-    undated = [f"n{i:04d}" for i in range(N // 3, N) if i % 11 == 0]
-    out["some-undated"].execute(f"UPDATE nodes SET updated = NULL WHERE id IN ({','.join('?' * len(undated))})", undated)
+    out = hub_graphs(root)
     for name, same in (("same-dates", True), ("spread-dates", False)):
         source = write_jsonl(root / f"{name}.jsonl", generated_graph(400, 11, same_dates=same))
         out[name] = import_into(root / f"{name}.db", source)

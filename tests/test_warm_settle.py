@@ -145,6 +145,23 @@ with Graph.open(db, create=True) as graph:
 warm.enable()
 tools = CtxTools(db)
 tools.warm_up()
+
+
+class Node:
+    pass
+
+
+def garbage_cycle():
+    # Two objects that hold each other and nothing else: garbage only a collection frees.
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+def call(i, **arguments):
+    # One `context` tool call as a JSON-RPC line; arguments override the defaults.
+    return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "context", "arguments": {
+        "topic": "Project Apollo", "depth": 2, "max_tokens": 1500, **arguments}}}).encode() + b"\n"
 """
 
 
@@ -178,10 +195,6 @@ WIRED = r"""
 warm.settle()
 
 
-class Node:
-    pass
-
-
 class Stdout(io.BytesIO):
     # What the collector had done when each answer was written.
     def __init__(self):
@@ -194,20 +207,12 @@ class Stdout(io.BytesIO):
 
 
 garbage = lambda: None
-calls = [
-    {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-     "params": {"name": "context", "arguments": {"topic": topic, "depth": 3, "max_tokens": 1500}}}
-    for i, topic in enumerate(["Project Apollo", "Project Apollo"])
-]
-stdin = io.BytesIO(b"".join(json.dumps(c).encode() + b"\n" for c in calls[:1]))
+stdin = io.BytesIO(call(0, depth=3))
 stdout = Stdout()
 before = gc.get_freeze_count()
 # A cycle made as the call runs (garbage the call leaves): still there when the answer is written
 # (and after: frozen).
-a, b = Node(), Node()
-a.other, b.other = b, a
-garbage = weakref.ref(a)
-del a, b
+garbage = garbage_cycle()
 StdioServer(CtxApplication(tools), stdin, stdout).serve()  # returns once the call's thread ended
 reply = json.loads(stdout.getvalue())
 assert reply["id"] == 0 and not reply["result"]["isError"], reply
@@ -236,26 +241,12 @@ warm.settle()
 warm.FULL_COLLECT_CALLS = 6
 collections = []
 gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
-
-
-class Node:
-    pass
-
-
-def call(i, **arguments):
-    return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "context", "arguments": {
-        "topic": "Project Apollo", "depth": 3, "max_tokens": 1500, **arguments}}}).encode() + b"\n"
-
-
 # Garbage with a cycle left before the first call (as a call's own would be).
-a, b = Node(), Node()
-a.other, b.other = b, a
-garbage = weakref.ref(a)
-del a, b
+garbage = garbage_cycle()
 # Calls 1-2 answered, 3 failed (a tool error raised in the call), 4-5 answered: no collection but
 # the failed call's (its traceback's frames); the garbage still held after five calls.
 replies = []
-for line in [call(1), call(2, depth=2), call(3, lens="no-such-lens"), call(4), call(5, depth=1)]:
+for line in [call(1, depth=3), call(2), call(3, depth=3, lens="no-such-lens"), call(4, depth=3), call(5, depth=1)]:
     stdout = io.BytesIO()
     StdioServer(CtxApplication(tools), io.BytesIO(line), stdout).serve()  # one call after another
     replies.append(json.loads(stdout.getvalue()))
@@ -264,7 +255,7 @@ young = [g for g in collections if g > 0]  # a young collection within a call (g
 assert young == [1], collections
 assert garbage() is not None  # frozen with call 1's objects (the failed call's collection skips them)
 # The sixth call since settling: the whole collection, which frees it.
-StdioServer(CtxApplication(tools), io.BytesIO(call(6)), io.BytesIO()).serve()
+StdioServer(CtxApplication(tools), io.BytesIO(call(6, depth=3)), io.BytesIO()).serve()
 assert [g for g in collections if g > 0] == [1, 2], collections
 assert garbage() is None
 tools.close()
@@ -278,21 +269,12 @@ def test_a_served_call_s_garbage_is_freed_within_a_bound_of_calls(tmp_path, demo
     run_on_demo_server(BOUND, tmp_path, demo_vault)
 
 
-def test_over_the_wire_the_collection_waits_until_the_answer_is_written(tmp_path, demo_vault):
-    run_on_demo_server(WIRED, tmp_path, demo_vault)
-
-
 AFTER_ANSWER = r"""
 
 
 def recorded():
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT count(*) FROM contexts").fetchone()[0]
-
-
-def call(i, **arguments):
-    return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "context", "arguments": {
-        "topic": "Project Apollo", "depth": 2, "max_tokens": 1500, **arguments}}}).encode() + b"\n"
 
 
 answered = threading.Event()
