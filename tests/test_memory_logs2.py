@@ -64,3 +64,9 @@ def test_latest_asks_for_the_last_of_several_revisions(tmp_path):
         setters = sorted(rel for rel, body in notes.items() if any(re.search(w, body) for w in wordings))
         assert len(setters) >= 2
         assert q["files"] == [max(setters, key=lambda r: r.split("/")[1])]
+
+
+def test_a_repeated_due_day_is_drawn_again(tmp_path):
+    # Seed 24 once drew a due day already used and retried the same day until it gave up.
+    summary = memory_logs2.generate(24, tmp_path)
+    assert summary["questions"] == len((tmp_path / "questions.jsonl").read_text().splitlines())
