@@ -58,14 +58,14 @@ _CALENDAR = frozenset(
 
 
 @lru_cache(maxsize=4096)
-def title_words(title: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def title_words(title: str) -> tuple[str, ...]:
     """The title's own words, folded (no function words, numbers, calendar words or single
-    letters), each with a pattern finding the lowercased words that start like it."""
+    letters)."""
     words = dict.fromkeys(
         ml.fold(w) for w in ml._WORD.findall(title)
         if (low := w.lower()) not in STOPWORDS and low not in _CALENDAR and not w.isdigit() and len(w) > 1
     )
-    return tuple((w, re.compile(rf"\b{re.escape(w)}\w*")) for w in words)
+    return tuple(words)
 
 
 def is_log(title: str, passages: Sequence[tuple[Sequence[str], str]], day_page: bool = False) -> bool:
@@ -89,7 +89,7 @@ def is_log(title: str, passages: Sequence[tuple[Sequence[str], str]], day_page: 
     for i, (heading, text) in enumerate(passages):
         left = len(passages) - i - 1
         low = f"{' '.join(heading)}\n{text}".lower()
-        held += sum(1 for w, pattern in words if w in low and _holds(pattern, low, w))
+        held += sum(1 for w in words if w in low and _holds(low, w))
         if held >= needed:
             return False
         if held + left * len(words) < needed:
@@ -97,9 +97,34 @@ def is_log(title: str, passages: Sequence[tuple[Sequence[str], str]], day_page: 
     return True
 
 
-def _holds(pattern: re.Pattern[str], text: str, word: str) -> bool:
-    """Whether ``text`` holds ``word`` (folded) or a form of it."""
-    return any(_a_form_of(ml.fold(m.group()), word) for m in pattern.finditer(text))
+def _holds(text: str, word: str) -> bool:
+    """Whether ``text`` holds ``word`` (folded) or a form of it: a word starting like it (what
+    ``\\b{word}\\w*`` finds, each match as far as its word characters go, one after another).
+    Found with ``str.find`` and the boundary tested by hand: a pattern compiled for each new
+    title's words cost ~40 us a word, ~2-3 ms of a new 100k question (docs/scale.md, ask17)."""
+    if not word:
+        return any(_a_form_of(ml.fold(m.group()), word) for m in re.finditer(r"\b\w*", text))
+    first = _is_word_char(word[0])
+    at = text.find(word)
+    while at >= 0:
+        # ``\b`` before the word: a word character on one side of ``at`` and not on the other.
+        if first != (at > 0 and _is_word_char(text[at - 1])):
+            end = _REST.match(text, at + len(word)).end()  # type: ignore[union-attr]
+            if _a_form_of(ml.fold(text[at:end]), word):
+                return True
+            at = text.find(word, end)  # matches do not overlap: the next is searched after it
+        else:
+            at = text.find(word, at + 1)
+    return False
+
+
+# The rest of a word: ``\w*``, as the pattern took it.
+_REST = re.compile(r"\w*")
+
+
+def _is_word_char(ch: str) -> bool:
+    """Whether ``ch`` is what ``\\w`` matches in a str pattern (a letter, a digit or "_")."""
+    return ch.isalnum() or ch == "_"
 
 
 def _a_form_of(found: str, word: str) -> bool:
