@@ -126,6 +126,11 @@ def core(text: str, weight: dict[str, float], items: bool = False) -> Core | Non
     if len(paras) < MIN_PARAGRAPHS:
         return None
     bags = [words_of(p) for p in paras]
+    if any(is_heading(p) and bag & weight.keys() for p, bag in zip(paras, bags, strict=True)):
+        # A section whose heading names the topic is about it (a meeting's agenda item): its
+        # paragraphs carry what the heading says without repeating it, shown whole. Only a log's
+        # passages hold headings here (``passage_view``): a sender's or a time's do not name it.
+        return None
     uncovered = {t for bag in bags for t in bag if t in weight}
     keep: set[int] = set()
     while uncovered:
@@ -139,6 +144,12 @@ def core(text: str, weight: dict[str, float], items: bool = False) -> Core | Non
     for i in sorted(keep):  # a paragraph ending in a colon announces the next (a list, code)
         if i + 1 < len(paras) and paras[i].rstrip().endswith(":"):
             keep.add(i + 1)
+    # A kept paragraph keeps the heading it sits under (a log's entry: its time, its sender),
+    # which says when or from whom; only a log's passages hold headings here (``passage_view``).
+    for i in sorted(keep):
+        above = next((j for j in range(i, -1, -1) if is_heading(paras[j])), None)
+        if above is not None:
+            keep.add(above)
     if len(keep) == len(paras):
         return None
     out: list[str] = []

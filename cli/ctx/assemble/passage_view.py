@@ -116,10 +116,11 @@ def attach_pieces(
             continue
         texts = [shown.get(p.id, p.text) for p in rows]
         sectioned = any(p.heading for p in rows)
+        log = _a_log(c, rows, texts, ranking)
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
-                       items=c.type == "journal")
+                       items=c.type == "journal", headings=[p.heading for p in rows] if log else None)
         c.pieces = []
-        standing = _standing(c, rows, texts, ranking)
+        standing = STANDING if log else 1.0
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
             core = cores.get(i)
@@ -140,40 +141,54 @@ def attach_pieces(
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing))
 
 
-def _standing(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> float:
-    """The power ``c``'s standing counts to beside its passages' relevance (``STANDING``)."""
+def _a_log(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> bool:
+    """Whether ``c`` is read as a log of unrelated entries (``note_shape``): its standing then
+    counts to the power ``STANDING``, and its passages, sections or not, get cores (``_cores``).
+    Only where full text alone ranked the passages."""
     if "vectors" in ranking.method:
         # With vectors a passage's relevance is a fused rank share, flatter than full text's
         # score share, and the note's standing separates what the ranks do not: damped, memory
         # sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15).
-        return 1.0
+        # The embedded build's pricing is memory16's round (issue 23): it is left as it was.
+        return False
     from ctx.assemble.note_shape import is_log
 
-    if not is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal"):
-        return 1.0
-    return STANDING
+    return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
 def _cores(
     texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool, items: bool = False,
+    headings: "list[tuple[str, ...]] | None" = None,
 ) -> dict[int, str]:
     """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
-    (more than one passage) under no heading at all (a log of entries); ``sectioned``: some
-    passage has a heading path; ``items``: an outliner's day page, whose entries are its
-    top-level items. A note of one passage is already the size of a passage, and the
-    packer values it by the node's own score, whole (``packing_order.passage_units``): cutting it
-    would only trade its text for more notes' cores where it would have fitted whole."""
+    (more than one passage) under no heading at all, or a log (``note_shape``) in sections;
+    ``sectioned``: some passage has a heading path; ``items``: an outliner's day page, whose
+    entries are its top-level items; ``headings``: a log's passages' heading paths, None for a
+    note read as a page. A note of one passage is already the size of a passage, and
+    the packer values it by the node's own score, whole (``packing_order.passage_units``):
+    cutting it would only trade its text for more notes' cores where it would have fitted whole.
+
+    A page in sections keeps its passages whole: a section's later paragraphs carry what its
+    first introduces. A log's sections are its entries (a lab notebook's "### 17:22", a mail
+    digest's "#### Message from Kaja"), each a run of unrelated paragraphs like an unheaded log's:
+    shown whole, the answer's neighbours took the room of the next entries' answers (memory_logs2
+    sets 5, 9, 21, 22: chunk BM25 above ctx at 1,000 and 2,000 tokens; docs/scale.md, memory17).
+    Its cores keep the heading each kept paragraph sits under (when, from whom); a section whose
+    heading names the topic (a meeting's agenda item) is about it, and stays whole."""
     from ctx.assemble import matching_lines as ml
 
-    if len(texts) < 2 or sectioned or not terms or not any(r > 0 for r in relevance):
+    log = headings is not None
+    if len(texts) < 2 or (sectioned and not log) or not terms or not any(r > 0 for r in relevance):
         return {}
     paragraphs = [ml.paragraphs(text, items) for text in texts]
-    if any(ml.is_heading(para) for paras in paragraphs for para in paras):
+    if not log and any(ml.is_heading(para) for paras in paragraphs for para in paras):
         return {}  # a page in sections: its passages are shown whole
     bags = [ml.words_of(para) for paras in paragraphs for para in paras]
     weight = ml.weights(terms, bags)
     out: dict[int, str] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
+        if headings is not None and headings[i] and ml.words_of(headings[i][-1]) & weight.keys():
+            continue  # its section is about the topic (``matching_lines.core``)
         if r > 0 and (core := ml.core(text, weight, items)) is not None:
             out[i] = core.text
     return out
