@@ -100,7 +100,10 @@ FACTS = {
 SESSIONS = 24
 
 
-def session_text(session: int, sections: bool = False) -> str:
+def session_text(session: int, sections: str = "") -> str:
+    """A session's chat; ``sections``: "log" puts it under "## Morning" / "## Midday" /
+    "## Evening" (a log's entries: the title's words are in none of them), "page" under "## Family
+    chat, morning" and so on (a page about its title: every section names it, ``note_shape``)."""
     paragraphs = []
     for k in range(18):
         lines = [f"**{NAMES[(k + i) % 4]}** ({8 + k % 12:02d}:{(7 * i + session) % 60:02d}): "
@@ -108,12 +111,13 @@ def session_text(session: int, sections: bool = False) -> str:
         if k == 9 and session in FACTS:
             lines[1] = f"**{NAMES[session % 4]}** (13:15): {FACTS[session]}"
         if sections and k % 6 == 0:
-            paragraphs.append(f"## {('Morning', 'Midday', 'Evening')[k // 6]}")
+            when = ("Morning", "Midday", "Evening")[k // 6]
+            paragraphs.append(f"## {when}" if sections == "log" else f"## Family chat, {when.lower()}")
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs)
 
 
-def chat_graph(root: Path, sections: bool):
+def chat_graph(root: Path, sections: str):
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
@@ -130,12 +134,17 @@ def chat_graph(root: Path, sections: bool):
 
 @pytest.fixture(scope="module")
 def chats(tmp_path_factory):
-    return chat_graph(tmp_path_factory.mktemp("chats"), sections=False)
+    return chat_graph(tmp_path_factory.mktemp("chats"), sections="")
 
 
 @pytest.fixture(scope="module")
 def sectioned_chats(tmp_path_factory):
-    return chat_graph(tmp_path_factory.mktemp("sectioned"), sections=True)
+    return chat_graph(tmp_path_factory.mktemp("sectioned"), sections="page")
+
+
+@pytest.fixture(scope="module")
+def logged_chats(tmp_path_factory):
+    return chat_graph(tmp_path_factory.mktemp("logged"), sections="log")
 
 
 def passage_holding(conn, fact: str) -> str:
@@ -182,6 +191,49 @@ def test_a_note_in_sections_shows_its_passages_whole_however_tight_the_budget(se
 
     for fact in shown:
         assert unlevelled(passage_holding(sectioned_chats, fact).strip()) in unlevelled(text), text
+
+
+def test_a_log_in_sections_shows_each_entry_s_answering_paragraph_under_its_heading(logged_chats):
+    # A log's sections are its entries (a lab notebook's times, a mail digest's senders): each a
+    # run of unrelated paragraphs, cut to its core as an unheaded log's passage is, keeping the
+    # heading it sits under. On main 0f1c470 (sections always whole) 600 tokens held 2 of the 4.
+    from ctx.assemble.note_shape import is_log
+    from ctx.store.passages import passages_of
+
+    rows = passages_of(logged_chats, ["Family chat 03"])["Family chat 03"]
+    assert is_log("Family chat 03", [(p.heading, p.text) for p in rows])
+    budget = 600
+    text = build_context(logged_chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+                                                    max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
+    for session in FACTS:
+        assert f"2024-03-{session:02d}" in text
+    # Each fact sits in the session's Midday section (paragraph 9 of 18): its heading is shown
+    # right above the kept paragraph, the paragraphs between them left out (but in the first
+    # note, whose standing may buy its passage's rest).
+    assert len(re.findall(rf"^#+ Midday\n\n{re.escape(GAP)}\n\n\*\*", text, re.MULTILINE)) >= len(FACTS) - 1, text
+    assert "#### Morning\n\n#### Midday" not in text  # a core's own heading, not the passage's
+
+
+def test_a_core_keeps_the_heading_its_paragraphs_sit_under_and_a_heading_naming_the_topic_keeps_it_whole():
+    text = "\n\n".join([
+        "### 14:01",
+        "Restocked gloves and tips.",
+        "The trouble with the leaf series turned out to be a mislabelled box.",
+        "### 17:22",
+        "Cleaned the water bath.",
+        "Tidied the freezer rack.",
+    ])
+    core = ml.core(text, weight_for(["trouble", "leaf", "series"], text))
+    assert core is not None
+    assert core.text == "\n\n".join([
+        "### 14:01", GAP, "The trouble with the leaf series turned out to be a mislabelled box.", GAP])
+    # An agenda item named for the topic is about it: its paragraphs say what it introduces
+    # without repeating its words ("moved to the fourth floor"), so the passage stays whole.
+    agenda = "\n\n".join(["## The mobile redesign", "No news yet.", "It moves to the fourth floor.",
+                           "## Metrics", "Signups are flat."])
+    assert ml.core(agenda, weight_for(["mobile", "redesign"], agenda)) is None
 
 
 # ---------------------------------------------------------------------------------------------

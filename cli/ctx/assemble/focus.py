@@ -71,7 +71,10 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int
                 out.append(GAP)
             if as_core:  # one marker for the passages left out and the core's own opening gap
                 text = text.removeprefix(GAP).lstrip("\n")
-        path = piece.heading[:-1] if _starts_with_heading(piece.text) else piece.heading
+        # A core opening on a heading of its own (a log's entry further down the passage: its
+        # time, its sender) says where it sits; the passage's opening heading would mislead.
+        opening = text.removeprefix(GAP).lstrip("\n") if as_core else piece.text
+        path = piece.heading[:-1] if _starts_with_heading(opening) else piece.heading
         # The heading path says where a passage sits, once per jump (adjacent passages share it).
         if path and (previous is None or gap):
             out.append("#### " + PATH_SEP.join(path))
