@@ -116,11 +116,13 @@ def attach_pieces(
             continue
         texts = [shown.get(p.id, p.text) for p in rows]
         sectioned = any(p.heading for p in rows)
-        log = _a_log(c, rows, texts, ranking)
+        standing = _standing(c, rows, texts, ranking)
+        # A log (its standing damped) is cut to its entries' cores, sections or not; where full
+        # text alone ranked the passages (the embedded build's pricing is memory16's, issue 23).
+        log = standing < 1.0 and "vectors" not in ranking.method
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal", headings=[p.heading for p in rows] if log else None)
         c.pieces = []
-        standing = STANDING if log else 1.0
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
             core = cores.get(i)
@@ -141,19 +143,18 @@ def attach_pieces(
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing))
 
 
-def _a_log(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> bool:
-    """Whether ``c`` is read as a log of unrelated entries (``note_shape``): its standing then
-    counts to the power ``STANDING``, and its passages, sections or not, get cores (``_cores``).
-    Only where full text alone ranked the passages."""
+def _standing(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> float:
+    """The power ``c``'s standing counts to beside its passages' relevance (``STANDING``)."""
     if "vectors" in ranking.method:
         # With vectors a passage's relevance is a fused rank share, flatter than full text's
         # score share, and the note's standing separates what the ranks do not: damped, memory
         # sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15).
-        # The embedded build's pricing is memory16's round (issue 23): it is left as it was.
-        return False
+        return 1.0
     from ctx.assemble.note_shape import is_log
 
-    return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
+    if not is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal"):
+        return 1.0
+    return STANDING
 
 
 def _cores(
