@@ -174,8 +174,9 @@ def _cores(
     digest's "#### Message from Kaja"), each a run of unrelated paragraphs like an unheaded log's:
     shown whole, the answer's neighbours took the room of the next entries' answers (memory_logs2
     sets 5, 9, 21, 22: chunk BM25 above ctx at 1,000 and 2,000 tokens; docs/scale.md, memory17).
-    Its cores keep the heading each kept paragraph sits under (when, from whom); a section whose
-    heading names the topic (a meeting's agenda item) is about it, and stays whole."""
+    Its cores keep the heading each kept paragraph sits under (when, from whom); a passage in a
+    section whose heading, at any level, names the topic (a meeting's agenda item) is about it,
+    and stays whole."""
     from ctx.assemble import matching_lines as ml
 
     log = headings is not None
@@ -188,8 +189,11 @@ def _cores(
     weight = ml.weights(terms, bags)
     out: dict[int, str] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
-        if headings is not None and headings[i] and ml.words_of(headings[i][-1]) & weight.keys():
-            continue  # its section is about the topic (``matching_lines.core``)
+        if headings is not None and any(ml.words_of(h) & weight.keys() for h in headings[i]):
+            # It sits in a section about the topic, at any level (a tips page's "Open Dendron from
+            # terminal" over its "Windows" / "CMD" steps: bench_facts dendron-13 lost the step
+            # after the matching one when only the nearest heading was asked; ``matching_lines.core``).
+            continue
         if r > 0 and (core := ml.core(text, weight, items)) is not None:
             out[i] = core.text
     return out
