@@ -196,7 +196,7 @@ def test_a_note_in_sections_shows_its_passages_whole_however_tight_the_budget(se
 def test_a_log_in_sections_shows_each_entry_s_answering_paragraph_under_its_heading(logged_chats):
     # A log's sections are its entries (a lab notebook's times, a mail digest's senders): each a
     # run of unrelated paragraphs, cut to its core as an unheaded log's passage is, keeping the
-    # heading it sits under. On main 0f1c470 (sections always whole) 600 tokens held 2 of the 4.
+    # heading it sits under. On main 0f1c470 (sections always whole) 600 tokens held 1 of the 4.
     from ctx.assemble.note_shape import is_log
     from ctx.store.passages import passages_of
 
