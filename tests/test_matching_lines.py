@@ -74,6 +74,10 @@ def test_one_gap_marker_where_a_core_meets_passages_left_out():
     assert text == f"{GAP}\n\nboiler\n\n{GAP}\n\nClosing words."
     assert f"{GAP}\n\n{GAP}" not in excerpt(pieces, [1], cores={1})
     assert excerpt(pieces, [1]) == f"{GAP}\n\na\n\nboiler\n\nc\n\n{GAP}"  # not a core: whole
+    # Two adjacent passages shown as cores: the first's closing gap and the second's opening one
+    # are the same stretch left out, marked once (main 0f1c470 printed the marker twice).
+    pieces[2] = Piece(2, (), "d\n\nkettle\n\nf", 5, 0.9, core=f"{GAP}\n\nkettle\n\n{GAP}", core_tokens=6)
+    assert excerpt(pieces, [1, 2], cores={1, 2}) == f"{GAP}\n\nboiler\n\n{GAP}\n\nkettle\n\n{GAP}"
 
 
 # ---------------------------------------------------------------------------------------------

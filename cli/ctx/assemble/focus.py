@@ -66,11 +66,12 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int
         gap = (previous is None and ord_ > 0) or (previous is not None and ord_ != previous + 1)
         as_core = ord_ in cores and piece.core is not None
         text = piece.core if as_core and piece.core is not None else piece.text
-        if gap:
-            if not open_gap:  # a core ending in a gap already says so
-                out.append(GAP)
-            if as_core:  # one marker for the passages left out and the core's own opening gap
-                text = text.removeprefix(GAP).lstrip("\n")
+        if gap and not open_gap:  # a core ending in a gap already says so
+            out.append(GAP)
+        if as_core and (gap or open_gap):
+            # One marker for what was left out between: the passages skipped, the last core's
+            # closing gap, this core's opening gap (two adjacent cores printed "[…]" twice).
+            text = text.removeprefix(GAP).lstrip("\n")
         # A core opening on a heading of its own (a log's entry further down the passage: its
         # time, its sender) says where it sits; the passage's opening heading would mislead.
         opening = text.removeprefix(GAP).lstrip("\n") if as_core else piece.text
