@@ -220,6 +220,32 @@ def test_a_log_in_sections_shows_each_entry_s_answering_paragraph_under_its_head
     assert "#### Morning\n\n#### Midday" not in text  # a core's own heading, not the passage's
 
 
+@pytest.fixture(scope="module")
+def embedded_logged_chats(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+
+    conn = chat_graph(tmp_path_factory.mktemp("logged-embedded"), sections="log")
+    embed_graph(conn, resolve_model(None))
+    return conn
+
+
+def test_with_vectors_a_log_in_sections_is_cut_to_its_entries_answers_too(logged_chats, embedded_logged_chats):
+    # Vectors change how passages are ranked, not what a log's entry is: shown whole, its
+    # unrelated neighbours take the room of the next sessions' answers with vectors or without.
+    # On main 45f4dd5 (cores only where full text alone ranked) the embedded graph showed 1 of
+    # the 4 facts at 600 tokens where the same graph without vectors showed all 4.
+    question = "what do we know about the kayak for the lake trip?"
+    budget = 600
+    plain = build_context(logged_chats, BuildRequest((question,), max_tokens=budget)).text
+    embedded = build_context(embedded_logged_chats, BuildRequest((question,), max_tokens=budget)).text
+    assert count_tokens(embedded) <= budget
+    found = [f for f in FACTS.values() if f in embedded]
+    assert len(found) >= len([f for f in FACTS.values() if f in plain]) == len(FACTS), embedded
+    assert re.search(rf"^#+ Midday\n\n{re.escape(GAP)}\n\n\*\*", embedded, re.MULTILINE), embedded
+
+
 def test_a_core_keeps_the_heading_its_paragraphs_sit_under_and_a_heading_naming_the_topic_keeps_it_whole():
     text = "\n\n".join([
         "### 14:01",

@@ -116,10 +116,11 @@ def attach_pieces(
             continue
         texts = [shown.get(p.id, p.text) for p in rows]
         sectioned = any(p.heading for p in rows)
-        standing = _standing(c, rows, texts, ranking)
-        # A log (its standing damped) is cut to its entries' cores, sections or not; where full
-        # text alone ranked the passages (the embedded build's pricing is memory16's, issue 23).
-        log = standing < 1.0 and "vectors" not in ranking.method
+        log = _is_log(c, rows, texts)
+        standing = STANDING if log and "vectors" not in ranking.method else 1.0
+        # A log is cut to its entries' cores, sections or not, with vectors or without: shown
+        # whole, an entry's unrelated neighbours take the room of the next entries' answers
+        # either way. Only its standing is priced by how the passages were ranked (``_is_log``).
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal", headings=[p.heading for p in rows] if log else None)
         c.pieces = []
@@ -143,18 +144,15 @@ def attach_pieces(
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing))
 
 
-def _standing(c: Candidate, rows: list["StoredPassage"], texts: list[str], ranking: PassageRanking) -> float:
-    """The power ``c``'s standing counts to beside its passages' relevance (``STANDING``)."""
-    if "vectors" in ranking.method:
-        # With vectors a passage's relevance is a fused rank share, flatter than full text's
-        # score share, and the note's standing separates what the ranks do not: damped, memory
-        # sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15).
-        return 1.0
+def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool:
+    """Whether ``c`` reads as a log of unrelated entries (``note_shape``), not a page about one
+    thing. Its standing counts to the power ``STANDING`` beside its passages' relevance only where
+    full text alone ranked them: with vectors a passage's relevance is a fused rank share, flatter
+    than full text's score share, and the note's standing separates what the ranks do not; damped,
+    memory sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15)."""
     from ctx.assemble.note_shape import is_log
 
-    if not is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal"):
-        return 1.0
-    return STANDING
+    return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
 def _cores(
