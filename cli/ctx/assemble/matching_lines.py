@@ -102,8 +102,9 @@ def is_heading(paragraph: str) -> bool:
 
 
 # Kept too: a log's paragraphs are read once for the note's weights and again for each matched
-# passage's core, and a warm process meets the same passages call after call.
-@functools.lru_cache(maxsize=1 << 13)
+# passage's core. 2,048 covers one build's paragraphs; 8,192 cost a warm 100k process 9 MB more
+# peak RSS (174 against 165) for no measured gain.
+@functools.lru_cache(maxsize=1 << 11)
 def words_of(text: str) -> frozenset[str]:
     return frozenset(fold(w) for w in _WORD.findall(text))
 
