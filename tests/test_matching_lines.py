@@ -158,26 +158,36 @@ def passage_holding(conn, fact: str) -> str:
     return next(p.text for rows in passages_of(conn, ids).values() for p in rows if fact in p.text)
 
 
+QUESTION = "what do we know about the kayak for the lake trip?"
+
+
+def asked(conn, budget: int) -> str:
+    """The kayak question's context within ``budget`` tokens (checked to be within it)."""
+    text = build_context(conn, BuildRequest((QUESTION,), max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    return text
+
+
+def assert_every_fact_dated(text: str) -> None:
+    """Every answering fact shown, each under its session's (or day's) date."""
+    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
+    for session in FACTS:
+        assert f"2024-03-{session:02d}" in text
+
+
 def test_a_tight_context_shows_each_session_s_answering_paragraph_not_its_passage(chats):
     whole = sum(count_tokens(passage_holding(chats, fact)) for fact in FACTS.values())
     budget = 600
     assert whole > budget  # the answering passages whole would not fit
-    text = build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
-                                             max_tokens=budget)).text
-    assert count_tokens(text) <= budget
-    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
+    text = asked(chats, budget)
     # Each session that answers is dated, and what was left out of it is marked.
-    for session in FACTS:
-        assert f"2024-03-{session:02d}" in text
+    assert_every_fact_dated(text)
     assert text.count(GAP) >= len(FACTS)
     assert f"{GAP}\n\n{GAP}" not in text
 
 
 def test_a_loose_context_shows_the_answering_passages_whole_again(chats):
-    budget = 6000
-    text = build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
-                                             max_tokens=budget)).text
-    assert count_tokens(text) <= budget
+    text = asked(chats, 6000)
     for fact in FACTS.values():
         assert passage_holding(chats, fact).strip() in text
 
@@ -185,9 +195,7 @@ def test_a_loose_context_shows_the_answering_passages_whole_again(chats):
 def test_a_note_in_sections_shows_its_passages_whole_however_tight_the_budget(sectioned_chats):
     # A page in sections (a help page) carries what a section's first paragraph introduces in the
     # paragraphs after it, without the question's words: its passages are never cut to a core.
-    text = build_context(sectioned_chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
-                                                       max_tokens=600)).text
-    assert count_tokens(text) <= 600
+    text = asked(sectioned_chats, 600)
     shown = [fact for fact in FACTS.values() if fact in text]
     assert shown  # the budget holds some of the answering passages
     def unlevelled(markdown: str) -> str:  # headings are re-levelled under the note's title
@@ -206,13 +214,8 @@ def test_a_log_in_sections_shows_each_entry_s_answering_paragraph_under_its_head
 
     rows = passages_of(logged_chats, ["Family chat 03"])["Family chat 03"]
     assert is_log("Family chat 03", [(p.heading, p.text) for p in rows])
-    budget = 600
-    text = build_context(logged_chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
-                                                    max_tokens=budget)).text
-    assert count_tokens(text) <= budget
-    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
-    for session in FACTS:
-        assert f"2024-03-{session:02d}" in text
+    text = asked(logged_chats, 600)
+    assert_every_fact_dated(text)
     # Each fact sits in the session's Midday section (paragraph 9 of 18): its heading is shown
     # right above the kept paragraph, the paragraphs between them left out (but in the first
     # note, whose standing may buy its passage's rest).
@@ -236,13 +239,9 @@ def test_with_vectors_a_log_in_sections_is_cut_to_its_entries_answers_too(logged
     # unrelated neighbours take the room of the next sessions' answers with vectors or without.
     # On main 45f4dd5 (cores only where full text alone ranked) the embedded graph showed 1 of
     # the 4 facts at 600 tokens where the same graph without vectors showed all 4.
-    question = "what do we know about the kayak for the lake trip?"
-    budget = 600
-    plain = build_context(logged_chats, BuildRequest((question,), max_tokens=budget)).text
-    embedded = build_context(embedded_logged_chats, BuildRequest((question,), max_tokens=budget)).text
-    assert count_tokens(embedded) <= budget
-    found = [f for f in FACTS.values() if f in embedded]
-    assert len(found) >= len([f for f in FACTS.values() if f in plain]) == len(FACTS), embedded
+    assert_every_fact_dated(asked(logged_chats, 600))
+    embedded = asked(embedded_logged_chats, 600)
+    assert_every_fact_dated(embedded)
     assert re.search(rf"^#+ Midday\n\n{re.escape(GAP)}\n\n\*\*", embedded, re.MULTILINE), embedded
 
 
@@ -355,7 +354,7 @@ def test_a_passage_shown_as_its_core_only_is_not_counted_as_seen(tmp_path):
     as its core was not shown whole, so a later, looser context since then shows the rest of it
     (counted as seen, the answer's surroundings would never reach the reader)."""
     conn = chat_graph(tmp_path, sections=False)
-    question = "what do we know about the kayak for the lake trip?"
+    question = QUESTION
     tight = build_context(conn, BuildRequest((question,), max_tokens=600))
     shown = tight.text
     # The answering passages shown as their cores: the answer in the context, the passage not whole.
@@ -373,7 +372,7 @@ def test_json_says_which_passages_it_shows_as_their_core(chats):
     paragraphs: ``passages.cores`` lists the latter, and only passages the node shows."""
     import json
 
-    doc = json.loads(build_context(chats, BuildRequest(("what do we know about the kayak for the lake trip?",),
+    doc = json.loads(build_context(chats, BuildRequest((QUESTION,),
                                                        max_tokens=700, format="json")).text)
     from json_contract import validator
 
@@ -427,14 +426,9 @@ def test_a_tight_context_shows_each_day_page_s_answering_entry_not_its_passage(t
     conn = logseq_journals(tmp_path)
     journals = [r[0] for r in conn.execute("SELECT id FROM nodes WHERE type = 'journal' ORDER BY id")]
     assert len(journals) == SESSIONS
-    budget = 600
-    text = build_context(conn, BuildRequest(("what do we know about the kayak for the lake trip?",),
-                                            max_tokens=budget)).text
-    assert count_tokens(text) <= budget
     # A day's passage is ~20 unrelated entries; whole, a tight budget reached one or two days.
-    assert [f for f in FACTS.values() if f in text] == list(FACTS.values()), text
-    for day in FACTS:
-        assert f"2024-03-{day:02d}" in text
+    text = asked(conn, 600)
+    assert_every_fact_dated(text)
     assert text.count(GAP) >= len(FACTS)
 
 
@@ -445,7 +439,7 @@ def test_a_day_page_s_other_entries_come_after_every_day_s_matching_ones(tmp_pat
     # took its room at 900 tokens).
     weak = "Greta left the spare kayak paddle in the shed."
     conn = logseq_journals(tmp_path, {12: weak})
-    question = "what do we know about the kayak for the lake trip?"
+    question = QUESTION
     for budget in range(300, 2600, 200):
         text = build_context(conn, BuildRequest((question,), max_tokens=budget)).text
         assert weak in text and all(f in text for f in FACTS.values()), budget
