@@ -183,11 +183,12 @@ def _cores(
     paragraphs = [ml.paragraphs(text, items) for text in texts]
     if not log and any(ml.is_heading(para) for paras in paragraphs for para in paras):
         return {}  # a page in sections: its passages are shown whole
-    bags = [ml.words_of(para) for paras in paragraphs for para in paras]
+    folded = frozenset(ml.fold(t) for t in terms)  # only these words are ever compared
+    bags = [ml.held(para, folded) for paras in paragraphs for para in paras]
     weight = ml.weights(terms, bags)
     out: dict[int, str] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
-        if headings is not None and any(ml.words_of(h) & weight.keys() for h in headings[i]):
+        if headings is not None and any(ml.held(h, folded) & weight.keys() for h in headings[i]):
             # It sits in a section about the topic, at any level (a tips page's "Open Dendron from
             # terminal" over its "Windows" / "CMD" steps: bench_facts dendron-13 lost the step
             # after the matching one when only the nearest heading was asked; ``matching_lines.core``).
