@@ -443,3 +443,72 @@ def test_a_day_page_s_other_entries_come_after_every_day_s_matching_ones(tmp_pat
     for budget in range(300, 2600, 200):
         text = build_context(conn, BuildRequest((question,), max_tokens=budget)).text
         assert weak in text and all(f in text for f in FACTS.values()), budget
+
+
+# ---------------------------------------------------------------------------------------------
+# A meeting log of short agenda items: the item named for the topic, not the next one (memory19)
+
+
+def test_a_core_keeps_the_section_naming_the_topic_whole_and_cuts_the_next_one():
+    # A passage of short sections holds the next agenda item too: with ``sections`` only the
+    # item the heading names stays whole (its paragraphs need not repeat the name), a heading
+    # under it counts as part of it (a tips page's steps), and the next item at its level is cut.
+    agenda = "\n\n".join(["## Hiring", "Two offers out.", "## The mobile redesign", "No news yet.",
+                          "### Agency", "It moves to the fourth floor.", "## Metrics", "Signups are flat.",
+                          "Churn is flat."])
+    weight = weight_for(["mobile", "redesign"], agenda)
+    assert ml.core(agenda, weight) is None  # without ``sections`` (an embedded build): whole
+    core = ml.core(agenda, weight, sections=True)
+    assert core is not None and core.sections
+    assert core.text == "\n\n".join([GAP, "## The mobile redesign", "No news yet.", "### Agency",
+                                     "It moves to the fourth floor.", GAP])
+
+
+KAYAK_FACTS = {
+    3: "Edda booked the kayak trip's boats for the first Saturday of May.",
+    8: "The kayak trip's boats have to be back at the jetty by six.",
+    13: "Carmen found two spare life jackets in the shed for the kayak trip.",
+    19: "The minibus for the kayak trip costs 140 euros.",
+}
+FILLER = [
+    "Churn is flat and the dashboards finally agree with the finance spreadsheet for once.",
+    "Median page load is around twelve hundred milliseconds on the reports page this week.",
+    "The funnel shows most people drop off at the integration step, again.",
+    "Someone brought cake for the team and nobody could agree on who baked it.",
+]
+
+
+@pytest.fixture(scope="module")
+def meetings(tmp_path_factory):
+    """24 product syncs of short agenda items ("## Hiring", then "## The kayak trip", then
+    "## Metrics", ...): a log (its title's words in none of its sections), whose passages each
+    hold two or three items."""
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("meetings")
+    vault = root / "vault"
+    vault.mkdir()
+    for s in range(1, 25):
+        def item(heading: str, k: int) -> list[str]:
+            return [f"## {heading}"] + [FILLER[(s + k + i) % 4] for i in range(3)]
+        kayak = ["## The kayak trip", "No real news on the kayak trip; still chasing people.",
+                 KAYAK_FACTS.get(s, "Nobody had a clear answer.")]
+        body = "\n\n".join(item("Security", 0) + item("Budget", 1) + item("Hiring", 2) + kayak
+                           + item("Metrics", 3) + item("Offsite", 4) + item("Support", 5) + item("Roadmap", 6))
+        (vault / f"Product sync {s:02d}.md").write_text(f"---\ndate: 2024-03-{s:02d}\n---\n{body}\n")
+    conn = connect(root / "graph.db", create=True)
+    import_path(conn, Path(vault))
+    return conn
+
+
+def test_a_meeting_s_agenda_item_named_for_the_topic_is_shown_without_the_next_item(meetings):
+    # Shown whole, each passage's "Metrics" item after the kayak trip's took the room of the next
+    # meetings' items: on main 7c88fa3, 250 tokens held 1 of the 4 facts (memory_logs set 32's
+    # meetings: s32-052's answer in the 11th session's on-call item, past 2,000 tokens).
+    text = build_context(meetings, BuildRequest(("what do we know about the kayak trip?",), max_tokens=250)).text
+    assert count_tokens(text) <= 250
+    assert [f for f in KAYAK_FACTS.values() if f in text] == list(KAYAK_FACTS.values()), text
+    for s in KAYAK_FACTS:
+        assert f"2024-03-{s:02d}" in text
+    assert "Metrics" not in text

@@ -128,6 +128,9 @@ class Core:
     text: str  # the kept paragraphs in reading order, ``[…]`` wherever some were left out
     kept: int  # paragraphs kept
     of: int  # paragraphs in the passage
+    # It keeps a section about the topic whole (``_topic_sections``): the rest is the passage's
+    # other sections, entries whose words the core's cover did not need.
+    sections: bool = False
 
 
 def weights(terms: Sequence[str], note_paragraphs: Sequence[frozenset[str]]) -> dict[str, float]:
@@ -141,21 +144,45 @@ def weights(terms: Sequence[str], note_paragraphs: Sequence[frozenset[str]]) -> 
     return out
 
 
-def core(text: str, weight: dict[str, float], items: bool = False) -> Core | None:
+def _topic_sections(paras: list[str], bags: list[frozenset[str]], weight: dict[str, float]) -> set[int]:
+    """Indexes of the paragraphs in a section whose heading, or a heading above it within the
+    passage, holds a topic word: each heading ends the sections at its level or deeper."""
+    out: set[int] = set()
+    stack: list[tuple[int, bool]] = []  # (level, names the topic) of the headings above
+    for i, (para, bag) in enumerate(zip(paras, bags, strict=True)):
+        if is_heading(para):
+            level = len(para.lstrip(" ")) - len(para.lstrip(" ").lstrip("#"))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, bool(bag & weight.keys())))
+        if any(named for _, named in stack):
+            out.add(i)
+    return out
+
+
+def core(text: str, weight: dict[str, float], items: bool = False, sections: bool = False) -> Core | None:
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
-    the whole passage or holds none of them; ``items`` as for ``paragraphs``."""
+    the whole passage or holds none of them; ``items`` as for ``paragraphs``; ``sections``: a
+    section about the topic keeps only itself whole, not the whole passage (``_topic_sections``;
+    builds where full text alone ranked the passages: measured there only)."""
     paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
     keys = frozenset(weight)  # only the topic's words are ever compared
     bags = [held(p, keys) for p in paras]
-    if any(is_heading(p) and bag & weight.keys() for p, bag in zip(paras, bags, strict=True)):
-        # A section whose heading names the topic is about it (a meeting's agenda item): its
-        # paragraphs carry what the heading says without repeating it, shown whole. Only a log's
-        # passages hold headings here (``passage_view``): a sender's or a time's do not name it.
+    # A section whose heading names the topic is about it (a meeting's agenda item): its
+    # paragraphs carry what the heading says without repeating it, shown whole. Only a log's
+    # passages hold headings here (``passage_view``): a sender's or a time's do not name it.
+    # Only that section, down to the next heading at its level or above: a passage of short
+    # sections holds the next agenda item too (memory_logs meetings: "#### The on-call rotation"
+    # then "#### Metrics"), and shown whole it took half the room of the next sessions' items.
+    topic = _topic_sections(paras, bags, weight)
+    if topic and not sections:
         return None
-    uncovered = {t for bag in bags for t in bag if t in weight}
-    keep: set[int] = set()
+    keep = set(topic)
+    if len(keep) == len(paras):
+        return None
+    uncovered = {t for bag in bags for t in bag if t in weight} - {t for i in keep for t in bags[i]}
     while uncovered:
         gain, i = max((sum(weight[t] for t in bag & uncovered), -i) for i, bag in enumerate(bags))
         if gain <= 0:
@@ -184,4 +211,4 @@ def core(text: str, weight: dict[str, float], items: bool = False) -> Core | Non
         previous = i
     if previous != len(paras) - 1:
         out.append(GAP)
-    return Core("\n\n".join(out), len(keep), len(paras))
+    return Core("\n\n".join(out), len(keep), len(paras), bool(topic))

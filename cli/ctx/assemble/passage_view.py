@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
     from ctx.store.types import StoredPassage
     from ctx.assemble.counter import TokenCounter
+    from ctx.assemble.matching_lines import Core
     from ctx.semantic.topic import TopicVector
 
 EXACT = ("id", "title")
@@ -122,11 +123,13 @@ def attach_pieces(
         # whole, an entry's unrelated neighbours take the room of the next entries' answers
         # either way. Only its standing is priced by how the passages were ranked (``_is_log``).
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
-                       items=c.type == "journal", headings=[p.heading for p in rows] if log else None)
+                       items=c.type == "journal", headings=[p.heading for p in rows] if log else None,
+                       sections="vectors" not in ranking.method)
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             tokens = counter.count(text)
-            core = cores.get(i)
+            cut = cores.get(i)
+            core = cut.text if cut is not None else None
             core_tokens = counter.count(core) if core is not None else 0
             if core is not None and core_tokens >= tokens:
                 core, core_tokens = None, 0
@@ -136,6 +139,12 @@ def attach_pieces(
             # (an open question's incidental word) nearly all of it. A passage only the vectors
             # found matched by meaning: its words do not say which paragraph answers at all.
             rest_worth = 1.0 - (1.0 - REST_DECAY) * relevance if p.id in ranking.lexical else 1.0
+            if cut is not None and cut.sections:
+                # The core is a section about the topic (a meeting's agenda item) whole; the rest
+                # is the passage's next sections, other items holding no word of the question the
+                # core lacks: they come last, after every note's matching text, as a day page's
+                # other entries do (memory_logs sets 1 and 31 at 4,000 tokens: two more answers).
+                rest_worth = 0.0
             if c.type == "journal":
                 # A day page's other entries are blocks of their own, each a node ranked on its
                 # own words: beside the matching ones they say nothing more, so they come last
@@ -155,10 +164,24 @@ def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool
     return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
+def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str, float], sections: bool) -> bool:
+    """Whether a heading of the passage's path names the topic and the passage does not open on
+    that heading: its level unknown, every heading inside may be a step under it, so the passage
+    stays whole. A passage opening on its own section's heading is cut by ``matching_lines.core``,
+    which reads the levels (that section whole, the next agenda item in the passage not)."""
+    from ctx.assemble import matching_lines as ml
+
+    named = [h for h in path if ml.words_of(h) & weight.keys()]
+    if not named:
+        return False
+    opens = bool(paras) and ml.is_heading(paras[0]) and paras[0].lstrip(" #").split("\n", 1)[0].strip() == path[-1]
+    return not (sections and opens and named == [path[-1]])
+
+
 def _cores(
     texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool, items: bool = False,
-    headings: "list[tuple[str, ...]] | None" = None,
-) -> dict[int, str]:
+    headings: "list[tuple[str, ...]] | None" = None, sections: bool = False,
+) -> dict[int, Core]:
     """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
     (more than one passage) under no heading at all, or a log (``note_shape``) in sections;
     ``sectioned``: some passage has a heading path; ``items``: an outliner's day page, whose
@@ -174,7 +197,8 @@ def _cores(
     sets 5, 9, 21, 22: chunk BM25 above ctx at 1,000 and 2,000 tokens; docs/scale.md, memory17).
     Its cores keep the heading each kept paragraph sits under (when, from whom); a passage in a
     section whose heading, at any level, names the topic (a meeting's agenda item) is about it,
-    and stays whole."""
+    and stays whole; with ``sections`` (full text alone ranked: memory19's round) only that
+    section does, and the passage's next sections (the next agenda items) are cut to their cores."""
     from ctx.assemble import matching_lines as ml
 
     log = headings is not None
@@ -186,13 +210,13 @@ def _cores(
     folded = frozenset(ml.fold(t) for t in terms)  # only these words are ever compared
     bags = [ml.held(para, folded) for paras in paragraphs for para in paras]
     weight = ml.weights(terms, bags)
-    out: dict[int, str] = {}
+    out: dict[int, Core] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
-        if headings is not None and any(ml.held(h, folded) & weight.keys() for h in headings[i]):
+        if headings is not None and _in_topic_section(paragraphs[i], headings[i], weight, sections):
             # It sits in a section about the topic, at any level (a tips page's "Open Dendron from
             # terminal" over its "Windows" / "CMD" steps: bench_facts dendron-13 lost the step
             # after the matching one when only the nearest heading was asked; ``matching_lines.core``).
             continue
-        if r > 0 and (core := ml.core(text, weight, items)) is not None:
-            out[i] = core.text
+        if r > 0 and (core := ml.core(text, weight, items, sections)) is not None:
+            out[i] = core
     return out
