@@ -490,7 +490,7 @@ def meetings(tmp_path_factory):
     vault = root / "vault"
     vault.mkdir()
     for s in range(1, 25):
-        def item(heading: str, k: int) -> list[str]:
+        def item(heading: str, k: int, s: int = s) -> list[str]:
             return [f"## {heading}"] + [FILLER[(s + k + i) % 4] for i in range(3)]
         kayak = ["## The kayak trip", "No real news on the kayak trip; still chasing people.",
                  KAYAK_FACTS.get(s, "Nobody had a clear answer.")]
