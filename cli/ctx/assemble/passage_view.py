@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 EXACT = ("id", "title")
 # A log's standing (its score as a share of the best member's) counts to this power beside its
-# passages' own relevance where full text alone ranked them (``packing_order.passage_units``); a
-# page's to the power 1. At 1 a log ranked below the first lost its answering entry to the first
+# passages' own relevance, whoever ranked them (``packing_order.passage_units``); a page's to the
+# power 1. At 1 a log ranked below the first lost its answering entry to the first
 # log's weak ones (a lab notebook's 4th note, share 0.50: its answering entry, relevance 0.96, was
 # worth 0.48, below the first note's entries at 0.50-0.71 that did not answer); at 0 (relevance
 # alone) a day page's standing from its whole text was lost. Memory sets without embeddings at
@@ -118,10 +118,11 @@ def attach_pieces(
         texts = [shown.get(p.id, p.text) for p in rows]
         sectioned = any(p.heading for p in rows)
         log = _is_log(c, rows, texts)
-        standing = STANDING if log and "vectors" not in ranking.method else 1.0
-        # A log is cut to its entries' cores, sections or not, with vectors or without: shown
-        # whole, an entry's unrelated neighbours take the room of the next entries' answers
-        # either way. Only its standing is priced by how the passages were ranked (``_is_log``).
+        standing = STANDING if log else 1.0
+        # A log is cut to its entries' cores and its standing damped, sections or not, with
+        # vectors or without: shown whole, an entry's unrelated neighbours take the room of the
+        # next entries' answers, and at full standing the first log's rests outbid the next
+        # logs' answering cores, either way (``_is_log``).
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal", headings=[p.heading for p in rows] if log else None,
                        sections="vectors" not in ranking.method)
@@ -155,10 +156,12 @@ def attach_pieces(
 
 def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool:
     """Whether ``c`` reads as a log of unrelated entries (``note_shape``), not a page about one
-    thing. Its standing counts to the power ``STANDING`` beside its passages' relevance only where
-    full text alone ranked them: with vectors a passage's relevance is a fused rank share, flatter
-    than full text's score share, and the note's standing separates what the ranks do not; damped,
-    memory sets 7, 8 and 14 lost evidence at 1,000 tokens (docs/scale.md, memory14 and memory15)."""
+    thing. Its standing counts to the power ``STANDING`` beside its passages' relevance, with
+    vectors or without. (Damped with vectors too once its entries were cut to their cores: before
+    that, memory sets 7, 8 and 14 lost evidence at 1,000 tokens damped, memory14 and memory15;
+    after it, the first log's rests at full standing outbid every later log's answering core, and
+    the embedded graph fell below the same graph without vectors at 1,000 tokens: docs/scale.md,
+    memory18.)"""
     from ctx.assemble.note_shape import is_log
 
     return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")

@@ -1,0 +1,66 @@
+"""With embeddings, a log's standing is damped as without them (issue 23, ``passage_view``).
+
+The memory benchmark's set 21 (bench/memory_logs2.py: a stand-up log, a lab notebook and an
+allotment society's mail digest, one note per session, each issue's messages under "#### Message
+from ..." headings), imported twice, once embedded with the default model. Asked what caused the
+pond restoration's trouble, the answer ("Xiomara tracked down why the pond restoration
+misbehaved: ...") shares only "pond restoration" with the question, as a dozen other issues'
+messages do. Each log is cut to its messages' cores either way; at full standing
+with vectors, the first issue's core and then its rest (its share 1 times half) outbid every later
+issue's answering core, and at 1,000 tokens the answer was left out where the graph without
+vectors shows it (main 7c88fa3). Damped toward the best log's standing, as without vectors, each
+issue's matching core comes before the first issue's rest (docs/scale.md, memory18).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import bench_module
+from ctx.assemble import BuildRequest, build_context
+from ctx.tokens import count_tokens
+
+memory_logs2 = bench_module("memory_logs2")
+factcheck = bench_module("factcheck")
+
+SEED = 21
+QUESTION_ID = "s21-077"
+
+
+@pytest.fixture(scope="module")
+def digest(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.importers.engine import import_path
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("digest")
+    memory_logs2.generate(SEED, root / "set")
+    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
+                    if q["id"] == QUESTION_ID)
+    vault = root / "set" / "notes"
+    graphs = {}
+    for name in ("plain", "embedded"):
+        conn = connect(root / f"{name}.db", create=True)
+        import_path(conn, vault)
+        if name == "embedded":
+            embed_graph(conn, resolve_model(None))
+        graphs[name] = conn
+    return question, graphs
+
+
+def _shows(conn, question: dict, budget: int) -> bool:
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    # Scored as bench_memory scores it: every evidence paragraph in the normalised context.
+    context = factcheck.normalise(text)
+    return all(factcheck.normalise(e) in context for e in question["evidence"])
+
+
+def test_with_vectors_a_later_log_s_answering_core_comes_before_the_first_log_s_rest(digest):
+    question, graphs = digest
+    assert _shows(graphs["plain"], question, 1000)
+    assert _shows(graphs["embedded"], question, 1000)
