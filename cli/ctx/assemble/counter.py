@@ -8,8 +8,59 @@ figure) is counted once.
 
 from __future__ import annotations
 
+import string
 
 LINE_SPLIT_ENCODINGS = frozenset({"cl100k_base"})
+
+# Texts at least this long that hold a blank line are counted paragraph by paragraph
+# (``paragraph_chunks``); a shorter text costs less to count whole than to split.
+CHUNKED_FROM = 160
+# Paragraph counts a counter keeps (the warm process's are shared, like its text counts) before
+# they are forgotten all at once.
+MAX_CHUNKS = 40_000
+_ASCII_LETTERS = frozenset(string.ascii_letters)
+_ASCII_NON_LETTERS = "".join(chr(i) for i in range(128) if chr(i) not in _ASCII_LETTERS)
+
+
+def paragraph_chunks(text: str) -> list[str]:
+    """``text`` cut where its count in ``cl100k_base`` is the sum of the parts' counts, so that a
+    paragraph met again inside another text (a passage counted when it is attached, then shown
+    in a block, cut to its core, or beside other passages) is counted once:
+
+    - after a blank line ("\n\n") that a character other than white space follows: no piece of
+      the encoding's split pattern holds a line break and the character after it
+      (``count_chunks``);
+    - before what follows a paragraph's last ASCII letter, where that is all ASCII: a piece that
+      holds a letter is a run of letters (with one character before it, or an apostrophe's
+      contraction) and ends at the first character that is no letter, and no piece looks back,
+      so the pieces from there on are the same wherever the text is cut. The paragraph's words
+      then count alike whether it ends its text ("... end.") or goes on (".\n\n" is one piece).
+
+    The pattern has no look-behind, so each part scanned alone gives the pieces the whole text
+    gives there. ``"".join(paragraph_chunks(text)) == text``."""
+    parts = text.split("\n\n")
+    if len(parts) == 1:
+        return [text]
+    out: list[str] = []
+    last = len(parts) - 1
+    seg = ""
+    for k, part in enumerate(parts):
+        seg += part
+        if k < last:
+            seg += "\n\n"
+            after = parts[k + 1]
+            if not after or after[0].isspace():
+                continue  # white space follows the line break: no cut here
+        body = seg.rstrip(_ASCII_NON_LETTERS)
+        if body and len(body) < len(seg) and body[-1] in _ASCII_LETTERS:
+            out.append(body)
+            out.append(seg[len(body):])
+        else:
+            out.append(seg)
+        seg = ""
+    if seg:
+        out.append(seg)
+    return out
 
 
 class TokenCounter:
@@ -18,7 +69,7 @@ class TokenCounter:
     def __init__(self, encoding: str) -> None:
         from ctx.tokens import get_encoding
 
-        from ctx.assemble.warm import shared_counts
+        from ctx.assemble.warm import shared_chunk_counts, shared_counts
 
         self.encoding = encoding
         self._enc = get_encoding(encoding)
@@ -29,6 +80,10 @@ class TokenCounter:
         # A warm process keeps the counts between builds (the same text costs the same tokens).
         shared = shared_counts(encoding)
         self._cache: dict[str, int] = {} if shared is None else shared
+        # The paragraphs' counts (``paragraph_chunks``), apart from the texts': a text's count is
+        # one look-up, a paragraph's only serves texts not counted before.
+        chunks = shared_chunk_counts(encoding)
+        self._chunks: dict[str, int] = {} if chunks is None else chunks
         self._last: tuple[str, list[int]] = ("", [])
 
     def encode(self, text: str) -> list[int]:
@@ -64,5 +119,25 @@ class TokenCounter:
         # kept only for the one build this counter serves.
         hit = self._cache.get(text)
         if hit is None:
-            hit = self._cache[text] = self._enc.count(text)
+            if self._splits_at_lines and len(text) >= CHUNKED_FROM and "\n\n" in text:
+                hit = self._count_paragraphs(text)
+            else:
+                hit = self._enc.count(text)
+            self._cache[text] = hit
         return hit
+
+    def _count_paragraphs(self, text: str) -> int:
+        """``text``'s count as its paragraphs' (``paragraph_chunks``), each counted once: a block
+        shows passages whose paragraphs were counted when they were attached, and the blocks
+        tried for one node at several sizes share most of theirs."""
+        known = self._chunks
+        if len(known) > MAX_CHUNKS:
+            known.clear()
+        count = self._enc.count
+        total = 0
+        for chunk in paragraph_chunks(text):
+            n = known.get(chunk)
+            if n is None:
+                n = known[chunk] = count(chunk)
+            total += n
+        return total

@@ -118,6 +118,7 @@ _scan_rows = 0
 _hubs_met: OrderedDict[Hashable, bool | None] = OrderedDict()
 _NEW = object()
 _counts: dict[str, dict[str, int]] = {}
+_chunk_counts: dict[str, dict[str, int]] = {}
 _edges: OrderedDict[Hashable, EdgeClasses] = OrderedDict()
 _edge_rows = 0
 _degrees: OrderedDict[Hashable, int] = OrderedDict()
@@ -177,6 +178,7 @@ def forget() -> None:
         _walks.clear()
         _results.clear()
         _counts.clear()
+        _chunk_counts.clear()
         _hubs.clear()
         _hubs_met.clear()
         _hub_rows = 0
@@ -207,6 +209,14 @@ def shared_counts(encoding: str) -> dict[str, int] | None:
     if len(counts) > MAX_COUNTS:
         counts.clear()
     return counts
+
+
+def shared_chunk_counts(encoding: str) -> dict[str, int] | None:
+    """The paragraphs' token counts a warm process keeps for ``encoding`` (``counter.
+    paragraph_chunks``; None when not warm). The counter bounds them (``counter.MAX_CHUNKS``)."""
+    if not _enabled:
+        return None
+    return _chunk_counts.setdefault(encoding, {})
 
 
 def pool_key(graph: GraphReader, build: Build) -> Hashable | None:
