@@ -124,6 +124,7 @@ def rank_passages(
     if bm25 and not dense:
         # Full-text alone: its own scores say how much better the best is (ranks would flatten it).
         scores = {h.id: max(h.score, 0.0) + 1e-9 for h in bm25}
+        _wide_by_parts(scores, graph, text, bm25)
     elif dense:
         from ctx.semantic.fusion import reciprocal_rank_fusion
 
@@ -373,3 +374,49 @@ def _floor_by_words(
         if any(share >= 1.0 for share in got) or (pid in first and any(
                 share >= HALF and share >= best[i] for i, share in enumerate(got))):
             scores[pid] += lift
+
+
+
+def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm25: list["PassageHit"]) -> None:
+    """Wide before deep for a question of several parts (``question_parts``), where full text
+    alone ranks: each part's best passage among full text's first ``SURE_DEPTH`` counts as full
+    text's first. A part's best passage is the one with a paragraph holding the most of the
+    part's words (its heading path counted in every paragraph), at least ``HALF``
+    of them; full text's order breaks ties. BM25 sums the question's words over a passage, so
+    the part whose words are frequent in the graph ("the book for the book club") filled the first
+    ranks with its passages, and the other part's answer ("the account for the savings plan is
+    going to be an index fund", every word of its part in one sentence) sank below them. Words
+    are counted together in one paragraph, not anywhere in the passage: a chat passage holds
+    "savings" and "account" in one message and "plan" in another about something else."""
+    parts = question_parts(text)
+    if len(parts) < 2:
+        return
+    from ctx.assemble import matching_lines as ml
+    from ctx.assemble import warm
+
+    words = [frozenset(ml.fold(w) for w in query_terms(part)) for part in parts]
+    words = [w for w in words if len(w) >= MIN_PART_WORDS]
+    if len(words) < 2:
+        return
+    read = bm25[:SURE_DEPTH]
+    found = warm.passages_of(graph, list(dict.fromkeys(h.node_id for h in read)))
+    by_id = {p.id: p for rows in found.values() for p in rows}
+    terms = frozenset().union(*words)
+    held: list[list[tuple[float, int]]] = [[] for _ in words]  # per part: (share, passage id)
+    for hit in read:
+        passage = by_id.get(hit.id)
+        if passage is None:
+            continue
+        around = ml.held(" ".join(passage.heading), terms)
+        bags = [around | ml.held(para, terms) for para in ml.paragraphs(passage.text)] or [around]
+        for i, part in enumerate(words):
+            held[i].append((max(len(bag & part) for bag in bags) / len(part), hit.id))
+    top = max(scores.values())
+    for shares in held:
+        share = max((s for s, _ in shares), default=0.0)
+        best = [pid for s, pid in shares if s == share]
+        # Only the one passage holding the most of the part: among several equals (a topic every
+        # session mentions by the same two words) which answers is a coin toss, and the part's
+        # passages already fill full text's ranks.
+        if share >= HALF and len(best) == 1:
+            scores[best[0]] = max(scores[best[0]], top)
