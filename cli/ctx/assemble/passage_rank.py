@@ -419,4 +419,6 @@ def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm
         # session mentions by the same two words) which answers is a coin toss, and the part's
         # passages already fill full text's ranks.
         if share >= HALF and len(best) == 1:
-            scores[best[0]] = max(scores[best[0]], top)
+            # First, before every passage it was not: at full text's best score exactly, a tie
+            # with the first part's own equals went by node id.
+            scores[best[0]] = top * (1.0 + 1e-6 * scores[best[0]] / top)
