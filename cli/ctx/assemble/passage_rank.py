@@ -376,17 +376,16 @@ def _floor_by_words(
             scores[pid] += lift
 
 
-
 def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm25: list["PassageHit"]) -> None:
     """Wide before deep for a question of several parts (``question_parts``), where full text
-    alone ranks: each part's best passage among full text's first ``SURE_DEPTH`` counts as full
-    text's first. A part's best passage is the one with a paragraph holding the most of the
-    part's words (its heading path counted in every paragraph), at least ``HALF``
-    of them; full text's order breaks ties. BM25 sums the question's words over a passage, so
-    the part whose words are frequent in the graph ("the book for the book club") filled the first
-    ranks with its passages, and the other part's answer ("the account for the savings plan is
-    going to be an index fund", every word of its part in one sentence) sank below them. Words
-    are counted together in one paragraph, not anywhere in the passage: a chat passage holds
+    alone ranks: a part's best passage among full text's first ``SURE_DEPTH`` comes first. A
+    part's best passage is the one passage with a paragraph holding more of the part's words than
+    any other passage's (its heading path counted in every paragraph), at least ``HALF`` of them.
+    BM25 sums the question's words over a passage, so the part whose words are frequent in the
+    graph ("the book for the book club") filled the first ranks with its passages, and the other
+    part's answer ("the account for the savings plan is going to be an index fund", every word of
+    its part in one sentence) sank below them (memory_logs set 32, s32-161: 18th). Words are
+    counted together in one paragraph, not anywhere in the passage: a chat passage holds
     "savings" and "account" in one message and "plan" in another about something else."""
     parts = question_parts(text)
     if len(parts) < 2:
