@@ -24,7 +24,7 @@ from ctx.store.types import MAX_QUERY_TERMS
 if TYPE_CHECKING:
     from ctx.semantic.topic import TopicVector
     from ctx.store.protocols import GraphReader
-    from ctx.store.types import PassageHit
+    from ctx.store.types import PassageHit, StoredPassage
 
 # How deep each ranking goes before fusion: past the first page of any retriever, so a passage one
 # of them ranks well and the other poorly still surfaces.
@@ -46,6 +46,9 @@ SURE_DEPTH = 50
 # (~200-token passages), the budget where fusion lost what full text alone packed.
 SURE_FIRST = 5
 HALF = 0.5
+# A part of a question this many content words long, none of them shared with every other part,
+# has its one passage holding all of them in one paragraph shown first (``_wide_by_parts``).
+PART_WORDS = 3
 # How many of the nodes nearest the question by their own vectors are read for outline blocks
 # whose rank by meaning their page's passage takes (``_by_blocks``).
 BLOCK_DEPTH = 50
@@ -394,8 +397,11 @@ def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm
     from ctx.assemble import warm
 
     words = [frozenset(ml.fold(w) for w in query_terms(part)) for part in parts]
-    words = [w for w in words if len(w) >= MIN_PART_WORDS]
-    if len(words) < 2:
+    # A word every part holds ("What is the deadline for X, and what is the deadline for Y?")
+    # says nothing about which part a passage answers.
+    shared = frozenset.intersection(*words)
+    words = [part for w in words if len(part := w - shared) >= PART_WORDS]
+    if not words:
         return
     read = bm25[:SURE_DEPTH]
     found = warm.passages_of(graph, list(dict.fromkeys(h.node_id for h in read)))
@@ -407,17 +413,28 @@ def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm
         if passage is None:
             continue
         around = ml.held(" ".join(passage.heading), terms)
-        bags = [around | ml.held(para, terms) for para in ml.paragraphs(passage.text)] or [around]
+        bags = [around | ml.held(line, terms) for line in passage.text.splitlines() if line.strip()] or [around]
         for i, part in enumerate(words):
             held[i].append((max(len(bag & part) for bag in bags) / len(part), hit.id))
     top = max(scores.values())
+    node_of = {h.id: h.node_id for h in read}
     for shares in held:
-        share = max((s for s, _ in shares), default=0.0)
-        best = [pid for s, pid in shares if s == share]
-        # Only the one passage holding the most of the part: among several equals (a topic every
-        # session mentions by the same two words) which answers is a coin toss, and the part's
-        # passages already fill full text's ranks.
-        if share >= HALF and len(best) == 1:
+        best = [pid for s, pid in shares if s >= 1.0]
+        # Only a part of ``PART_WORDS`` words or more, every one of them in one paragraph of one
+        # passage and no other, of a log (``note_shape``): a part of two ("up to the next
+        # heading", "keep PDFs") is held whole by a help page's passing sentence, and a help
+        # page's one holder of "images outside the graph folder" is not its answer; lifted first,
+        # they took the place of the page that answers (bench_facts 0.807 -> 0.764, then 0.787
+        # with parts of three words). Among several holders (a topic every session names by the
+        # same words) which answers is a coin toss, and they fill the first ranks already.
+        if len(best) == 1 and _of_a_log(graph, node_of[best[0]], found.get(node_of[best[0]], [])):
             # First, before every passage it was not: at full text's best score exactly, a tie
             # with the first part's own equals went by node id.
             scores[best[0]] = top * (1.0 + 1e-6 * scores[best[0]] / top)
+
+
+def _of_a_log(graph: "GraphReader", node_id: str, rows: list["StoredPassage"]) -> bool:
+    from ctx.assemble.note_shape import is_log
+
+    facts = graph.node_facts([node_id], with_fields=False)
+    return bool(facts) and is_log(facts[0].title, [(p.heading, p.text) for p in rows], facts[0].type == "journal")
