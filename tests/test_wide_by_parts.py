@@ -1,14 +1,15 @@
 """A question of two parts gets each part's best passage before either part's second (issue 23,
 "wide before deep"; ``passage_rank._wide_by_parts``, where full text alone ranks).
 
-A diary of thirty days. Most days mention the book club twice in one paragraph ("The book club
-came up again ... the book club"), so BM25, summing the question's words over each passage, fills
-its first ranks with book-club days; the one day that answers the second part ("the account for
-the savings plan is going to be an index fund": every word of that part in one sentence) holds
-neither "book" nor "club" and ranked below them, while days scattering "savings", "account" and
-"plan" over unrelated paragraphs sat beside it. Asked both parts at once, a tight budget showed
-only book-club days (main c4e3759: memory_logs set 32's s32-161, the same shape, was 0 of 2 at
-1,000 tokens).
+A diary of sixty days, each a log of unrelated entries (``note_shape``: two passages or more,
+its title's word in none). Every fourth day mentions the book club in one line ("we could not
+pick a date for the book club ... the book"), so BM25, summing the question's words over each
+passage, fills its first ranks with book-club days and with days scattering "savings",
+"account" and "plan" over unrelated lines; the one day that answers the second part ("the
+account for the savings plan is going to be an index fund": every word of that part on one
+line, the only such line) holds neither "book" nor "club" and ranked 16th. Asked both parts at
+once, main c4e3759 showed it at no budget below 1,800 tokens (memory_logs set 32's s32-161, the
+same shape: 0 of 2 at 1,000 tokens); with each part's one whole holder first, from 300 up.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def chatter(day: int, count: int) -> str:
 
 def write_diary(vault: Path) -> None:
     for day in range(1, 61):
-        paragraphs = [chatter(day, 3)]
+        # Each day long enough for a few passages: a log of unrelated entries (``note_shape``).
+        paragraphs = [chatter(day + k, 4) for k in range(3)]
         if day % 4 == 1:
             # Day 1 says it most often: full text's first passage, alone.
             again = " The book club is on Thursday." if day == 1 else ""
@@ -54,7 +56,7 @@ def write_diary(vault: Path) -> None:
             paragraphs.append(f"Need a proper plan for the garden before spring. {chatter(day + 2, 1)}")
         if day == ANSWER_DAY:
             paragraphs.append(f"{ANSWER} {chatter(day + 5, 1)}")
-        paragraphs.append(chatter(day + 4, 3))
+        paragraphs += [chatter(day + 4 + k, 4) for k in range(3)]
         (vault / f"Diary {day:02d}.md").write_text(
             f"---\ndate: 2024-{5 + day // 31:02d}-{day % 31 + 1:02d}\n---\n" + "\n\n".join(paragraphs) + "\n")
 
@@ -73,7 +75,7 @@ def diary(tmp_path_factory):
     return conn
 
 
-@pytest.mark.parametrize("budget", [600, 900, 1200])
+@pytest.mark.parametrize("budget", [400, 800, 1200])
 def test_each_part_of_the_question_gets_its_best_passage_first(diary, budget):
     text = build_context(diary, BuildRequest((QUESTION,), max_tokens=budget)).text
     assert count_tokens(text) <= budget

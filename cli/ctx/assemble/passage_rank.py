@@ -381,15 +381,18 @@ def _floor_by_words(
 
 def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm25: list["PassageHit"]) -> None:
     """Wide before deep for a question of several parts (``question_parts``), where full text
-    alone ranks: a part's best passage among full text's first ``SURE_DEPTH`` comes first. A
-    part's best passage is the one passage with a paragraph holding more of the part's words than
-    any other passage's (its heading path counted in every paragraph), at least ``HALF`` of them.
-    BM25 sums the question's words over a passage, so the part whose words are frequent in the
-    graph ("the book for the book club") filled the first ranks with its passages, and the other
-    part's answer ("the account for the savings plan is going to be an index fund", every word of
-    its part in one sentence) sank below them (memory_logs set 32, s32-161: 18th). Words are
-    counted together in one paragraph, not anywhere in the passage: a chat passage holds
-    "savings" and "account" in one message and "plan" in another about something else."""
+    alone ranks: a part's one whole holder among full text's first ``SURE_DEPTH`` passages comes
+    first. That is the only passage with a line holding every word of the part (its heading path
+    counted on every line), the part ``PART_WORDS`` words long or more (words every part shares
+    left out), in a log (``note_shape``). BM25 sums the question's words over a passage, so the
+    part whose words are frequent in the graph ("the book for the book club") filled the first
+    ranks with its passages, and the other part's answer ("the account for the savings plan is
+    going to be an index fund", every word of its part in one sentence) sank below them
+    (memory_logs set 32, s32-161: 18th, shown at no budget up to 2,000 tokens). Words are
+    counted together on one line, not anywhere in the passage: a chat passage holds "savings"
+    and "account" in one message and "plan" in another about something else, and a changelog's
+    list, one paragraph, holds any four words somewhere (bench_facts logseq-20 lost its answer to
+    such a list counted by paragraph)."""
     parts = question_parts(text)
     if len(parts) < 2:
         return
@@ -420,13 +423,12 @@ def _wide_by_parts(scores: dict[int, float], graph: "GraphReader", text: str, bm
     node_of = {h.id: h.node_id for h in read}
     for shares in held:
         best = [pid for s, pid in shares if s >= 1.0]
-        # Only a part of ``PART_WORDS`` words or more, every one of them in one paragraph of one
-        # passage and no other, of a log (``note_shape``): a part of two ("up to the next
-        # heading", "keep PDFs") is held whole by a help page's passing sentence, and a help
-        # page's one holder of "images outside the graph folder" is not its answer; lifted first,
-        # they took the place of the page that answers (bench_facts 0.807 -> 0.764, then 0.787
-        # with parts of three words). Among several holders (a topic every session names by the
-        # same words) which answers is a coin toss, and they fill the first ranks already.
+        # Only the one whole holder, of a log: lifted first, a part of two words held by a help
+        # page's passing sentence ("up to the next heading", "keep PDFs"), or four words held
+        # somewhere in a changelog's list counted as one paragraph, took the place of the page
+        # that answers (bench_facts 0.807 -> 0.764 by paragraph, any part; 0.787 with parts of
+        # three words; 0.807 by line, in logs). Among several holders (a topic every session names
+        # by the same words) which answers is a coin toss, and they fill the first ranks already.
         if len(best) == 1 and _of_a_log(graph, node_of[best[0]], found.get(node_of[best[0]], [])):
             # First, before every passage it was not: at full text's best score exactly, a tie
             # with the first part's own equals went by node id.
