@@ -10,6 +10,13 @@ with vectors, the first issue's core and then its rest (its share 1 times half) 
 issue's answering core, and at 1,000 tokens the answer was left out where the graph without
 vectors shows it (main 7c88fa3). Damped toward the best log's standing, as without vectors, each
 issue's matching core comes before the first issue's rest (docs/scale.md, memory18).
+
+Asked who the contact at the bank for the annual fees is, the answering message is full text's 4th
+passage and the vectors' 19th; fused by rank alone it fell to 11th, its note was not even read, and
+at 1,000 tokens the embedded graph left it out where the plain graph shows it (main da8ff97). With
+vectors a log's passage is now worth at least what either ranking alone makes of it (full text's
+own score share here), and the build reads by those shares too (``passage_rank.at_least_alone``,
+``prepare.read_as_without_vectors``; docs/scale.md, memory20).
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ factcheck = bench_module("factcheck")
 
 SEED = 21
 QUESTION_ID = "s21-077"
+# "Who is our contact at the bank for the annual fees?": the answering message is full text's 4th
+# passage and the vectors' 19th (memory20).
+BANK_ID = "s21-080"
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +49,8 @@ def digest(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("digest")
     memory_logs2.generate(SEED, root / "set")
-    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                    if q["id"] == QUESTION_ID)
+    questions = {q["id"]: q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
+                 if q["id"] in (QUESTION_ID, BANK_ID)}
     vault = root / "set" / "notes"
     graphs = {}
     for name in ("plain", "embedded"):
@@ -49,7 +59,7 @@ def digest(tmp_path_factory):
         if name == "embedded":
             embed_graph(conn, resolve_model(None))
         graphs[name] = conn
-    return question, graphs
+    return questions, graphs
 
 
 def _shows(conn, question: dict, budget: int) -> bool:
@@ -61,6 +71,14 @@ def _shows(conn, question: dict, budget: int) -> bool:
 
 
 def test_with_vectors_a_later_log_s_answering_core_comes_before_the_first_log_s_rest(digest):
-    question, graphs = digest
+    questions, graphs = digest
+    question = questions[QUESTION_ID]
+    assert _shows(graphs["plain"], question, 1000)
+    assert _shows(graphs["embedded"], question, 1000)
+
+
+def test_with_vectors_a_passage_full_text_ranks_high_is_not_lost_by_fusion(digest):
+    questions, graphs = digest
+    question = questions[BANK_ID]
     assert _shows(graphs["plain"], question, 1000)
     assert _shows(graphs["embedded"], question, 1000)

@@ -92,6 +92,11 @@ class PassageRanking:
     method: str = "none"  # "bm25", "vectors" or "bm25+vectors"
     terms: tuple[str, ...] = ()  # the topic's content words (``query_terms``)
     lexical: frozenset[int] = frozenset()  # the passages full text found (by the topic's words)
+    # With vectors, each passage's share at least as either ranking alone prices it
+    # (``at_least_alone``): what a log's passages are worth (``passage_view``) and what the
+    # embedded build reads by (``prepare.read_as_without_vectors``); empty where full text alone
+    # ranked.
+    floors: dict[int, float] = field(default_factory=dict)
 
     def node_order(self) -> list[str]:
         return sorted(self.nodes, key=lambda n: (-self.nodes[n], n))
@@ -124,6 +129,7 @@ def rank_passages(
     node_of.update(dense)
     method = "+".join(m for m, r in (("bm25", bm25), ("vectors", dense)) if r) or "none"
     scores: dict[int, float] = {}
+    floors: dict[int, float] = {}
     if bm25 and not dense:
         # Full-text alone: its own scores say how much better the best is (ranks would flatten it).
         scores = {h.id: max(h.score, 0.0) + 1e-9 for h in bm25}
@@ -143,12 +149,49 @@ def rank_passages(
         ))
         if bm25:
             _floor_by_words(scores, graph, text, bm25, dense, unvectored)
+        floors = at_least_alone(scores, _score_shares(bm25), list(dense))
     if not scores:
         return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
     shares = {pid: s / best for pid, s in scores.items()}
     return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms),
-                          frozenset(h.id for h in bm25))
+                          frozenset(h.id for h in bm25), floors)
+
+
+def _score_shares(hits: list["PassageHit"]) -> dict[int, float]:
+    """Full text's own scores as shares of its best, as the graph without vectors prices them."""
+    if not hits:
+        return {}
+    top = max(max(h.score, 0.0) for h in hits) + 1e-9
+    return {h.id: (max(h.score, 0.0) + 1e-9) / top for h in hits}
+
+
+def at_least_alone(fused: dict[int, float], full_text: dict[int, float], by_meaning: list[int]) -> dict[int, float]:
+    """Each fused passage's share of the best, but never below what either ranking alone would
+    make of it: full text's own score share (the graph without vectors), or, for a passage full
+    text found too, the share a ranking by meaning alone gives its rank, ``(RRF_K + 1) / (RRF_K +
+    rank)``. A passage only the vectors found keeps its fused share: no word of the question
+    says which of its paragraphs answers, so it is shown whole, and lifted, three chat sessions'
+    evening passages (111 tokens each) took a 600-token context's room from an answering core.
+
+    Reciprocal rank fusion keeps only ranks, and full text's scores are flat at the top of a log
+    whose entries share the question's words: the answer to "What was the cause of the problem
+    with the pond restoration?" was full text's 17th passage at 0.73 of its best score, and the
+    vectors' 39th, so fused it fell to 0.32 of the best and out of a 1,000-token context the
+    graph without vectors shows it in; a passage full text ranks 4th and the vectors 19th fell
+    below a dozen both rank middling (memory sets 21, 22: embedded below plain at 1,000 tokens).
+    Full text's share alone lifted the lexical passages over those only the vectors found, and
+    open questions asked in other words lost their evidence at 4,000 tokens; the vectors' rank
+    share keeps what the vectors alone are sure of. Only a log's passages are priced so
+    (``passage_view``): every passage so, the node order moved with them, and help pages the
+    vectors placed 4th-10th left the context (bench_facts with embeddings 0.885 -> 0.854;
+    docs/scale.md, memory20)."""
+    if not fused:
+        return fused
+    best = max(fused.values())
+    meaning = {pid: (RRF_K + 1) / (RRF_K + rank) for rank, pid in enumerate(by_meaning, start=1)}
+    return {pid: max(score / best, full_text.get(pid, 0.0), meaning.get(pid, 0.0) if pid in full_text else 0.0)
+            for pid, score in fused.items()}
 
 
 def _node_relevance(shares: dict[int, float], node_of: dict[int, str]) -> dict[str, float]:

@@ -135,6 +135,11 @@ def attach_pieces(
             if core is not None and core_tokens >= tokens:
                 core, core_tokens = None, 0
             relevance = ranking.passages.get(p.id, 0.0)
+            if log and ranking.floors:
+                # With vectors a log's entry is worth no less than either ranking alone makes of
+                # it: rank fusion flattened full text's sure answers among entries sharing the
+                # question's words (``passage_rank.at_least_alone``; memory20).
+                relevance = max(relevance, ranking.floors.get(p.id, 0.0))
             # The rest of a passage is worth less than its core as far as the topic's words placed
             # the passage surely: the best match's rest ``REST_DECAY`` of it, a weak match's
             # (an open question's incidental word) nearly all of it. A passage only the vectors

@@ -74,6 +74,26 @@ def worth_reading(
     return wanted
 
 
+def read_as_without_vectors(
+    ranking: PassageRanking, room: int, owners: list[str],
+) -> tuple[dict[str, int], list[str]]:
+    """With vectors, ``matched`` and ``owners`` that read at least what the same graph without
+    vectors reads: a node reckoned at the passages full text matched (the vectors' pool of 200
+    adds a few passages to every note, so each long log was reckoned at the whole room and the
+    node order read three or four notes at 1,000 tokens), and besides the notes holding the
+    best passages by the fused shares, those holding the best by the better of those and either
+    ranking's own (``passage_rank.at_least_alone``: the vectors' best took full text's places,
+    and a note ranked 5th whose message answers was never read; memory20)."""
+    from ctx.assemble.passage_rank import PassageRanking
+
+    matched: dict[str, int] = {}
+    for pid in ranking.lexical:
+        node_id = ranking.node_of[pid]
+        matched[node_id] = matched.get(node_id, 0) + 1
+    by_words = PassageRanking(ranking.floors, ranking.node_of)
+    return matched, list(dict.fromkeys([*owners, *passage_owners(by_words, room)]))
+
+
 def passage_owners(ranking: PassageRanking, room: int) -> list[str]:
     """The notes holding the graph's best passages, best first, until those passages (reckoned
     at ``PASSAGE_ESTIMATE`` each) would fill twice the room: what passage-by-passage packing can
@@ -115,6 +135,8 @@ def prepare_text(
     by_passage = ranking is not None and lens.passages
     matched = matched_passages(ranking) if ranking is not None and by_passage else None
     owners = passage_owners(ranking, room) if ranking is not None and by_passage else None
+    if ranking is not None and by_passage and ranking.floors:
+        matched, owners = read_as_without_vectors(ranking, room, owners or [])
     wanted = worth_reading(ranked, room, matched, owners)
     load_bodies(graph, wanted)
     # Block references show the text they name, with its page (titles of every candidate: the
