@@ -74,6 +74,19 @@ class Encoder:
                 pass  # a lone surrogate: counted as U+FFFD, as encode_ordinary does
         return len(self.encode_ordinary(text))
 
+    def count_within(self, text: str, limit: int) -> int | None:
+        """``count(text)`` when it is at most ``limit``, else None. rs-bpe's tokenizer stops once
+        the count passes the limit (its cost grows with the limit, not the text); tiktoken counts
+        the whole text."""
+        core = self._core
+        if type(core) is _FastCore:
+            try:
+                return core.count_till_limit(text, limit) if limit >= 0 else None
+            except UnicodeEncodeError:
+                pass  # a lone surrogate: counted whole, as ``count`` does
+        n = self.count(text)
+        return n if n <= limit else None
+
     def decode(self, tokens: Sequence[int]) -> str:
         return self._core.decode_bytes(tokens).decode("utf-8", errors="replace")
 
@@ -220,13 +233,20 @@ class _FastCore:
     only to valid UTF-8; a cut inside a character (whose bytes tiktoken decodes with U+FFFD) is
     decoded by tiktoken's own core."""
 
-    __slots__ = ("_name", "_tokenizer", "encode_ordinary", "count")
+    __slots__ = ("_name", "_tokenizer", "encode_ordinary", "count", "count_till_limit")
 
     def __init__(self, name: str, tokenizer: Any) -> None:
         self._name = name
         self._tokenizer = tokenizer
         self.encode_ordinary = tokenizer.encode  # raises UnicodeEncodeError on a lone surrogate, as tiktoken's
         self.count = tokenizer.count  # the same, without the list
+        # The count when at most the limit, else None, stopping once past it (a release without
+        # it counts the whole text).
+        self.count_till_limit = getattr(tokenizer, "count_till_limit", None) or self._whole_till_limit
+
+    def _whole_till_limit(self, text: str, limit: int) -> int | None:
+        n: int = self.count(text)
+        return n if n <= limit else None
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         text = self._tokenizer.decode(list(tokens))

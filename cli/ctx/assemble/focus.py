@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ctx.passages import nest_headings, top_heading_level
+
+if TYPE_CHECKING:
+    from ctx.assemble.counter import Tally
 
 GAP = "[…]"
 PATH_SEP = " › "
@@ -31,7 +35,9 @@ class Piece:
     ord: int
     heading: tuple[str, ...]
     text: str
-    tokens: int  # exact count of ``text`` in the build's encoding
+    # The exact count of ``text`` in the build's encoding, or one counted as far as asked
+    # (``counter.Tally``): ask ``tokens`` or ``within``, never this field.
+    size: int | Tally
     relevance: float  # 0 when the topic did not match it
     # A long passage's paragraphs that hold the topic's words, gaps marked (``matching_lines``),
     # and its exact count; None when the passage is shown whole or not at all.
@@ -41,6 +47,19 @@ class Piece:
     # The power its note's standing counts to beside its relevance (``packing_order``): 1 for a
     # page about one thing, less for a log of unrelated entries (``passage_view``).
     standing: float = 1.0
+
+    @property
+    def tokens(self) -> int:
+        """The exact count of ``text``."""
+        size = self.size
+        return size if isinstance(size, int) else size.exact()
+
+    def within(self, limit: int) -> int | None:
+        """``tokens`` when it is at most ``limit``, else None, counted no further than that needs."""
+        size = self.size
+        if isinstance(size, int):
+            return size if size <= limit else None
+        return size.within(limit)
 
 
 def _starts_with_heading(text: str) -> bool:
@@ -138,17 +157,27 @@ def choose(
     shown: dict[int, bool] = {}  # ord -> whole
     used = 0
     for _, piece, rest in units:
+        # Each test is ``used + cost <= allowance``, a passage's count asked only as far as
+        # that needs (``Piece.within``).
         if rest:
             if piece.ord not in shown:
                 continue
-            cost = piece.tokens - piece.core_tokens
+            whole = piece.within(allowance - used + piece.core_tokens)
+            if whole is None:
+                continue
+            cost = whole - piece.core_tokens
+        elif piece.core is not None and piece.relevance > 0:
+            cost = piece.core_tokens + LINE_OVERHEAD
+            if used + cost > allowance:
+                continue
         else:
-            core = piece.core is not None and piece.relevance > 0
-            cost = (piece.core_tokens if core else piece.tokens) + LINE_OVERHEAD
-        if used + cost <= allowance:
-            taken.append((piece.ord, rest))
-            shown[piece.ord] = rest or piece.core is None or piece.relevance <= 0
-            used += cost
+            whole = piece.within(allowance - used - LINE_OVERHEAD)
+            if whole is None:
+                continue
+            cost = whole + LINE_OVERHEAD
+        taken.append((piece.ord, rest))
+        shown[piece.ord] = rest or piece.core is None or piece.relevance <= 0
+        used += cost
 
     def cores() -> set[int]:
         return {o for o, whole in shown.items() if not whole}

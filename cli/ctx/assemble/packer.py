@@ -75,6 +75,14 @@ class Packer:
             return known
         return self.counter.count(block_text(self.doc, item))
 
+    def fits(self, item: Item, room: int) -> bool:
+        """``cost(item) <= room``, counted no further than that needs: a block tried against
+        less room than it takes (a note whole before it is cut to its passages) is most of the
+        blocks a build prices; one that fits is counted, and kept, whole."""
+        if item.variant == SUMMARY:
+            return self.cost(item) <= room
+        return self.counter.count_within(block_text(self.doc, item), room) is not None
+
     def summary_parts(self, c: Candidate) -> tuple[str, list[str]] | None:
         """A markdown summary line (``render.markdown_summary_line`` and its line break) as its part
         up to the id and the parts after it, each counted on its own where that is the line's count

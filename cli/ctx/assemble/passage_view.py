@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.counter import Tally
 from ctx.assemble.focus import REST_DECAY, Piece
 from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
@@ -128,12 +129,14 @@ def attach_pieces(
                        sections="vectors" not in ranking.method)
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
-            tokens = counter.count(text)
+            # Counted when packing asks, and only as far as it asks (``counter.Tally``): most of a
+            # new question's passages are only ever tried against less room than they take.
+            tokens = Tally(text, counter)
             cut = cores.get(i)
             core = cut.text if cut is not None else None
             core_tokens = counter.count(core) if core is not None else 0
-            if core is not None and core_tokens >= tokens:
-                core, core_tokens = None, 0
+            if core is not None and tokens.within(core_tokens) is not None:
+                core, core_tokens = None, 0  # the core would not be shorter than the passage
             relevance = ranking.passages.get(p.id, 0.0)
             if log and ranking.floors:
                 # With vectors a log's entry is worth no less than either ranking alone makes of

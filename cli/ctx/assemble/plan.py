@@ -127,10 +127,9 @@ def fill_whole(p: Packer, members: list[Candidate], room: int) -> tuple[int, lis
             left_out.append(c)
             continue
         item = Item(c, FULL, c.body or "")
-        cost = p.cost(item)
-        if cost <= room:
+        if p.fits(item, room):  # counted whole (and kept) only when it fits
             p.place(item)
-            room -= cost
+            room -= p.cost(item)
         else:
             short = seed_share(p, c, room, seeds_left) if c.seed else first_slice(p, c, room)
             if short is not None:
@@ -193,17 +192,30 @@ def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, di
     for _, _, ord_, rest, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
         mine = won.get(c.id, {})
+        # Each test is ``cost <= room``, a passage's count asked only as far as that needs
+        # (``focus.Piece.within``): most passages tried here do not fit.
         if rest:
             if ord_ not in mine:
                 continue
-            cost = piece.tokens - piece.core_tokens
+            whole = piece.within(room + piece.core_tokens)
+            if whole is None:
+                continue
+            cost = whole - piece.core_tokens
         else:
-            cost = (piece.core_tokens if piece.core is not None else piece.tokens) + focus.LINE_OVERHEAD
+            extra = focus.LINE_OVERHEAD
             if c.id not in won:
-                cost += p.cost(Item(c, SHORTENED, ""))
-        if cost <= room:
-            won.setdefault(c.id, {})[ord_] = rest or piece.core is None
-            room -= cost
+                extra += p.cost(Item(c, SHORTENED, ""))
+            if piece.core is not None:
+                cost = piece.core_tokens + extra
+                if cost > room:
+                    continue
+            else:
+                whole = piece.within(room - extra)
+                if whole is None:
+                    continue
+                cost = whole + extra
+        won.setdefault(c.id, {})[ord_] = rest or piece.core is None
+        room -= cost
     return won
 
 
@@ -243,10 +255,9 @@ def fill_unmatched(p: Packer, left_out: list[Candidate], room: int) -> tuple[int
             continue
         if c.id in p.has_body and not c.pieces_matched():
             item = Item(c, FULL, c.body or "")
-            cost = p.cost(item)
-            if cost <= room:
+            if p.fits(item, room):
                 p.place(item)
-                room -= cost
+                room -= p.cost(item)
                 continue
         rest.append(c)
     return room, rest

@@ -29,7 +29,7 @@ def shortened_item(
     """
     body = c.body or ""
     full = Item(c, FULL, body, compact=compact)
-    if p.cost(full) <= block_budget and not cut_outline(c):
+    if p.fits(full, block_budget) and not cut_outline(c):
         return full
     outlined = outline_cut(p, c, full, block_budget)
     if outlined is not None:
@@ -123,7 +123,7 @@ def focused_item(
                     cores=focus.shown_as_core(pieces, ords, cores))
 
     offered = pieces if among is None else [pc for pc in pieces if pc.ord in among]
-    chosen, cores = focus.choose(offered, allowance, lambda ords, cores: p.cost(item_for(ords, cores)) <= block_budget)
+    chosen, cores = focus.choose(offered, allowance, lambda ords, cores: p.fits(item_for(ords, cores), block_budget))
     if not chosen:
         return None
     return item_for(chosen, cores)
