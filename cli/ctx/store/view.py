@@ -679,6 +679,11 @@ class GraphView:
         # Same file, and a tracked one: derived nodes (a namespace page Logseq never wrote) have
         # file ''. Only sources imported in one of ``formats``.
         names = ",".join("'" + f.replace("'", "''") + "'" for f in formats) or "''"
+        if self.conn.execute(f"SELECT 1 FROM sources WHERE format IN ({names}) LIMIT 1").fetchone() is None:
+            # No source in those formats (a graph of JSON or markdown alone): no row can join,
+            # and the query would still look up both nodes of every child edge of ``ids`` to find
+            # that out (~0.6 ms of a new question's two calls at 100k nodes).
+            return set()
         same_file = (
             "p.file != '' AND p.file = n.file AND p.source_id = n.source_id"
             f" AND p.source_id IN (SELECT id FROM sources WHERE format IN ({names}))"
