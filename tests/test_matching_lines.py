@@ -512,3 +512,36 @@ def test_a_meeting_s_agenda_item_named_for_the_topic_is_shown_without_the_next_i
     for s in KAYAK_FACTS:
         assert f"2024-03-{s:02d}" in text
     assert "Metrics" not in text
+
+
+def test_where_full_text_alone_ranked_a_tie_goes_to_the_paragraph_saying_the_words_most_often():
+    # memory_logs set 32, s32-161: a journal session's first paragraph mentions the book club in
+    # passing and the next one answers ("made the call on the book for the book club"); both hold
+    # the same question words, so the cover's gain ties and the first was kept, the answer left
+    # in the rest. Where full text alone ranked the passages (``sections``), the tie goes to the
+    # paragraph that says the tied words most often; with vectors, to the first, as before.
+    text = "\n\n".join([
+        "Roadworks on the high street again.",
+        "The book club came up again. Malik asked where we are with the book club.",
+        "The book club came up again. Tessa made the call on the book for the book club: a crime novel.",
+        "Made a huge pot of minestrone to last the week.",
+    ])
+    weight = weight_for(["pick", "book", "club"], text)
+    plain = ml.core(text, weight, sections=True)
+    assert plain is not None
+    assert plain.text == f"{GAP}\n\n{ml.paragraphs(text)[2]}\n\n{GAP}"
+    with_vectors = ml.core(text, weight)
+    assert with_vectors is not None
+    assert with_vectors.text == f"{GAP}\n\n{ml.paragraphs(text)[1]}\n\n{GAP}"
+
+
+def test_a_tie_the_words_do_not_break_goes_to_the_first_paragraph():
+    text = "\n\n".join([
+        "Nothing about it here.",
+        "The boiler is old.",
+        "The boiler is loud.",
+        "Milk again.",
+    ])
+    core = ml.core(text, weight_for(["boiler"], text), sections=True)
+    assert core is not None
+    assert core.text == f"{GAP}\n\nThe boiler is old.\n\n{GAP}"

@@ -163,8 +163,9 @@ def _topic_sections(paras: list[str], bags: list[frozenset[str]], weight: dict[s
 def core(text: str, weight: dict[str, float], items: bool = False, sections: bool = False) -> Core | None:
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
     the whole passage or holds none of them; ``items`` as for ``paragraphs``; ``sections``: a
-    section about the topic keeps only itself whole, not the whole passage (``_topic_sections``;
-    builds where full text alone ranked the passages: measured there only)."""
+    section about the topic keeps only itself whole, not the whole passage (``_topic_sections``),
+    and paragraphs tied in the cover go to the one saying the words most often (builds where full
+    text alone ranked the passages: measured there only)."""
     paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
@@ -184,11 +185,21 @@ def core(text: str, weight: dict[str, float], items: bool = False, sections: boo
         return None
     uncovered = {t for bag in bags for t in bag if t in weight} - {t for i in keep for t in bags[i]}
     while uncovered:
-        gain, i = max((sum(weight[t] for t in bag & uncovered), -i) for i, bag in enumerate(bags))
+        gains = [sum(weight[t] for t in bag & uncovered) for bag in bags]
+        gain = max(gains)
         if gain <= 0:
             break
-        keep.add(-i)
-        uncovered -= bags[-i]
+        tied = [i for i, g in enumerate(gains) if g == gain]
+        i = tied[0]
+        if sections and len(tied) > 1:
+            # Paragraphs holding the same words tie: the one saying them most often, as BM25
+            # counts a term's frequency, not the first (a journal's passing "the book club came
+            # up again" before "made the call on the book for the book club": memory_logs set
+            # 32's s32-161 lost its answer to the rest; docs/scale.md, memory23). Only where
+            # full text alone ranked (``sections``): an embedded build's cores are main's.
+            i = max(tied, key=lambda j: (_occurrences(paras[j], bags[j] & uncovered), -j))
+        keep.add(i)
+        uncovered -= bags[i]
     if not keep:
         return None
     for i in sorted(keep):  # a paragraph ending in a colon announces the next (a list, code)
@@ -212,3 +223,9 @@ def core(text: str, weight: dict[str, float], items: bool = False, sections: boo
     if previous != len(paras) - 1:
         out.append(GAP)
     return Core("\n\n".join(out), len(keep), len(paras), bool(topic))
+
+
+def _occurrences(text: str, terms: frozenset[str]) -> int:
+    """How many times ``text`` says any of ``terms`` (folded): only for paragraphs tied in a
+    core's cover, so the fold runs on a few paragraphs a build."""
+    return sum(1 for w in _WORD.findall(text) if fold(w) in terms)
