@@ -46,6 +46,13 @@ SURE_DEPTH = 50
 # (~200-token passages), the budget where fusion lost what full text alone packed.
 SURE_FIRST = 5
 HALF = 0.5
+# Full text is unsure of a question when none of its first ``SURE_FIRST`` passages holds this
+# share of the question's words, weighted by their rarity (``full_text_sureness``): then the
+# vectors' rank share prices the passages only they found (``at_least_alone``).
+UNSURE = 0.5
+# How many notes a word is counted in, at most, to weigh its rarity (``full_text_sureness``):
+# a word in more notes weighs as little as one in this many.
+NOTES_COUNTED = 2000
 # A part of a question this many content words long, none of them shared with every other part,
 # has its one passage holding all of them in one paragraph shown first (``_wide_by_parts``).
 PART_WORDS = 3
@@ -149,7 +156,10 @@ def rank_passages(
         ))
         if bm25:
             _floor_by_words(scores, graph, text, bm25, dense, unvectored)
-        floors = at_least_alone(scores, _score_shares(bm25), list(dense))
+        # Full text's doubt is read only where the vectors ranked too: it decides what the
+        # vectors alone may lift (``at_least_alone``).
+        unsure = bool(bm25) and full_text_sureness(graph, text, bm25) < UNSURE
+        floors = at_least_alone(scores, _score_shares(bm25), list(dense), unsure)
     if not scores:
         return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
@@ -166,7 +176,45 @@ def _score_shares(hits: list["PassageHit"]) -> dict[int, float]:
     return {h.id: (max(h.score, 0.0) + 1e-9) / top for h in hits}
 
 
-def at_least_alone(fused: dict[int, float], full_text: dict[int, float], by_meaning: list[int]) -> dict[int, float]:
+def full_text_sureness(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> float:
+    """How much of the question full text's best matches say: the most of the question's words
+    one of its first ``SURE_FIRST`` passages holds (its heading path counted), each word weighted
+    by its rarity among the graph's notes, ``log(1 + notes / notes holding it)`` (a word no note
+    holds weighs most: the question asks in other words than the notes use). An open question
+    asked in other words ("What did we end up going with for putting power generation on the
+    roof?", answered by the solar panels' entry) shares only common words ("end", "going") with
+    whatever full text ranks first: about a third; a fact question's best match holds its
+    rare names, three quarters or more (memory sets 1 and 33: half or less for 48 of 82 open
+    questions, 5 of 93 single-fact ones). A word's notes are counted up to ``NOTES_COUNTED``
+    (~0.1 ms a word on a 100k graph)."""
+    import math
+
+    from ctx.assemble import warm
+    from ctx.store import word_cover
+
+    words = query_terms(text)
+    first = hits[:SURE_FIRST]
+    if not words or not first:
+        return 1.0
+
+    def sureness() -> float:
+        notes = max(graph.node_count(), 1)
+        counted = min(notes, NOTES_COUNTED)
+        weight = {w: math.log(1 + notes / max(graph.notes_matching(w, at_most=counted), 0.5)) for w in words}
+        total = sum(weight.values())
+        found = warm.passages_of(graph, list(dict.fromkeys(h.node_id for h in first)))
+        by_id = {p.id: p for rows in found.values() for p in rows}
+        read = [by_id[h.id] for h in first if h.id in by_id]
+        held = word_cover(words, [("", "\n".join([*p.heading, p.text])) for p in read]).held
+        return max((sum(weight[w] for w in got) / total for got in held), default=0.0)
+
+    # Once per build: the resolver and the collector both rank the question's passages.
+    return once(("full_text_sureness", text, tuple(h.id for h in first), graph.include_private), sureness)
+
+
+def at_least_alone(
+    fused: dict[int, float], full_text: dict[int, float], by_meaning: list[int], unsure: bool = False,
+) -> dict[int, float]:
     """Each fused passage's share of the best, but never below what either ranking alone would
     make of it: full text's own score share (the graph without vectors), or, for a passage full
     text found too, the share a ranking by meaning alone gives its rank, ``(RRF_K + 1) / (RRF_K +
@@ -185,12 +233,21 @@ def at_least_alone(fused: dict[int, float], full_text: dict[int, float], by_mean
     share keeps what the vectors alone are sure of. Only a log's passages are priced so
     (``passage_view``): every passage so, the node order moved with them, and help pages the
     vectors placed 4th-10th left the context (bench_facts with embeddings 0.885 -> 0.854;
-    docs/scale.md, memory20)."""
+    docs/scale.md, memory20).
+
+    Where full text is ``unsure`` (``full_text_sureness`` below ``UNSURE``), a passage only the
+    vectors found keeps their rank share too: an open question asked in other words shares only
+    common words with its evidence, full text's lifted shares for entries holding those words
+    ("going", "end") outbid the evidence the vectors ranked 4th, and the embedded build lost
+    it at 2,000 and 4,000 tokens (memory sets 1, 32, 33; docs/scale.md, memory22). Where full
+    text is sure, its matches say which paragraphs answer, and the lifted evening passages
+    above stay out."""
     if not fused:
         return fused
     best = max(fused.values())
     meaning = {pid: (RRF_K + 1) / (RRF_K + rank) for rank, pid in enumerate(by_meaning, start=1)}
-    return {pid: max(score / best, full_text.get(pid, 0.0), meaning.get(pid, 0.0) if pid in full_text else 0.0)
+    return {pid: max(score / best, full_text.get(pid, 0.0),
+                     meaning.get(pid, 0.0) if unsure or pid in full_text else 0.0)
             for pid, score in fused.items()}
 
 

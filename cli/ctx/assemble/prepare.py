@@ -90,7 +90,13 @@ def read_as_without_vectors(
     for pid in ranking.lexical:
         node_id = ranking.node_of[pid]
         matched[node_id] = matched.get(node_id, 0) + 1
-    by_words = PassageRanking(ranking.floors, ranking.node_of)
+    # A passage only the vectors found is read by its fused share, not by the rank share it may
+    # be priced at where full text is unsure (``at_least_alone``): read by that, the vectors'
+    # best passages' notes took the reading places of the notes full text ranked 5th, whose
+    # answering message was then never read (memory set 21 at 1,000 tokens; memory22).
+    floors = {pid: floor if pid in ranking.lexical else ranking.passages.get(pid, 0.0)
+              for pid, floor in ranking.floors.items()}
+    by_words = PassageRanking(floors, ranking.node_of)
     return matched, list(dict.fromkeys([*owners, *passage_owners(by_words, room)]))
 
 

@@ -1,0 +1,62 @@
+"""With embeddings, where full text is unsure of a question, a log's passage only the vectors
+found is priced at the vectors' rank share (issue 23; ``passage_rank.full_text_sureness``,
+``at_least_alone``; docs/scale.md, memory22).
+
+The memory benchmark's set 26 (bench/memory_logs2.py: a stand-up log, a lab notebook and a mail
+digest, one note per session), imported and embedded with the default model. Asked "How did the
+numbers look for how green the greenhouse plants stay under drought when Jovana checked?", the
+answer says "the leaf chlorophyll series showed a chlorophyll index of 726 SPAD units": no rare
+word of the question. Full text's first passages hold only "numbers", "checked" and the like, and
+its shares for the lab notebook's entries, lifted to what the graph without vectors prices them
+(memory20), outbid the answering entry the vectors ranked near the top: at 2,000 tokens the
+embedded graph left it out (main 69a567f). Full text unsure, the vectors' rank share prices it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import bench_module
+from ctx.assemble import BuildRequest, build_context
+from ctx.tokens import count_tokens
+
+memory_logs2 = bench_module("memory_logs2")
+factcheck = bench_module("factcheck")
+
+SEED = 26
+QUESTION_ID = "s26-062"
+
+
+@pytest.fixture(scope="module")
+def lab_notebook(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.importers.engine import import_path
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("lab")
+    memory_logs2.generate(SEED, root / "set")
+    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
+                    if q["id"] == QUESTION_ID)
+    conn = connect(root / "embedded.db", create=True)
+    import_path(conn, root / "set" / "notes")
+    embed_graph(conn, resolve_model(None))
+    return question, conn
+
+
+def test_where_full_text_is_unsure_the_vectors_answer_is_shown(lab_notebook):
+    from ctx.assemble.passage_rank import UNSURE, full_text_sureness, query_terms
+    from ctx.store import as_store
+
+    question, conn = lab_notebook
+    reader = as_store(conn).reader()
+    hits = reader.search_passages(query_terms(question["question"]), limit=200)
+    assert full_text_sureness(reader, question["question"], hits) < UNSURE
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=2000)).text
+    assert count_tokens(text) <= 2000
+    # Scored as bench_memory scores it: every evidence paragraph in the normalised context.
+    context = factcheck.normalise(text)
+    assert all(factcheck.normalise(e) in context for e in question["evidence"])
