@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ctx.assemble.passage_rank import RRF_K, at_least_alone
+from ctx.assemble.passage_rank import RRF_K, SURE_FIRST, at_least_alone
 from ctx.semantic.fusion import reciprocal_rank_fusion
 
 
@@ -48,9 +48,15 @@ def test_where_full_text_is_unsure_a_passage_only_the_vectors_found_keeps_their_
     best = max(fused.values())
     sure = at_least_alone(fused, scores, by_meaning)
     unsure = at_least_alone(fused, scores, by_meaning, unsure=True)
-    # Sure, full text's lifted entries outbid it; unsure, the vectors' rank share prices it.
+    # Sure, full text's lifted entries outbid it; unsure, the vectors' rank share lifts it over
+    # full text's 6th-20th passages, but not over full text's first five: those answer the
+    # questions full text had found, and a lifted passage is shown whole (memory24).
+    first_five = full_text_order[:SURE_FIRST]
     assert sure[104] == fused[104] / best < min(scores.values())
-    assert unsure[104] == (RRF_K + 1) / (RRF_K + 4) > max(scores[pid] for pid in full_text_order[1:])
+    assert max(scores[pid] for pid in full_text_order[SURE_FIRST:]) < unsure[104] < min(unsure[pid] for pid in first_five)
+    assert unsure[104] < (RRF_K + 1) / (RRF_K + 4)
+    # Below full text's first five, the vectors' own rank share is the floor, uncapped.
+    assert unsure[139] == max(fused[139] / best, (RRF_K + 1) / (RRF_K + 39))
     # Full text's own passages are priced as before either way.
     assert all(unsure[pid] == sure[pid] for pid in full_text_order)
     assert all(fused[pid] / best <= unsure[pid] <= 1.0 for pid in fused)
