@@ -124,11 +124,13 @@ def rank_passages(
 
     ``mode``: ``hybrid`` (full text and vectors), ``fts`` or ``vector`` alone (lens
     ``seeds.retrieval``)."""
+    from ctx.assemble.warm import visible_nodes
+
     include_private = graph.include_private
     terms = query_terms(text)
     bm25 = (
         once(("passage_bm25", tuple(terms), pool, include_private),
-             lambda: graph.search_passages(terms, limit=pool))
+             lambda: graph.search_passages(terms, limit=pool, visible=visible_nodes(graph)))
         if mode != "vector" else []
     )
     node_of = {h.id: h.node_id for h in bm25}

@@ -25,7 +25,7 @@ import copy
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Container, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from bisect import insort
 from itertools import repeat
@@ -1204,6 +1204,18 @@ def preload(graph: GraphReader) -> bool:
         while len(_details) > 2:
             _details.popitem(last=False)
     return True
+
+
+def visible_nodes(graph: GraphReader) -> Container[str] | None:
+    """The ids of every node ``graph``'s reader may see, where this process holds them all under
+    the graph's state (``preload``), else None. A passage search told them reads its hits' nodes
+    without the nodes' rows (``GraphReader.search_passages``)."""
+    state = graph.warm_state() if _enabled else None
+    if state is None:
+        return None
+    with _lock:
+        details = _details.get((state, graph.include_private))
+    return details.known if details is not None and details.complete else None
 
 
 def bound_facts(graph: GraphReader, lens: Lens, reference: float | None) -> dict[str, tuple[float, float]] | None:

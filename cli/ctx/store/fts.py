@@ -100,26 +100,45 @@ def deferred_while_empty(
 PRIVATE_SUFFIX = "_private"
 
 
-def searched_indexes(conn: sqlite3.Connection, index: str, include_private: bool) -> list[str]:
+def schema_has(conn: sqlite3.Connection, kind: str, name: str, known: dict[tuple[str, str], bool] | None = None) -> bool:
+    """Whether the graph's schema holds the ``kind`` (table, view) ``name``. ``known``: answers
+    already read on this connection by one reader (a ``GraphView``, which lives for one build),
+    kept there: a new 100k question asked ~21 of them (the public indexes' private twins, the
+    passages' text view), each a scan of ``sqlite_master`` (~25 us), for two or three names."""
+    if known is not None:
+        found = known.get((kind, name))
+        if found is not None:
+            return found
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", (kind, name)).fetchone() is not None
+    if known is not None:
+        known[(kind, name)] = found
+    return found
+
+
+def searched_indexes(
+    conn: sqlite3.Connection, index: str, include_private: bool, known: dict[tuple[str, str], bool] | None = None,
+) -> list[str]:
     """The full-text indexes a search over ``index`` (nodes_fts, passages_fts, passages_exact)
     reads: the public one, and the private one too for a reader who may see private nodes (in a
-    read-only graph from before the split, the one index holds both; callers still filter rows)."""
+    read-only graph from before the split, the one index holds both; callers still filter rows).
+    ``known``: see ``schema_has``."""
     if not include_private:
         return [index]
     private = index + PRIVATE_SUFFIX
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (private,)).fetchone()
-    return [index, private] if found else [index]
+    return [index, private] if schema_has(conn, "table", private, known) else [index]
 
 
-def rows_all_visible(conn: sqlite3.Connection, index: str, include_private: bool) -> bool:
+def rows_all_visible(
+    conn: sqlite3.Connection, index: str, include_private: bool, known: dict[tuple[str, str], bool] | None = None,
+) -> bool:
     """Whether every row of ``index`` (one that ``searched_indexes`` returned) is a row the reader
     may see, so that a ranking over it needs no join with the nodes to leave rows out: a reader
     with private access sees them all; without it, the public index of a split graph holds
-    public rows alone (in a graph from before the split it holds both)."""
+    public rows alone (in a graph from before the split it holds both). ``known``: see
+    ``schema_has``."""
     if include_private:
         return True
-    private = index + PRIVATE_SUFFIX
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (private,)).fetchone() is not None
+    return schema_has(conn, "table", index + PRIVATE_SUFFIX, known)
 
 
 def _split(conn: sqlite3.Connection) -> bool:

@@ -5,13 +5,13 @@ vector is computed from. Written by ``ctx.store.passages.refresh`` after every i
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 
 from ctx.digest import blake2b
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
-from ctx.store.fts import best_matches, rows_all_visible, searched_indexes
+from ctx.store.fts import best_matches, rows_all_visible, schema_has, searched_indexes
 
 _VERSION_KEY = "splitter_version"
 HEADING_SEP = " > "
@@ -50,11 +50,14 @@ def stale(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM nodes WHERE split = 0 LIMIT 1").fetchone() is not None
 
 
-def passages_of(conn: sqlite3.Connection, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
-    """Every passage of the given nodes, in order (nodes without passages are absent)."""
+def passages_of(
+    conn: sqlite3.Connection, node_ids: Iterable[str], known: dict[tuple[str, str], bool] | None = None,
+) -> dict[str, list[StoredPassage]]:
+    """Every passage of the given nodes, in order (nodes without passages are absent). ``known``:
+    the reader's answers about the schema (``fts.schema_has``)."""
     ids = list(dict.fromkeys(node_ids))
     out: dict[str, list[StoredPassage]] = {}
-    texts = _texts_view(conn)
+    texts = _texts_view(conn, known)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         for r in conn.execute(
@@ -67,11 +70,10 @@ def passages_of(conn: sqlite3.Connection, node_ids: Iterable[str]) -> dict[str, 
     return out
 
 
-def _texts_view(conn: sqlite3.Connection) -> str:
+def _texts_view(conn: sqlite3.Connection, known: dict[tuple[str, str], bool] | None = None) -> str:
     """Where passage texts are read: the view, or the passages themselves in a read-only graph
     from before migration 8 (they held their own text then)."""
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'view' AND name = 'passage_texts'").fetchone()
-    return "passage_texts" if found else "passages"
+    return "passage_texts" if schema_has(conn, "view", "passage_texts", known) else "passages"
 
 
 # Column weights for BM25 (title, ancestors' titles, heading path, text): a word of the note's
@@ -94,12 +96,15 @@ def has_passages(conn: sqlite3.Connection, *, visible_only: bool = False) -> boo
 
 
 def search(
-    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool
+    conn: sqlite3.Connection, terms: list[str], *, limit: int, include_private: bool, known: dict[tuple[str, str], bool] | None = None,
+    visible: Container[str] | None = None,
 ) -> list[PassageHit]:
     """Passages matching ANY of ``terms`` (already free of function words), best first.
 
     The score adds each index's BM25 as a share of its best hit: stemming finds the other forms
-    of a word, the exact index keeps a name from matching its look-alikes.
+    of a word, the exact index keeps a name from matching its look-alikes. ``known``: the
+    reader's answers about the schema (``fts.schema_has``). ``visible``: every node the reader
+    may see, where the caller holds them (``_owners``).
     """
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
     if not quoted:
@@ -109,10 +114,10 @@ def search(
     # Without private access, the public index alone (its statistics are the public notes');
     # with it, both, each scored by its own statistics. Each index ranks its matches alone
     # (``_best``); the nodes of the passages they keep are then read once for all of them.
-    searched = {table: searched_indexes(conn, table, include_private) for table, _ in tables}
-    best = {index: _best(conn, index, weights, quoted, limit, include_private)
+    searched = {table: searched_indexes(conn, table, include_private, known) for table, _ in tables}
+    best = {index: _best(conn, index, weights, quoted, limit, include_private, known)
             for table, weights in tables for index in searched[table]}
-    owners = _owners(conn, {pid for rows in best.values() if rows for pid, _ in rows})
+    owners = _owners(conn, {pid for rows in best.values() if rows for pid, _ in rows}, visible)
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
     for table, weights in tables:
@@ -145,14 +150,14 @@ def _bm25(
 
 def _best(
     conn: sqlite3.Connection, table: str, weights: tuple[float, ...], phrases: list[str], limit: int,
-    include_private: bool,
+    include_private: bool, known: dict[tuple[str, str], bool] | None = None,
 ) -> list[tuple[int, float]] | None:
     """The index's best ``limit`` (passage id, score) for ``phrases`` joined by OR, ranked by the
     index alone (its rowid is the passage id, the same tie-break): SQLite joins every match before
     it sorts, which cost as much as BM25 itself. None where the index holds rows the reader may
     not see (a graph from before the private indexes); [] for a term FTS5 refuses, or a graph from
     before passages (no match)."""
-    if not rows_all_visible(conn, table, include_private):
+    if not rows_all_visible(conn, table, include_private, known):
         return None
     try:
         return best_matches(conn, table, ", ".join(str(w) for w in weights), phrases, limit, _passage_rows_at_most)
@@ -160,14 +165,26 @@ def _best(
         return []
 
 
-def _owners(conn: sqlite3.Connection, ids: set[int]) -> dict[int, tuple[str, int]] | None:
+def _owners(
+    conn: sqlite3.Connection, ids: set[int], visible: Container[str] | None = None,
+) -> dict[int, tuple[str, int]] | None:
     """Passage id -> (node id, the node's privacy) for the passages among ``ids`` whose node
     exists; None where they cannot be read. The node's privacy from the walk's index, which holds
-    it beside the id: the node's row would be read past its body (~1 ms more a question at 100k)."""
+    it beside the id: the node's row would be read past its body (~1 ms more a question at 100k).
+
+    ``visible``: every node the reader may see (a warm process's ``NodeDetails``, complete): the
+    passages alone are read, and a passage whose node is not among them is left out, as the join
+    leaves out a missing node and ``_owned`` a hidden one (the nodes' index was ~half of the
+    ~1 ms this read cost a new 100k question)."""
     owner: dict[int, tuple[str, int]] = {}
     try:
         for chunk in chunks(sorted(ids)):
             marks = ",".join("?" * len(chunk))
+            if visible is not None:
+                for pid, node_id in conn.execute(f"SELECT id, node_id FROM passages WHERE id IN ({marks})", chunk):
+                    if node_id in visible:
+                        owner[pid] = (node_id, 0)
+                continue
             try:
                 rows = conn.execute(
                     "SELECT p.id, p.node_id, n.private FROM passages p JOIN nodes n INDEXED BY nodes_walked"

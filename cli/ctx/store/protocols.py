@@ -30,7 +30,7 @@ a method says otherwise. Private nodes: ``nodes.private`` as computed by the las
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -435,9 +435,14 @@ class GraphReader(Protocol):
         its own title). Keyed by the id as asked. What a block reference ``((id))`` shows."""
         ...
 
-    def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
+    def search_passages(
+        self, terms: list[str], *, limit: int, visible: Container[str] | None = None
+    ) -> list[PassageHit]:
         """Passages of visible nodes matching ANY of ``terms``, best first (ties by passage id),
-        at most ``limit``. Ranking is the engine's (``ctx.store.passage_reads.search`` for SQLite)."""
+        at most ``limit``. Ranking is the engine's (``ctx.store.passage_reads.search`` for SQLite).
+        ``visible``: where the caller holds them, the ids of every node this reader may see (a
+        warm process's, under the graph's state): a hit's node is then known to be one without
+        reading its row. The same hits either way."""
         ...
 
     def passages_stale(self) -> bool:

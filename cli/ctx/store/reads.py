@@ -301,6 +301,7 @@ def search(
     mode: str = "auto",
     include_private: bool = False,
     snippets: bool = True,
+    known: dict[tuple[str, str], bool] | None = None,
 ) -> list[SearchHit]:
     """BM25 full-text search. ``auto`` tries all words first, then any word.
 
@@ -308,11 +309,12 @@ def search(
     every score) are those of the graph without its private notes. With access, each index's hits
     come with that index's scores, merged by score. ``snippets=False`` leaves every hit's snippet
     empty: a ranking that needs only ids and scores then costs a fraction (see ``_ranked``).
+    ``known``: the reader's answers about the schema (``fts.schema_has``).
     """
     from ctx.store.fts import searched_indexes
 
     modes = ["and", "or"] if mode == "auto" else [mode]
-    indexes = searched_indexes(conn, "nodes_fts", include_private)
+    indexes = searched_indexes(conn, "nodes_fts", include_private, known)
     for m in modes:
         query = fts_query(text, m)
         if not query:
@@ -321,7 +323,7 @@ def search(
         for index in indexes:
             try:
                 phrases = fts_phrases(text) if m == "or" else None
-                found = _ranked(conn, index, query, limit, include_private, phrases, snippets=snippets)
+                found = _ranked(conn, index, query, limit, include_private, phrases, snippets=snippets, known=known)
                 rows += found if found is not None else _with_snippets(conn, index, query, limit, include_private)
             except sqlite3.OperationalError:
                 pass  # e.g. a term FTS5 still refuses; treat as no match rather than fail
@@ -358,7 +360,7 @@ _TIED_MARGIN = 64
 
 def _ranked(
     conn: sqlite3.Connection, index: str, query: str, limit: int, include_private: bool,
-    phrases: list[str] | None = None, *, snippets: bool = False,
+    phrases: list[str] | None = None, *, snippets: bool = False, known: dict[tuple[str, str], bool] | None = None,
 ) -> list[tuple[str, str, str, str | None, float, str]] | None:
     """``_with_snippets``'s rows (their snippets empty unless ``snippets``), or None where this
     way cannot give them.
@@ -372,7 +374,7 @@ def _ranked(
     """
     from ctx.store.fts import best_matches, rows_all_visible
 
-    if not rows_all_visible(conn, index, include_private):
+    if not rows_all_visible(conn, index, include_private, known):
         return None
     fetch = limit + _TIED_MARGIN
     while True:
@@ -456,21 +458,23 @@ def edges_of(
     return out
 
 
-def count_matches(conn: sqlite3.Connection, text: str, *, at_most: int, include_private: bool = False) -> int:
+def count_matches(
+    conn: sqlite3.Connection, text: str, *, at_most: int, include_private: bool = False, known: dict[tuple[str, str], bool] | None = None,
+) -> int:
     """How many nodes a search for any word of ``text`` finds, counting no further than ``at_most``
-    (a common word costs ``at_most`` rows, not one per note)."""
+    (a common word costs ``at_most`` rows, not one per note). ``known``: as in ``search``."""
     from ctx.store.fts import rows_all_visible, searched_indexes
 
     query = fts_query(text, "or")
     if not query:
         return 0
     found = 0
-    for index in searched_indexes(conn, "nodes_fts", include_private):
+    for index in searched_indexes(conn, "nodes_fts", include_private, known):
         # A graph from before the split keeps private rows in the one index: left out here
         # through the small private index, not by reading every match's row. A split graph's
         # public index holds none: the list of private rows, made for each count, cost ~40 us of
         # its ~90 (a new 100k question counts ~19 names; docs/scale.md, ask17).
-        hidden = "" if rows_all_visible(conn, index, include_private) else (
+        hidden = "" if rows_all_visible(conn, index, include_private, known) else (
             " AND rowid NOT IN (SELECT rowid FROM nodes WHERE private = 1)"
         )
         try:

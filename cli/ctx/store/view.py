@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Container, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +79,10 @@ class GraphView:
     _has_private: bool | None = field(default=None, repr=False)
     # The connection's identity and its quiet rows, shared by all the views of one store.
     marks: ConnectionMarks = field(default_factory=lambda: ConnectionMarks(), repr=False)
+    # What this reader learned of the schema (``fts.schema_has``: which private indexes and text
+    # views exist). A view serves one build, like ``_has_private``: each search and count of a
+    # build asked again otherwise.
+    _schema: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False, compare=False)
 
     def where_visible(self, alias: str = "") -> str:
         """SQL condition that hides private nodes (``alias`` is a table alias with its dot)."""
@@ -164,12 +168,15 @@ class GraphView:
 
     def search(self, text: str, *, limit: int = 20, mode: str = "auto", snippets: bool = True) -> list[SearchHit]:
         return reads.search(
-            self.conn, text, limit=limit, mode=mode, include_private=self.include_private, snippets=snippets
+            self.conn, text, limit=limit, mode=mode, include_private=self.include_private, snippets=snippets,
+            known=self._schema,
         )
 
     def notes_matching(self, word: str, *, at_most: int) -> int:
         """How many visible nodes full-text search finds ``word`` in, counted up to ``at_most``."""
-        return reads.count_matches(self.conn, word, at_most=at_most, include_private=self.include_private)
+        return reads.count_matches(
+            self.conn, word, at_most=at_most, include_private=self.include_private, known=self._schema
+        )
 
     # -- walking ---------------------------------------------------------------------------------
 
@@ -715,14 +722,14 @@ class GraphView:
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
         from ctx.store import passage_reads as passages
 
-        return passages.passages_of(self.conn, node_ids)
+        return passages.passages_of(self.conn, node_ids, self._schema)
 
     def passage_terms_known(self, terms: list[str]) -> list[str]:
         # Only the indexes this reader may search: a word only private notes hold is unknown to a
         # reader without access, as if they did not exist.
         from ctx.store.fts import searched_indexes
 
-        indexes = searched_indexes(self.conn, "passages_fts", self.include_private)
+        indexes = searched_indexes(self.conn, "passages_fts", self.include_private, self._schema)
         found = []
         for term in terms:
             phrase = '"' + term.replace('"', '""') + '"'
@@ -741,10 +748,14 @@ class GraphView:
 
         return block_texts(self.conn, ids, include_private=self.include_private)
 
-    def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
+    def search_passages(
+        self, terms: list[str], *, limit: int, visible: Container[str] | None = None
+    ) -> list[PassageHit]:
         from ctx.store import passage_reads as passages
 
-        return passages.search(self.conn, terms, limit=limit, include_private=self.include_private)
+        return passages.search(
+            self.conn, terms, limit=limit, include_private=self.include_private, known=self._schema, visible=visible
+        )
 
     def passages_stale(self) -> bool:
         from ctx.store import passage_reads as passages

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -655,8 +655,10 @@ class PostgresReader:
                 out[key] = (body or "", page or "")
         return out
 
-    def search_passages(self, terms: list[str], *, limit: int) -> list[PassageHit]:
-        return fulltext.search_passages(self, terms, limit=limit)
+    def search_passages(
+        self, terms: list[str], *, limit: int, visible: Container[str] | None = None
+    ) -> list[PassageHit]:
+        return fulltext.search_passages(self, terms, limit=limit)  # its ranking joins the nodes already
 
     def passages_stale(self) -> bool:
         from ctx.passages import SPLITTER_VERSION
