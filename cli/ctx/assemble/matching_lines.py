@@ -72,7 +72,9 @@ def paragraphs(text: str, items: bool = False) -> list[str]:
             out[-1] += "\n\n" + block
         else:
             out.extend(_items(block) if items else (block,))
-        if len(_FENCE.findall(block)) % 2:
+        # A fence line holds three backticks or tildes in a row: a block without them opens or
+        # closes none (most; the pattern ran on ~13,000 blocks of 40 new 100k questions).
+        if ("```" in block or "~~~" in block) and len(_FENCE.findall(block)) % 2:
             open_fence = not open_fence
     return out
 
