@@ -27,7 +27,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ctx.assemble.focus import GAP
@@ -162,12 +162,17 @@ def _topic_sections(paras: list[str], bags: list[frozenset[str]], weight: dict[s
     return out
 
 
-def core(text: str, weight: dict[str, float], items: bool = False, sections: bool = False) -> Core | None:
+def core(
+    text: str, weight: dict[str, float], items: bool = False, sections: bool = False,
+    also: Callable[[list[str]], set[int]] | None = None,
+) -> Core | None:
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
     the whole passage or holds none of them; ``items`` as for ``paragraphs``; ``sections``: a
     section about the topic keeps only itself whole, not the whole passage (``_topic_sections``),
     and paragraphs tied in the cover go to the one saying the words most often (builds where full
-    text alone ranked the passages: measured there only)."""
+    text alone ranked the passages: measured there only); ``also``: the paragraphs (indices,
+    from the passage's paragraphs) kept besides those holding the words, whether or not they
+    hold any (an entry the vectors found: ``passage_view``)."""
     paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
@@ -182,7 +187,7 @@ def core(text: str, weight: dict[str, float], items: bool = False, sections: boo
     topic = _topic_sections(paras, bags, weight)
     if topic and not sections:
         return None
-    keep = set(topic)
+    keep = set(topic) | (also(paras) if also is not None else set())
     if len(keep) == len(paras):
         return None
     uncovered = {t for bag in bags for t in bag if t in weight} - {t for i in keep for t in bags[i]}

@@ -104,6 +104,11 @@ class PassageRanking:
     # embedded build reads by (``prepare.read_as_without_vectors``); empty where full text alone
     # ranked.
     floors: dict[int, float] = field(default_factory=dict)
+    # With vectors, passage id -> the texts (folded) of the outline blocks whose own vectors
+    # found that passage of a day page (``_by_blocks``), best first: the entry the vectors say
+    # answers, which a core shows beside the entries holding the question's words
+    # (``passage_view``); empty elsewhere.
+    found_blocks: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def node_order(self) -> list[str]:
         return sorted(self.nodes, key=lambda n: (-self.nodes[n], n))
@@ -134,7 +139,7 @@ def rank_passages(
         if mode != "vector" else []
     )
     node_of = {h.id: h.node_id for h in bm25}
-    dense = _dense(graph, topic, pool, text, [h.id for h in bm25]) if mode != "fts" else {}
+    dense, found_blocks = _dense(graph, topic, pool, text, [h.id for h in bm25]) if mode != "fts" else ({}, {})
     node_of.update(dense)
     method = "+".join(m for m, r in (("bm25", bm25), ("vectors", dense)) if r) or "none"
     scores: dict[int, float] = {}
@@ -167,7 +172,8 @@ def rank_passages(
     best = max(scores.values())
     shares = {pid: s / best for pid, s in scores.items()}
     return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms),
-                          frozenset(h.id for h in bm25), floors)
+                          frozenset(h.id for h in bm25), floors,
+                          {pid: found for pid, found in found_blocks.items() if pid in shares})
 
 
 def _score_shares(hits: list["PassageHit"]) -> dict[int, float]:
@@ -285,14 +291,15 @@ def _first_stage(graph: "GraphReader") -> str | None:
 
 def _dense(
     graph: "GraphReader", topic: "TopicVector | None", pool: int, text: str = "", lexical: list[int] | None = None,
-) -> dict[int, str]:
-    """Nearest passages by vector (passage id -> node id, best first); empty without vectors.
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+    """Nearest passages by vector (passage id -> node id, best first), and the day pages' blocks
+    that found their passages (``_by_blocks``); empty without vectors.
 
     While ``ctx embed`` has given the passages only their first stage's static vectors, only the
     question's candidates (static nearest and ``lexical``, full text's ranking) are ranked by the
     model's own vectors, computed for them now if missing (``ctx.semantic.two_stage``)."""
     if topic is None or topic.vector is None or topic.model is None:
-        return {}
+        return {}, {}
     from ctx.semantic import two_stage
     from ctx.semantic.passage_index import load_passage_index
 
@@ -302,11 +309,11 @@ def _dense(
         cut = tuple((lexical or [])[: two_stage.LEXICAL_B])
         key = ("two_stage", topic.model, text, cut, pool, graph.include_private, topic.vector.tobytes())
         statics = once(("passage_index", first), lambda: load_passage_index(graph, first))
-        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, statics))
+        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, statics)), {}
     model = topic.model
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):
-        return {}
+        return {}, {}
     # Fetched past the pool by the hidden passages, so that the visible ones fill it as they would
     # in the graph without private notes.
     hits = index.nearest(topic.vector, pool + graph.hidden_passages_total())
@@ -319,13 +326,16 @@ def _dense(
     return once(lent_key, lambda: _by_blocks(graph, topic, dense, pool))
 
 
-def _by_blocks(graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int) -> dict[int, str]:
+def _by_blocks(
+    graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int,
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
     """``dense`` with each passage of an outliner's day page (type ``journal``) ranked by meaning
     with the help of the page's blocks it holds. A day page's passage is ~20 unrelated entries,
     and its one vector is so diluted that the entry answering the question ranked 100th-140th by
     meaning where its own block's vector (every block is a node, embedded) ranked it in the first
     ten; fused with full text, the passage fell below passages both rank middling, and an
-    embedded journal graph packed worse than the same graph without vectors (issue 23).
+    embedded journal graph packed worse than the same graph without vectors (issue 23). Each
+    such passage also keeps the text of the block that lent it its rank (``found_blocks``).
 
     The ``n``-th nearest node, when it is a day page's block, lends ``1 / (RRF_K + n)`` to the
     passage of its page that holds its text, added to the passage's own ``1 / (RRF_K + rank)``:
@@ -338,7 +348,7 @@ def _by_blocks(graph: "GraphReader", topic: "TopicVector", dense: dict[int, str]
     # Where no day page is among the passages found by meaning, nothing would be lent: the node
     # vectors are not read (below 5,000 nodes they come out of SQLite, ~18 ms for 3,000).
     if not any(f.type == "journal" for f in graph.node_facts(sorted(set(dense.values())), with_fields=False)):
-        return dense
+        return dense, {}
     from ctx.semantic.search import load_index
 
     from ctx.assemble.kept_rankings import kept
@@ -365,13 +375,14 @@ def _by_blocks(graph: "GraphReader", topic: "TopicVector", dense: dict[int, str]
     shown_pages = graph.visible_ids(sorted(set(pages.values())))
     pages = {b: page for b, page in pages.items() if page in shown_pages}
     if not pages:
-        return dense
+        return dense, {}
     from ctx.assemble import warm
 
     texts = graph.block_texts(list(pages))
     found = warm.passages_of(graph, sorted(set(pages.values())))
     folded = {p.id: _folded(p.text) for rows in found.values() for p in rows}
     lent: dict[int, tuple[int, str]] = {}  # passage id -> (its best block's rank, its page)
+    blocks: dict[int, tuple[str, ...]] = {}  # passage id -> its best block's text, folded
     for rank, node_id in enumerate(ranked, start=1):
         page = pages.get(node_id)
         text = _folded(texts.get(node_id, ("", ""))[0])
@@ -380,14 +391,19 @@ def _by_blocks(graph: "GraphReader", topic: "TopicVector", dense: dict[int, str]
         holder = next((p.id for p in found.get(page, []) if text in folded[p.id]), None)
         if holder is not None and holder not in lent:
             lent[holder] = (rank, page)
+        import os
+        if holder is not None and (holder not in blocks or os.environ.get('M26_ALL')):
+            blocks[holder] = (*blocks.get(holder, ()), text)
+            if os.environ.get('M26_DEBUG'): print('LENT', holder, rank, text[:80])
     if not lent:
-        return dense
+        return dense, {}
     own = {pid: rank for rank, pid in enumerate(dense, start=1)}
     node_of = dict(dense) | {pid: page for pid, (_, page) in lent.items()}
     worth = {pid: (1.0 / (RRF_K + own[pid]) if pid in own else 0.0)
              + (1.0 / (RRF_K + lent[pid][0]) if pid in lent else 0.0) for pid in node_of}
     order = sorted(node_of, key=lambda pid: (-worth[pid], own.get(pid, len(own) + 1), pid))
-    return {pid: node_of[pid] for pid in order[:pool]}
+    kept = {pid: node_of[pid] for pid in order[:pool]}
+    return kept, {pid: found for pid, found in blocks.items() if pid in kept}
 
 
 def _nearest_nodes(index: Any, vector: Any, k: int) -> list[tuple[str, float]]:

@@ -126,7 +126,8 @@ def attach_pieces(
         # logs' answering cores, either way (``_is_log``).
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal", headings=[p.heading for p in rows] if log else None,
-                       sections="vectors" not in ranking.method)
+                       sections="vectors" not in ranking.method,
+                       found=[ranking.found_blocks.get(p.id, ()) for p in rows] if ranking.found_blocks else None)
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
             # Counted when packing asks, and only as far as it asks (``counter.Tally``): most of a
@@ -175,6 +176,11 @@ def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool
     return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
+def _folded(text: str) -> str:
+    """As ``passage_rank`` folds a block's text to find it in its page's passage."""
+    return " ".join(text.casefold().split())
+
+
 def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str, float], sections: bool) -> bool:
     """Whether a heading of the passage's path names the topic and the passage does not open on
     that heading: its level unknown, every heading inside may be a step under it, so the passage
@@ -192,6 +198,7 @@ def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str,
 def _cores(
     texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool, items: bool = False,
     headings: "list[tuple[str, ...]] | None" = None, sections: bool = False,
+    found: "list[tuple[str, ...]] | None" = None,
 ) -> dict[int, Core]:
     """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
     (more than one passage) under no heading at all, or a log (``note_shape``) in sections;
@@ -209,7 +216,15 @@ def _cores(
     Its cores keep the heading each kept paragraph sits under (when, from whom); a passage in a
     section whose heading, at any level, names the topic (a meeting's agenda item) is about it,
     and stays whole; with ``sections`` (full text alone ranked: memory19's round) only that
-    section does, and the passage's next sections (the next agenda items) are cut to their cores."""
+    section does, and the passage's next sections (the next agenda items) are cut to their cores.
+
+    ``found``: per passage, the texts (folded) of the outline blocks whose own vectors found it
+    (``PassageRanking.found_blocks``): the entries holding them are kept in its core too. A day
+    page's core was its entries holding the question's words, and an open question asked in other
+    words ("What figure did Ugo get when looking at what keeps the radiators warm?") got the entry
+    "Drove Ugo to the station" while the one its block's vector ranked first ("Reading for the
+    boiler from Ugo - pressure 355.4 bar") stayed in the rest, which a day page shows last: a
+    passage the vectors ranked first was in every context and its answer in none (memory set 40)."""
     from ctx.assemble import matching_lines as ml
 
     log = headings is not None
@@ -228,6 +243,9 @@ def _cores(
             # terminal" over its "Windows" / "CMD" steps: bench_facts dendron-13 lost the step
             # after the matching one when only the nearest heading was asked; ``matching_lines.core``).
             continue
-        if r > 0 and (core := ml.core(text, weight, items, sections)) is not None:
+        blocks = found[i] if found is not None else ()
+        also = (lambda paras, blocks=blocks: {j for j, para in enumerate(paras)
+                                               if any(b in _folded(para) for b in blocks)}) if blocks else None
+        if r > 0 and (core := ml.core(text, weight, items, sections, also)) is not None:
             out[i] = core
     return out
