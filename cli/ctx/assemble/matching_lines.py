@@ -172,7 +172,7 @@ def core(
     and paragraphs tied in the cover go to the one saying the words most often (builds where full
     text alone ranked the passages: measured there only); ``also``: the paragraphs (indices,
     from the passage's paragraphs) kept besides those holding the words, whether or not they
-    hold any (an entry the vectors found: ``passage_view``)."""
+    hold any (an entry the vectors found: ``passage_view``), besides the cover, never in its place."""
     paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
@@ -187,7 +187,7 @@ def core(
     topic = _topic_sections(paras, bags, weight)
     if topic and not sections:
         return None
-    keep = set(topic) | (also(paras) if also is not None else set())
+    keep = set(topic)
     if len(keep) == len(paras):
         return None
     uncovered = {t for bag in bags for t in bag if t in weight} - {t for i in keep for t in bags[i]}
@@ -207,6 +207,9 @@ def core(
             i = max(tied, key=lambda j: (_occurrences(paras[j], bags[j] & uncovered), -j))
         keep.add(i)
         uncovered -= bags[i]
+    # After the cover, not in it: a kept entry holding the question's words ("need to ask Ugo
+    # about the tyre choice") must not stand in for the entry that answers in the same words.
+    keep |= also(paras) if also is not None else set()
     if not keep:
         return None
     for i in sorted(keep):  # a paragraph ending in a colon announces the next (a list, code)
