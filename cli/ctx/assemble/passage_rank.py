@@ -389,12 +389,15 @@ def _by_blocks(
         if page is None or not text:
             continue
         holder = next((p.id for p in found.get(page, []) if text in folded[p.id]), None)
-        if holder is not None and holder not in lent:
+        if holder is None:
+            continue
+        if holder not in lent:
             lent[holder] = (rank, page)
-        import os
-        if holder is not None and (holder not in blocks or os.environ.get('M26_ALL')):
-            blocks[holder] = (*blocks.get(holder, ()), text)
-            if os.environ.get('M26_DEBUG'): print('LENT', holder, rank, text[:80])
+        # Every block of the passage among the nearest, not only the one that lent the rank:
+        # which of a day's entries answers, the nearest of them says no better than the next
+        # (memory set 19, "What is the cut-off for my two-wheeler?": the bike shop's deadline
+        # was the passage's second block by meaning).
+        blocks[holder] = (*blocks.get(holder, ()), text)
     if not lent:
         return dense, {}
     own = {pid: rank for rank, pid in enumerate(dense, start=1)}
