@@ -396,7 +396,7 @@ def _by_blocks(
         # Every block of the passage among the nearest, not only the one that lent the rank:
         # which of a day's entries answers, the nearest of them says no better than the next
         # (memory set 19, "What is the cut-off for my two-wheeler?": the bike shop's deadline
-        # was the passage's second block by meaning).
+        # was another of the passage's blocks among the nearest, not the one that lent it).
         blocks[holder] = (*blocks.get(holder, ()), text)
     if not lent:
         return dense, {}
