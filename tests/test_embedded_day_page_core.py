@@ -1,0 +1,77 @@
+"""With embeddings, a day page's core keeps the entries whose own vectors found it (issue 23).
+
+The memory benchmark's set 40 (bench/memory_logs3.py: a Logseq graph of daily journal pages, ~20
+unrelated entries a day, every entry a block node of its own), imported and embedded with the
+default model. Asked "What figure did Ugo get when looking at what keeps the radiators warm?",
+the answering entry ("Reading for the boiler from Ugo - pressure 355.4 bar.") shares only "Ugo"
+with the question. Its block's vector is among the nearest, so its day's passage ranks first
+(``passage_rank._by_blocks``); but the passage's core was its entries holding the question's
+words, "Drove Ugo to the station.", and a day page's other entries come last: the passage was in
+every context and its answer in none, at 1,000, 2,000 or 4,000 tokens (main 167a73a). Now the
+entries the vectors found join the core, after the word cover, never in its place
+(``passage_view._cores``, ``matching_lines.core(also=...)``; docs/scale.md, memory26).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import bench_module
+from ctx.assemble import BuildRequest, build_context
+from ctx.assemble import matching_lines as ml
+from ctx.tokens import count_tokens
+
+memory_logs3 = bench_module("memory_logs3")
+factcheck = bench_module("factcheck")
+
+SEED = 40
+QUESTION_ID = "s40-055"
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.importers.engine import import_path
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("journal")
+    memory_logs3.generate(SEED, root / "set")
+    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
+                    if q["id"] == QUESTION_ID)
+    conn = connect(root / "embedded.db", create=True)
+    import_path(conn, root / "set" / "notes")
+    embed_graph(conn, resolve_model(None))
+    return question, conn
+
+
+@pytest.mark.parametrize("budget", [1000, 4000])
+def test_with_vectors_a_day_page_s_core_keeps_the_entry_its_block_s_vector_found(journal, budget):
+    question, conn = journal
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=budget)).text
+    assert count_tokens(text) <= budget
+    context = factcheck.normalise(text)
+    assert all(factcheck.normalise(e) in context for e in question["evidence"])
+
+
+DAY = """- Rain all afternoon, stayed in. Drove Ugo to the station.
+- [[Home]]
+  - Bought bread, milk and 30 eggs.
+  - Reading for the boiler from Ugo - pressure 355.4 bar.
+- Watched half a documentary about octopuses.
+- Podcast about city planning, worth a second listen.
+- Ordered Ines's birthday present."""
+
+
+def test_the_entries_found_join_the_word_cover_and_never_replace_it():
+    weight = {"ugo": 1.0}
+    alone = ml.core(DAY, weight, items=True)
+    assert alone is not None and "Drove Ugo" in alone.text and "355.4" not in alone.text
+    home = ml.core(DAY, weight, items=True, also=lambda paras: {i for i, p in enumerate(paras) if "boiler" in p})
+    assert home is not None
+    # The found entry ("[[Home]]" with its children) joins; the entry holding the word stays.
+    assert "355.4" in home.text and "Drove Ugo" in home.text
+    assert "octopuses" not in home.text
