@@ -405,8 +405,8 @@ def _by_blocks(
     worth = {pid: (1.0 / (RRF_K + own[pid]) if pid in own else 0.0)
              + (1.0 / (RRF_K + lent[pid][0]) if pid in lent else 0.0) for pid in node_of}
     order = sorted(node_of, key=lambda pid: (-worth[pid], own.get(pid, len(own) + 1), pid))
-    kept = {pid: node_of[pid] for pid in order[:pool]}
-    return kept, {pid: found for pid, found in blocks.items() if pid in kept}
+    chosen = {pid: node_of[pid] for pid in order[:pool]}
+    return chosen, {pid: found for pid, found in blocks.items() if pid in chosen}
 
 
 def _nearest_nodes(index: Any, vector: Any, k: int) -> list[tuple[str, float]]:
