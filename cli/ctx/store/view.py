@@ -701,7 +701,12 @@ class GraphView:
             out.update(
                 r[0]
                 for r in self.conn.execute(
-                    f"SELECT DISTINCT e.{end} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
+                    # CROSS JOIN keeps the edges outermost: asked of a few hundred ids, SQLite
+                    # otherwise started from every node of the outliner's source and looked up
+                    # each one's edges among the ids (507 ms for 500 ids of logseq-docs' 6,709
+                    # nodes against 1.3 ms from the edges' index; the same rows either way).
+                    f"SELECT DISTINCT e.{end} FROM edges e CROSS JOIN nodes p ON p.id = e.src"
+                    f" CROSS JOIN nodes n ON n.id = e.dst"
                     f" WHERE e.type = 'child' AND e.{end} IN ({marks}) AND {same_file}",
                     chunk,
                 )
