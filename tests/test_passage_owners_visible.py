@@ -28,8 +28,6 @@ def write_vault(root: Path) -> Path:
     (vault / "Secret.md").write_text("---\ntags: [private]\n---\n# Secret\n\nThe apollo zorblat.\n")
     (vault / "Journal.md").write_text("# Journal\n\nApollo diary entry.\n\n## Later\n\nThe zorblat plan.\n")
     (vault / "Rocket.md").write_text("# Rocket\n\nFuel, budget and the apollo launch.\n")
-    (vault / ".ctx").mkdir()
-    (vault / ".ctx" / "privacy.toml").write_text('private_tags = ["private"]\n')
     return vault
 
 
