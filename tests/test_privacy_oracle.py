@@ -346,3 +346,36 @@ def test_private_vectors_near_the_query_do_not_shrink_the_visible_pool(tmp_path:
         conn.close()
     assert len(answers[1][0]) == POOL
     assert answers[0] == answers[1]
+
+
+def test_full_text_s_doubt_weighs_words_among_the_visible_notes_alone(tmp_path: Path) -> None:
+    """``full_text_sureness`` weighs each question word by its rarity, ``log(1 + notes / notes
+    holding it)``: counted over every node, the share a passage says of the question (and so
+    which passages the vectors may lift in an embedded build) moved with the number of private
+    notes. Here the best passage holds only the common word of the two; with the 20 private notes
+    counted the share was 0.36 against 0.29 in the graph without them."""
+    from ctx.assemble.passage_rank import full_text_sureness, query_terms
+    from ctx.store import connect
+    from ctx.store.view import GraphView
+
+    public = {f"Log {i}.md": f"# Log {i}\n\nThe harbour crane was inspected on day {i}.\n" for i in range(5)}
+    public["Yard.md"] = "# Yard\n\nThe quarterly zephyrite audit is pending.\n"
+    private = {f"Secret {i}.md": f"---\ntags: [private]\n---\n# Secret {i}\n\nA diary line {i}.\n" for i in range(20)}
+    question = "zephyrite harbour"
+    a, b = make_pair(tmp_path, public, private)
+    shares: list[float] = []
+    counts: list[int] = []
+    for db in (a, b):
+        conn = connect(db)
+        try:
+            graph = GraphView(conn)
+            counts.append(graph.node_count())
+            hits = graph.search_passages(query_terms(question), limit=50)
+            hits = [h for h in hits if "Log" in h.node_id][:1]  # a passage holding "harbour" alone
+            assert len(hits) == 1
+            shares.append(full_text_sureness(graph, question, hits))
+        finally:
+            conn.close()
+    assert counts[0] >= counts[1] + len(private)  # the private notes are in graph A's total
+    assert 0.0 < shares[1] < 1.0
+    assert shares[0] == shares[1]

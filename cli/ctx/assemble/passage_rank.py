@@ -187,7 +187,7 @@ def _score_shares(hits: list["PassageHit"]) -> dict[int, float]:
 def full_text_sureness(graph: "GraphReader", text: str, hits: list["PassageHit"]) -> float:
     """How much of the question full text's best matches say: the most of the question's words
     one of its first ``SURE_FIRST`` passages holds (its heading path counted), each word weighted
-    by its rarity among the graph's notes, ``log(1 + notes / notes holding it)`` (a word no note
+    by its rarity among the notes the reader may see, ``log(1 + notes / notes holding it)`` (a word no note
     holds weighs most: the question asks in other words than the notes use). An open question
     asked in other words ("What did we end up going with for putting power generation on the
     roof?", answered by the solar panels' entry) shares only common words ("end", "going") with
@@ -206,7 +206,10 @@ def full_text_sureness(graph: "GraphReader", text: str, hits: list["PassageHit"]
         return 1.0
 
     def sureness() -> float:
-        notes = max(graph.node_count(), 1)
+        # The notes this reader may see, as ``notes_matching`` counts them: the graph's total
+        # would make the weights (and which passages the vectors may lift) move with how many
+        # private notes there are (tests/test_privacy_oracle.py).
+        notes = max(graph.node_count() - graph.hidden_total(), 1)
         counted = min(notes, NOTES_COUNTED)
         weight = {w: math.log(1 + notes / max(graph.notes_matching(w, at_most=counted), 0.5)) for w in words}
         total = sum(weight.values())
