@@ -383,12 +383,12 @@ def _by_blocks(
 
     texts = graph.block_texts(list(pages))
     found = warm.passages_of(graph, sorted(set(pages.values())))
-    folded = {p.id: _folded(p.text) for rows in found.values() for p in rows}
+    folded = {p.id: fold_spaces(p.text) for rows in found.values() for p in rows}
     lent: dict[int, tuple[int, str]] = {}  # passage id -> (its best block's rank, its page)
     blocks: dict[int, tuple[str, ...]] = {}  # passage id -> its best block's text, folded
     for rank, node_id in enumerate(ranked, start=1):
         page = pages.get(node_id)
-        text = _folded(texts.get(node_id, ("", ""))[0])
+        text = fold_spaces(texts.get(node_id, ("", ""))[0])
         if page is None or not text:
             continue
         holder = next((p.id for p in found.get(page, []) if text in folded[p.id]), None)
@@ -429,7 +429,9 @@ def _nearest_nodes(index: Any, vector: Any, k: int) -> list[tuple[str, float]]:
     return [(node_id, -neg) for neg, node_id in ranked]
 
 
-def _folded(text: str) -> str:
+def fold_spaces(text: str) -> str:
+    """``text`` case-folded with its white space made single spaces: how a day page's block is
+    found in its page's passage (``_by_blocks``), and its paragraph in the core (``passage_view``)."""
     return " ".join(text.casefold().split())
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import Tally
 from ctx.assemble.focus import REST_DECAY, Piece
-from ctx.assemble.passage_rank import PassageRanking, known_terms, query_terms, rank_passages
+from ctx.assemble.passage_rank import PassageRanking, fold_spaces, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
 from ctx.assemble.suggest import looks_like_a_name
 
@@ -176,11 +176,6 @@ def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool
     return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
-def _folded(text: str) -> str:
-    """As ``passage_rank`` folds a block's text to find it in its page's passage."""
-    return " ".join(text.casefold().split())
-
-
 def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str, float], sections: bool) -> bool:
     """Whether a heading of the passage's path names the topic and the passage does not open on
     that heading: its level unknown, every heading inside may be a step under it, so the passage
@@ -245,7 +240,7 @@ def _cores(
             continue
         blocks = found[i] if found is not None else ()
         also = (lambda paras, blocks=blocks: {j for j, para in enumerate(paras)
-                                               if any(b in _folded(para) for b in blocks)}) if blocks else None
+                                               if any(b in fold_spaces(para) for b in blocks)}) if blocks else None
         if r > 0 and (core := ml.core(text, weight, items, sections, also)) is not None:
             out[i] = core
     return out
