@@ -75,6 +75,24 @@ _MATRICES: dict[tuple[int, str, bool], tuple[Any, list[str], np.ndarray]] = {}
 _PASSAGE_MATRICES: dict[tuple[int, str, bool], tuple[Any, list[int], list[str], np.ndarray]] = {}
 
 
+
+def outline_link_sql(end: str) -> str:
+    """The query of ``with_outline_link``: the ``end`` (src or dst) of child edges among the ids
+    (%s 1) whose two nodes share a tracked file of a source in the formats (%s 2).
+
+    Each node is looked up by its id in a LATERAL subquery that OFFSET 0 keeps apart from the
+    join. Joined plainly, the planner matched the parent through ``nodes_by_file`` (same source
+    and file, estimated one row) and then filtered every node of that file by id: for 500 ids of
+    logseq-docs 40-80 ms a call where the id lookups take ~8 ms, with the same rows."""
+    column = "src" if end == "src" else "dst"
+    return (
+        f"SELECT DISTINCT e.{column} FROM edges e"
+        " CROSS JOIN LATERAL (SELECT file, source_id FROM nodes WHERE id = e.src OFFSET 0) p"
+        " CROSS JOIN LATERAL (SELECT file, source_id FROM nodes WHERE id = e.dst OFFSET 0) n"
+        f" WHERE e.type = 'child' AND e.{column} = ANY(%s) AND p.file <> '' AND p.file = n.file"
+        " AND p.source_id = n.source_id AND p.source_id IN (SELECT id FROM sources WHERE format = ANY(%s))"
+    )
+
 class PostgresReader:
     """A graph as one reader may see it, on a PostgreSQL connection (autocommit)."""
 
@@ -595,13 +613,7 @@ class PostgresReader:
     def with_outline_link(self, ids: list[str], formats: tuple[str, ...], end: str) -> set[str]:
         if not ids or not formats:
             return set()
-        column = "src" if end == "src" else "dst"
-        rows = self._rows(
-            f"SELECT DISTINCT e.{column} FROM edges e JOIN nodes p ON p.id = e.src JOIN nodes n ON n.id = e.dst"
-            f" WHERE e.type = 'child' AND e.{column} = ANY(%s) AND p.file <> '' AND p.file = n.file"
-            " AND p.source_id = n.source_id AND p.source_id IN (SELECT id FROM sources WHERE format = ANY(%s))",
-            (list(ids), list(formats)),
-        )
+        rows = self._rows(outline_link_sql(end), (list(ids), list(formats)))
         return {r[0] for r in rows}
 
     # -- passages --------------------------------------------------------------------------------
