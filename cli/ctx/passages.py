@@ -69,7 +69,9 @@ def _placeholder(kind: str, label: str) -> str:
 def collapse_attachments(text: str) -> str:
     """Image and attachment links become ``[image: alt]`` / ``[file: name]``: the URL goes.
     Code is left as written: there such a link is the syntax a note teaches."""
-    if "![" not in text and "<img" not in text.lower() and "](" not in text:
+    # "<img" in its lowercase only where the text holds a "<" (no character lowercases to one):
+    # most texts hold none, and lowercasing each whole body cost a new 100k question ~0.4 ms.
+    if "![" not in text and "](" not in text and ("<" not in text or "<img" not in text.lower()):
         return text
     return outside_code(text, _collapse)
 

@@ -23,6 +23,7 @@ from ctx.digest import sha256
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
     from ctx.assemble.document import Document
+    from ctx.lenses import Lens
     from ctx.store.protocols import GraphReader
 
 ID_PREFIX = "c-"
@@ -57,6 +58,24 @@ def key_digest(key: dict[str, Any]) -> str:
     return _digest(key, 24)
 
 
+# Each lens's digest (``_lens_digest``) by the lens's whole text (``Lens.as_key``): a warm process
+# builds with the same few lens objects call after call.
+_LENS_DIGESTS: dict[str, str] = {}
+MAX_LENS_DIGESTS = 64
+
+
+def _lens_digest(lens: Lens) -> str:
+    """What the lens does, not where its file lives: its text without its path and source."""
+    key = lens.as_key()
+    digest = _LENS_DIGESTS.get(key)
+    if digest is None:
+        digest = sha256(repr(replace(lens, path="", source="")).encode("utf-8")).hexdigest()
+        if len(_LENS_DIGESTS) >= MAX_LENS_DIGESTS:
+            _LENS_DIGESTS.clear()
+        _LENS_DIGESTS[key] = digest
+    return digest
+
+
 def context_id(graph: GraphReader, build: Build) -> str:
     """The id of the context ``build`` will give: a digest of everything that decides its text."""
     fresh = build.request.freshness
@@ -68,7 +87,7 @@ def context_id(graph: GraphReader, build: Build) -> str:
         "private": graph.include_private,
         # What the lens does, not where its file lives: the same lens installed or copied
         # elsewhere (another checkout, another user's folder) names the same context.
-        "lens": sha256(repr(replace(build.lens, path="", source="")).encode("utf-8")).hexdigest(),
+        "lens": _lens_digest(build.lens),
         "graph": version,
         # ``ctx embed`` does not bump the graph's version, but vectors change rankings: the model
         # in use, and below how many nodes lack a current vector.

@@ -128,7 +128,23 @@ def rank_passages(
     """Passages and nodes relevant to ``text``, best first, as shares of the best score.
 
     ``mode``: ``hybrid`` (full text and vectors), ``fts`` or ``vector`` alone (lens
-    ``seeds.retrieval``)."""
+    ``seeds.retrieval``).
+
+    Where no vector takes part (``fts``, or a topic without one), the ranking is full text's
+    alone, made once per build (``build_memo``): a question's build asked for it three times (the
+    resolver whether a word is known, then for its seeds, the collector for the candidates'
+    pieces), each making the same scores, node relevances and ranking from the one BM25 search.
+    Callers only read a ranking."""
+    if mode == "fts" or (mode == "hybrid" and (topic is None or topic.vector is None or topic.model is None)):
+        # ``_dense`` gives nothing for such a topic: the hybrid ranking is the full-text one.
+        return once(("passages by words", text, pool, graph.include_private),
+                    lambda: _rank_passages(graph, text, None, pool, "fts"))
+    return _rank_passages(graph, text, topic, pool, mode)
+
+
+def _rank_passages(
+    graph: "GraphReader", text: str, topic: "TopicVector | None", pool: int, mode: str,
+) -> PassageRanking:
     from ctx.assemble.warm import visible_nodes
 
     include_private = graph.include_private
@@ -211,7 +227,7 @@ def full_text_sureness(graph: "GraphReader", text: str, hits: list["PassageHit"]
         # private notes there are (tests/test_privacy_oracle.py).
         notes = max(graph.node_count() - graph.hidden_total(), 1)
         counted = min(notes, NOTES_COUNTED)
-        weight = {w: math.log(1 + notes / max(graph.notes_matching(w, at_most=counted), 0.5)) for w in words}
+        weight = {w: math.log(1 + notes / max(warm.notes_matching(graph, w, at_most=counted), 0.5)) for w in words}
         total = sum(weight.values())
         found = warm.passages_of(graph, list(dict.fromkeys(h.node_id for h in first)))
         by_id = {p.id: p for rows in found.values() for p in rows}

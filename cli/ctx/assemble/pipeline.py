@@ -392,7 +392,7 @@ def _search_relevance(graph: GraphReader, build: Build, topic: TopicVector | Non
     request, lens, seeds = build.request, build.lens, build.seeds
     ranking = build.ranking if lens.passages else None
     # The ranking is the topics' own under this state (``passage_ranking``): the key holds its inputs.
-    key = ("fused relevance", request.topics, repr(lens), tuple(seeds), topic_key(topic))
+    key = ("fused relevance", request.topics, lens.as_key(), tuple(seeds), topic_key(topic))
     found = kept(graph, key, lambda: fused_relevance(graph, request, lens, seeds, topic, ranking))
     return None if found is None else dict(found)
 

@@ -54,12 +54,14 @@ def feedback_query(graph: "GraphReader", topic: str, seeds: list[str], count: in
     query = content_words(topic)
     if count <= 0 or not seeds:
         return query
+    from ctx.assemble import warm
+
     known = {w.lower() for w in _WORD.findall(topic)}
     extra: list[str] = []
     for seed in seeds[:count]:
         for name in names_in(graph.bodies([seed]).get(seed, ""), known):
             known.add(name.lower())
-            if graph.notes_matching(name, at_most=FEEDBACK_MAX_NOTES + 1) <= FEEDBACK_MAX_NOTES:
+            if warm.notes_matching(graph, name, at_most=FEEDBACK_MAX_NOTES + 1) <= FEEDBACK_MAX_NOTES:
                 extra.append(name)
     return " ".join([query, *extra]) if extra else query
 

@@ -17,6 +17,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
@@ -215,10 +216,17 @@ def _path_matches(selector: Selector, c: Candidate) -> bool:
     return not selector.via_all or (bool(names) and all(_edge_matches(n, selector.via_all) for n in names))
 
 
+@lru_cache(maxsize=64)
+def _narrowing(select: Selector) -> Selector:
+    """A "rest" selector's own conditions, as a selector of its own (frozen: the same for every
+    build with that lens, made once)."""
+    return replace(select, rest=False)
+
+
 def assign_sections(ranked: list[Candidate], sections: tuple[Section, ...]) -> None:
     specific = [s for s in sections if not s.select.rest]
     # A "rest" section's own selector still narrows it (made once, not once per candidate).
-    rest = [(s, replace(s.select, rest=False)) for s in sections if s.select.rest]
+    rest = [(s, _narrowing(s.select)) for s in sections if s.select.rest]
     for c in ranked:
         c.section = None
         for s in specific:

@@ -78,6 +78,8 @@ MAX_BOUND_FACTS = 250_000
 MAX_FACTS = 60_000
 # Nodes whose passages are kept (``passages_of``): ~2.5 KB a node at 100k nodes.
 MAX_PASSAGE_NODES = 10_000
+# Words' note counts kept (``notes_matching``): a key and an int each.
+MAX_MATCH_COUNTS = 20_000
 # Rows of the tables of hubs the store ranks newest first (``Scanned``: their small classes and
 # the big class's neighbours read so far), and big-class neighbours read for one hub at most (past
 # that the store ranks it: its neighbours are mostly old).
@@ -124,6 +126,7 @@ _edge_rows = 0
 _degrees: OrderedDict[Hashable, int] = OrderedDict()
 _facts: OrderedDict[Hashable, NodeFacts] = OrderedDict()
 _passages: OrderedDict[Hashable, list[StoredPassage]] = OrderedDict()
+_match_counts: OrderedDict[Hashable, int] = OrderedDict()
 _details: OrderedDict[Hashable, NodeDetails] = OrderedDict()
 _bound_facts: OrderedDict[Hashable, dict[str, tuple[float, float]]] = OrderedDict()
 _classes: OrderedDict[Hashable, list[tuple[str, str]]] = OrderedDict()
@@ -169,6 +172,7 @@ def forget() -> None:
         _degrees.clear()
         _facts.clear()
         _passages.clear()
+        _match_counts.clear()
         _details.clear()
         _bound_facts.clear()
         _classes.clear()
@@ -232,7 +236,7 @@ def pool_key(graph: GraphReader, build: Build) -> Hashable | None:
     # is another lens.
     # The encoding is part of it: meta names it, and token counts depend on it.
     return (
-        state, graph.include_private, request.topics, build.topics, repr(build.lens), build.depth,
+        state, graph.include_private, request.topics, build.topics, build.lens.as_key(), build.depth,
         request.max_tokens, request.include_fields, request.encoding,
     )
 
@@ -405,7 +409,7 @@ def walk_key(
         # time and half-life, and the search relevances.
         bound = (b.has_similarity, b.reference, b.half_life, tuple(sorted(b.search.items())))
     return (
-        state, graph.include_private, repr(lens), tuple(seeds),
+        state, graph.include_private, lens.as_key(), tuple(seeds),
         (ranker.reference, ranker.half_life, ranker.recency_share, tuple(sorted(ranker.type_boosts.items())),
          tuple(sorted(ranker.tag_boosts.items()))),
         None if limit is None else (limit.pool, limit.max_reached, limit.max_expand), bound,
@@ -1404,3 +1408,28 @@ def passages_of(graph: GraphReader, node_ids: list[str]) -> dict[str, list[Store
         for node_id in sorted(ids[start : start + 500])
         if found[node_id]
     }
+
+
+def notes_matching(graph: GraphReader, word: str, *, at_most: int) -> int:
+    """``GraphReader.notes_matching``, from what a warm process keeps where it can: how many notes
+    hold a word does not depend on the question. A new question counts the names in its first
+    seeds' text (``relevance.feedback_query``, ~17 at 100k nodes, most of them in more than the
+    500 notes counted: ~55 us each), and the same names ("New", "Data", "Return") come back in
+    the seeds of question after question. Kept under the graph's state and the reader's
+    visibility."""
+    state = graph.warm_state() if _enabled else None
+    if state is None:
+        return graph.notes_matching(word, at_most=at_most)
+    key = (state, graph.include_private, word, at_most)
+    with _lock:
+        found = _match_counts.get(key)
+        if found is not None:
+            _match_counts.move_to_end(key)
+            return found
+    found = graph.notes_matching(word, at_most=at_most)
+    if graph.warm_state() == state:
+        with _lock:
+            _match_counts[key] = found
+            while len(_match_counts) > MAX_MATCH_COUNTS:
+                _match_counts.popitem(last=False)
+    return found

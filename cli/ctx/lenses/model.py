@@ -294,6 +294,16 @@ class Lens:
     seeds: Seeds = Seeds()
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
+    def as_key(self) -> str:
+        """``repr(self)``, made once per lens object (it is frozen: the text never changes): what a
+        warm build keys what it keeps by, asked four times a build, each repr walking every
+        setting of the lens and its rules."""
+        known: str | None = self.__dict__.get("_as_key")
+        if known is None:
+            known = repr(self)
+            object.__setattr__(self, "_as_key", known)
+        return known
+
     def rules_for(self, canonical_type: str, direction: str, hop: int) -> EdgeRule | None:
         """The most specific rule that lets the walk take this edge at this hop, if any."""
         best: EdgeRule | None = None

@@ -583,6 +583,11 @@ class GraphView:
 
     def node_facts(self, ids: list[str], *, with_fields: bool) -> list[NodeFacts]:
         out: list[NodeFacts] = []
+        append = out.append
+        # ``NodeFacts(...)`` with these fields, made without its frozen ``__init__`` (one
+        # ``object.__setattr__`` per field): the same attributes in the same order, ~1.1 against
+        # ~2.3 us a node (a new 100k question's build reads ~250).
+        new, set_dict = object.__new__, object.__setattr__
         for chunk in chunks(sorted(ids)):
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(
@@ -590,23 +595,23 @@ class GraphView:
                 f" FROM nodes WHERE id IN ({marks})",
                 chunk,
             ):
-                out.append(
-                    NodeFacts(
-                        id=row[0],
-                        title=row[1],
-                        type=row[2],
-                        # Most nodes have no fields and many no tags: their empty JSON costs a
-                        # parse each (~1 µs) for what a literal gives.
-                        tags=json.loads(row[3]) if row[3] and row[3] != "[]" else [],
-                        fields=(json.loads(row[4]) if row[4] and row[4] != "{}" else {}) if with_fields else {},
-                        source_path=row[5],
-                        parent_id=row[6],
-                        position=row[7],
-                        created=row[8],
-                        updated=row[9],
-                        tokens=int(row[10] or 0),
-                    )
-                )
+                facts = new(NodeFacts)
+                set_dict(facts, "__dict__", {
+                    "id": row[0],
+                    "title": row[1],
+                    "type": row[2],
+                    # Most nodes have no fields and many no tags: their empty JSON costs a
+                    # parse each (~1 µs) for what a literal gives.
+                    "tags": json.loads(row[3]) if row[3] and row[3] != "[]" else [],
+                    "fields": (json.loads(row[4]) if row[4] and row[4] != "{}" else {}) if with_fields else {},
+                    "source_path": row[5],
+                    "parent_id": row[6],
+                    "position": row[7],
+                    "created": row[8],
+                    "updated": row[9],
+                    "tokens": int(row[10] or 0),
+                })
+                append(facts)
         out.sort(key=lambda facts: facts.id)
         return out
 
