@@ -115,8 +115,16 @@ def search(
     # with it, both, each scored by its own statistics. Each index ranks its matches alone
     # (``_best``); the nodes of the passages they keep are then read once for all of them.
     searched = {table: searched_indexes(conn, table, include_private, known) for table, _ in tables}
-    best = {index: _best(conn, index, weights, quoted, limit, include_private, known)
-            for table, weights in tables for index in searched[table]}
+    # The phrases' counts in each stemmed index bound them in its exact twin (``fts.best_matches``),
+    # ranked after it.
+    counts: dict[str, dict[str, int]] = {}
+    best: dict[str, list[tuple[int, float]] | None] = {}
+    for table, weights in tables:
+        for index in searched[table]:
+            twin = _stemmed_twin(index)
+            best[index] = _best(conn, index, weights, quoted, limit, include_private, known,
+                                counts_at_most=counts.get(twin) if twin != index else None,
+                                counted=counts.setdefault(index, {}))
     owners = _owners(conn, {pid for rows in best.values() if rows for pid, _ in rows}, visible)
     combined: dict[int, float] = {}
     node_of: dict[int, str] = {}
@@ -148,9 +156,16 @@ def _bm25(
     return _owned(best, owners, include_private) or _joined(conn, table, weights, query, limit, include_private, best)
 
 
+def _stemmed_twin(index: str) -> str:
+    """The stemmed index over the same rows as ``index`` (itself for a stemmed one): a row of the
+    exact index matches a phrase only where its stemmed twin's row does."""
+    return index.replace("passages_exact", "passages_fts", 1)
+
+
 def _best(
     conn: sqlite3.Connection, table: str, weights: tuple[float, ...], phrases: list[str], limit: int,
-    include_private: bool, known: dict[tuple[str, str], bool] | None = None,
+    include_private: bool, known: dict[tuple[str, str], bool] | None = None, *,
+    counts_at_most: dict[str, int] | None = None, counted: dict[str, int] | None = None,
 ) -> list[tuple[int, float]] | None:
     """The index's best ``limit`` (passage id, score) for ``phrases`` joined by OR, ranked by the
     index alone (its rowid is the passage id, the same tie-break): SQLite joins every match before
@@ -160,7 +175,8 @@ def _best(
     if not rows_all_visible(conn, table, include_private, known):
         return None
     try:
-        return best_matches(conn, table, ", ".join(str(w) for w in weights), phrases, limit, _passage_rows_at_most)
+        return best_matches(conn, table, ", ".join(str(w) for w in weights), phrases, limit, _passage_rows_at_most,
+                            counts_at_most=counts_at_most, counted=counted)
     except sqlite3.OperationalError:
         return []
 
