@@ -118,3 +118,35 @@ def test_attachments_collapse_as_before() -> None:
         changed += collapse_attachments(text) != text
     assert changed > 100
     assert re.search(r"\[image", collapse_attachments("<IMG src='x.png' alt='Cat'>"))
+
+
+def _fold_before(word: str) -> str:
+    """``matching_lines.fold`` as it was: every word normalized and its combining marks dropped."""
+    import unicodedata
+
+    word = unicodedata.normalize("NFKD", word.lower())
+    word = "".join(ch for ch in word if not unicodedata.combining(ch))
+    if word.endswith("'s"):
+        word = word[:-2]
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def test_words_fold_as_before() -> None:
+    from ctx.assemble.matching_lines import _WORD, fold
+
+    words = ["Guests", "guest's", "Café", "naïve", "ÉCOLE", "ﬁles", "Straße", "İstanbul", "x", "ﬀ", "ＡＢＣ", "e\u0301t\u00e9s",
+             "running", "SPED", "boxes", "ß", "Ǆemal", "K", "Ω", "123s", "a_b", "ǅ"]
+    rng = random.Random(11)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789'éÉüßİıﬁＡ\u0301\u0308ǅΩ"
+    words += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(20_000)]
+    for corpus in ("foam-docs", "logseq-docs"):
+        root = SHARED / corpus
+        if root.is_dir():
+            for path in sorted(root.rglob("*.md"))[:200]:
+                words += _WORD.findall(path.read_text(errors="replace"))
+    fold.cache_clear()
+    for word in words:
+        assert fold(word) == _fold_before(word), word

@@ -51,8 +51,10 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 @functools.lru_cache(maxsize=1 << 16)
 def fold(word: str) -> str:
     """A word compared by a crude stem: lowercased, accents dropped, one common suffix cut."""
-    word = unicodedata.normalize("NFKD", word.lower())
-    word = "".join(ch for ch in word if not unicodedata.combining(ch))
+    word = word.lower()
+    if not word.isascii():  # an ASCII word has no accent to drop: NFKD leaves it as it is
+        word = unicodedata.normalize("NFKD", word)
+        word = "".join(ch for ch in word if not unicodedata.combining(ch))
     if word.endswith("'s"):
         word = word[:-2]
     for suffix in _SUFFIXES:

@@ -210,6 +210,8 @@ def _node_matches(selector: Selector, c: Candidate) -> bool:
 
 def _path_matches(selector: Selector, c: Candidate) -> bool:
     """``via``: the first edge of its path; ``via_all``: every edge of it."""
+    if not selector.via and not selector.via_all:
+        return True  # (most selectors: the path's names are not made for them)
     names = c.path_names
     if selector.via and (not names or not _edge_matches(names[0], selector.via)):
         return False
