@@ -63,6 +63,11 @@ def test_a_rest_selector_narrowed_once_is_the_same_selector() -> None:
                 narrowed = score._narrowing(section.select)
                 assert narrowed == dataclasses.replace(section.select, rest=False)
                 assert score._narrowing(section.select) is narrowed
+    # A selector made by hand with a list (unhashable) is narrowed all the same.
+    from ctx.lenses.model import Selector
+
+    by_hand = Selector(types=["note"], rest=True)  # type: ignore[arg-type]
+    assert score._narrowing(by_hand) == Selector(types=["note"], rest=False)  # type: ignore[arg-type]
 
 
 def test_node_facts_are_the_dataclass_values(tmp_path: Path) -> None:

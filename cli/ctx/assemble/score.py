@@ -218,10 +218,17 @@ def _path_matches(selector: Selector, c: Candidate) -> bool:
     return not selector.via_all or (bool(names) and all(_edge_matches(n, selector.via_all) for n in names))
 
 
-@lru_cache(maxsize=64)
 def _narrowing(select: Selector) -> Selector:
     """A "rest" selector's own conditions, as a selector of its own (frozen: the same for every
-    build with that lens, made once)."""
+    build with that lens, made once; one built by hand with a list in a field is made each time)."""
+    try:
+        return _narrowed(select)
+    except TypeError:  # unhashable
+        return replace(select, rest=False)
+
+
+@lru_cache(maxsize=64)
+def _narrowed(select: Selector) -> Selector:
     return replace(select, rest=False)
 
 
