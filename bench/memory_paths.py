@@ -127,19 +127,19 @@ def why(seen: dict[str, Any], evidence: str, holder: int | None) -> str:
         return "unranked"
     units, won = seen.get("units", []), seen.get("won", {})
 
-    def took(ord_: int, rest: bool, c: Any) -> bool:
-        return c.id in won and ord_ in won[c.id] and (won[c.id][ord_] if rest else True)
+    def took(ord_: int, part: int, c: Any) -> bool:  # part: packing_order's CORE, WIDE or REST
+        return c.id in won and ord_ in won[c.id] and won[c.id][ord_] >= part
 
-    taken = [i for i, (_, _, ord_, rest, c) in enumerate(units) if took(ord_, rest, c)]
+    taken = [i for i, (_, _, ord_, part, c) in enumerate(units) if took(ord_, part, c)]
     last = taken[-1] if taken else -1
     first = units[0][4].id if units else None
     firsts = sum(1 for i in taken if units[i][4].id == first)
     tail = f"last won #{last} at {-units[last][0]:.3f}, first note won {firsts}" if taken else "nothing won"
-    for i, (value, _, ord_, rest, c) in enumerate(units):
+    for i, (value, _, ord_, part, c) in enumerate(units):
         piece = next(p for p in c.pieces if p.ord == ord_)
         if evidence not in normalise(piece.text):
             continue
-        if rest:
+        if part:  # a wider core or the rest
             return f"rest: #{i} at {-value:.3f}; {tail}"
         if piece.core is None or evidence in normalise(piece.core):
             return f"below: #{i} at {-value:.3f}; {tail}"

@@ -7,8 +7,10 @@ answering entry ("Ines noted the fuel use of the car as 189.9 litres per 100 km.
 "Ines" with the question, and so does another entry of the same day. The day's passage ranks
 second, but its core was the fewest entries covering the question's words, the other one, and a
 day page's other entries come last: the answer was in no context at 1,000, 2,000 or 4,000 tokens
-(main 9545b8e), where chunk BM25 packs its ~150-token chunk. Now a day page's core keeps every
-entry holding a word of the question (``matching_lines.core``, items, full text alone ranking).
+(main 9545b8e), where chunk BM25 packs its ~150-token chunk. Now a day page's passage is offered
+in three parts: its core, then every entry holding a word of the question (its wider core,
+``matching_lines.core(every=True)``, ``focus.Piece.wide``), then its other entries; only where
+full text alone ranked (``passage_view._cores``).
 """
 
 from __future__ import annotations
@@ -43,11 +45,12 @@ def journal(tmp_path_factory):
 
 # s41-052: one entry answers, another of its day holds the same name; s41-075 (two contacts asked
 # at once): the roof repair's contact is an entry of a day whose core covered "contact" elsewhere.
-@pytest.mark.parametrize("question_id", ["s41-052", "s41-075"])
-@pytest.mark.parametrize("budget", [1000, 2000, 4000])
-def test_without_vectors_a_day_page_s_core_keeps_every_entry_holding_the_question_s_words(
-    journal, question_id, budget
-):
+# The wider core is offered after the cores (``focus.WIDE_WORTH``): at 1,000 tokens s41-052's other
+# days' cores come first.
+@pytest.mark.parametrize(("question_id", "budget"), [
+    ("s41-052", 2000), ("s41-052", 4000), ("s41-075", 1000), ("s41-075", 2000), ("s41-075", 4000),
+])
+def test_without_vectors_a_day_page_offers_every_entry_holding_the_question_s_words(journal, question_id, budget):
     questions, conn = journal
     question = questions[question_id]
     text = build_context(conn, BuildRequest((question["question"],), max_tokens=budget)).text
@@ -65,18 +68,13 @@ DAY = """- Rain all afternoon, stayed in. Drove Ines to the station.
 - Ordered Greta's birthday present."""
 
 
-def test_a_day_page_keeps_every_entry_holding_a_word_where_full_text_alone_ranked():
+def test_a_day_page_s_wider_core_keeps_every_entry_holding_a_word():
     weight = {ml.fold("Ines"): 1.0, ml.fold("work"): 2.0}  # as ``matching_lines.weights`` keys them
-    plain = ml.core(DAY, weight, items=True, sections=True)
-    assert plain is not None
-    # Both entries saying "Ines" (the second with its parent "[[Car]]"), none of the others.
-    assert "Drove Ines" in plain.text and "189.9" in plain.text and "[[Car]]" in plain.text
-    assert "octopuses" not in plain.text and "Greta" not in plain.text
-    # With vectors (``sections`` off) the cover is the fewest entries, as before: the entries the
-    # vectors found join it there (``also``).
-    embedded = ml.core(DAY, weight, items=True)
-    assert embedded is not None and "Drove Ines" in embedded.text and "189.9" not in embedded.text
-    # Not a day page: a log's paragraphs keep the fewest covering the words.
-    prose = "\n\n".join(line.strip(" -") for line in DAY.splitlines())
-    cover = ml.core(prose, weight, sections=True)
+    cover = ml.core(DAY, weight, items=True, sections=True)
+    # The fewest entries covering the words: the first saying "Ines", not the answer.
     assert cover is not None and "Drove Ines" in cover.text and "189.9" not in cover.text
+    wide = ml.core(DAY, weight, items=True, sections=True, every=True)
+    # Both entries saying "Ines" (the second with its parent "[[Car]]"), none of the others.
+    assert wide is not None
+    assert "Drove Ines" in wide.text and "189.9" in wide.text and "[[Car]]" in wide.text
+    assert "octopuses" not in wide.text and "Greta" not in wide.text

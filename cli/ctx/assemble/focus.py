@@ -26,6 +26,10 @@ LINE_OVERHEAD = 4
 # when full text placed the passage first: a weaker match's rest is worth more of it (its matched
 # words are likelier incidental), one the vectors alone found all of it (``passage_view``).
 REST_DECAY = 0.5
+# What a day page's other entries holding the topic's words (``Piece.wide``) are worth beside its
+# core, the fewest entries covering those words: the same words again, in entries one line long,
+# an answer sharing only a name with its question among them (``passage_view``).
+WIDE_WORTH = 0.2
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ class Piece:
     # The power its note's standing counts to beside its relevance (``packing_order``): 1 for a
     # page about one thing, less for a log of unrelated entries (``passage_view``).
     standing: float = 1.0
+    # A day page's core widened to every entry holding the topic's words (``matching_lines.Core.
+    # wide``), offered between the core and the rest at ``WIDE_WORTH`` of the passage's worth;
+    # None when there is no such step.
+    wide: str | None = None
+    wide_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -66,9 +75,12 @@ def _starts_with_heading(text: str) -> bool:
     return text.lstrip().startswith("#")
 
 
-def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int] = ()) -> str:
+def excerpt(
+    pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int] = (), wides: Container[int] = (),
+) -> str:
     """The chosen passages (by ``ord``) in reading order, headings nested under the node's own;
-    those in ``cores`` as their core (``Piece.core``: the paragraphs that matched, gaps marked)."""
+    those in ``cores`` as their core (``Piece.core``: the paragraphs that matched, gaps marked),
+    those in ``wides`` as their wider core (``Piece.wide``)."""
     keep = sorted(set(chosen))
     if not keep:
         return ""
@@ -83,8 +95,9 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int
     for ord_ in keep:
         piece = by_ord[ord_]
         gap = (previous is None and ord_ > 0) or (previous is not None and ord_ != previous + 1)
-        as_core = ord_ in cores and piece.core is not None
-        text = piece.core if as_core and piece.core is not None else piece.text
+        as_wide = ord_ in wides and piece.wide is not None
+        as_core = as_wide or (ord_ in cores and piece.core is not None)
+        text = (piece.wide if as_wide else piece.core if as_core else None) or piece.text
         if gap and not open_gap:  # a core ending in a gap already says so
             out.append(GAP)
         if as_core and (gap or open_gap):
@@ -106,10 +119,14 @@ def excerpt(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int
     return "\n\n".join(out)
 
 
-def shown_as_core(pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int]) -> tuple[int, ...]:
-    """Those of ``chosen`` that ``excerpt`` shows as their core (a passage without one is whole)."""
+def shown_as_core(
+    pieces: Sequence[Piece], chosen: Sequence[int], cores: Container[int], wides: Container[int] = (),
+) -> tuple[int, ...]:
+    """Those of ``chosen`` that ``excerpt`` shows cut, as their core or wider core (a passage
+    without one is whole)."""
     has_core = {p.ord for p in pieces if p.core is not None}
-    return tuple(sorted(o for o in set(chosen) if o in cores and o in has_core))
+    has_wide = {p.ord for p in pieces if p.wide is not None}
+    return tuple(sorted(o for o in set(chosen) if (o in cores and o in has_core) or (o in wides and o in has_wide)))
 
 
 def priority(pieces: Sequence[Piece]) -> list[int]:

@@ -135,6 +135,9 @@ class Core:
     # It keeps a section about the topic whole (``_topic_sections``): the rest is the passage's
     # other sections, entries whose words the core's cover did not need.
     sections: bool = False
+    # A day page's core widened to every entry holding a word of the topic, when that is more
+    # than the core and less than the passage (``passage_view``); None otherwise.
+    wide: str | None = None
 
 
 def weights(terms: Sequence[str], note_paragraphs: Sequence[frozenset[str]]) -> dict[str, float]:
@@ -166,14 +169,14 @@ def _topic_sections(paras: list[str], bags: list[frozenset[str]], weight: dict[s
 
 def core(
     text: str, weight: dict[str, float], items: bool = False, sections: bool = False,
-    also: Callable[[list[str]], set[int]] | None = None,
+    also: Callable[[list[str]], set[int]] | None = None, every: bool = False,
 ) -> Core | None:
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
     the whole passage or holds none of them; ``items`` as for ``paragraphs``; ``sections``: a
     section about the topic keeps only itself whole, not the whole passage (``_topic_sections``),
-    and paragraphs tied in the cover go to the one saying the words most often, and a day page
-    (``items``) keeps every entry holding a word, not the fewest covering them (builds where full
-    text alone ranked the passages: measured there only); ``also``: the paragraphs (indices,
+    and paragraphs tied in the cover go to the one saying the words most often (builds where full
+    text alone ranked the passages: measured there only); ``every``: every paragraph holding a
+    word is kept, not the fewest covering them (a day page's wider core, ``Core.wide``); ``also``: the paragraphs (indices,
     from the passage's paragraphs) kept besides those holding the words, whether or not they
     hold any (an entry the vectors found: ``passage_view``), besides the cover, never in its place."""
     paras = paragraphs(text, items)
@@ -193,14 +196,7 @@ def core(
     keep = set(topic)
     if len(keep) == len(paras):
         return None
-    if items and sections:
-        # A day page's entries are one line each, and a name or a thing recurs in several of
-        # them ("Drove Ines to the station", "Reading for the car from Ines - ..."): the fewest
-        # covering the words kept the first, and the rest of a day page comes last, so the
-        # entry that answered was never shown however large the budget (memory sets 10-12, 41,
-        # 42 at 4,000 tokens: chunk BM25 above ctx by these questions). Every entry holding a
-        # word is kept: each is a line, and the day's other entries still come last. Only where
-        # full text alone ranked: with vectors the entries they found join (``also``).
+    if every:
         keep |= {i for i, bag in enumerate(bags) if bag}
     uncovered = {t for bag in bags for t in bag if t in weight} - {t for i in keep for t in bags[i]}
     while uncovered:

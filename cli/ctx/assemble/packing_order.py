@@ -5,6 +5,11 @@ passage of a long node is worth when a section is packed passage by passage.
 from __future__ import annotations
 
 from ctx.assemble.candidate import Candidate
+from ctx.assemble.focus import WIDE_WORTH
+
+# The parts a passage is offered in (``shown_units``), and what a node shows of a passage it won
+# (``plan.win_passages``): its core, its wider core, the whole passage.
+CORE, WIDE, REST = 0, 1, 2
 
 # A node the topic matched in none of its passages (reached by the walk) is worth its standing
 # for its first passage, and this much less for each further one.
@@ -78,16 +83,21 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
     return units
 
 
-def shown_units(members: list[Candidate]) -> list[tuple[float, int, int, bool, Candidate]]:
-    """``passage_units`` with a long passage offered in two parts: (-value, rank, ord, rest,
-    candidate). A passage with a core (``focus.Piece.core``: its paragraphs holding the topic's
-    words) is worth its value for the core and ``Piece.rest_worth`` of it for the rest of its text,
-    so a tight budget shows the cores of more passages and a loose one the passages whole."""
-    units: list[tuple[float, int, int, bool, Candidate]] = []
+def shown_units(members: list[Candidate]) -> list[tuple[float, int, int, int, Candidate]]:
+    """``passage_units`` with a long passage offered in parts: (-value, rank, ord, part,
+    candidate), ``part`` ``CORE``, ``WIDE`` or ``REST``. A passage with a core (``focus.Piece.core``:
+    its paragraphs holding the topic's words) is worth its value for the core and
+    ``Piece.rest_worth`` of it for the rest of its text, so a tight budget shows the cores of more
+    passages and a loose one the passages whole; a day page's passage with a wider core
+    (``Piece.wide``: every entry holding the topic's words) offers it between the two, at
+    ``focus.WIDE_WORTH`` of its value."""
+    units: list[tuple[float, int, int, int, Candidate]] = []
     for value, rank, ord_, c in passage_units(members):
-        units.append((value, rank, ord_, False, c))
+        units.append((value, rank, ord_, CORE, c))
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
         if piece.core is not None:
-            units.append((value * piece.rest_worth, rank, ord_, True, c))
+            if piece.wide is not None:
+                units.append((value * WIDE_WORTH, rank, ord_, WIDE, c))
+            units.append((value * piece.rest_worth, rank, ord_, REST, c))
     units.sort(key=lambda u: u[:4])
     return units

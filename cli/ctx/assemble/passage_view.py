@@ -8,6 +8,7 @@ its nodes render the lens's way (whole, or cut by the lens's truncation strategy
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
@@ -160,7 +161,10 @@ def attach_pieces(
                 # own words: beside the matching ones they say nothing more, so they come last
                 # (a loose budget still shows them), after every other note's matching text.
                 rest_worth = 0.0
-            c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing))
+            wide = cut.wide if cut is not None and core is not None else None
+            wide_tokens = counter.count(wide) if wide is not None else 0
+            c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing,
+                                  wide, wide_tokens))
 
 
 def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool:
@@ -242,5 +246,18 @@ def _cores(
         also = (lambda paras, blocks=blocks: {j for j, para in enumerate(paras)
                                                if any(b in fold_spaces(para) for b in blocks)}) if blocks else None
         if r > 0 and (core := ml.core(text, weight, items, sections, also)) is not None:
+            if items and sections:
+                # A day page's entries are a line each, and a name or a thing recurs in several
+                # of them ("Drove Ines to the station", "Ines noted the fuel use of the car as
+                # ..."): the fewest covering the question's words kept the first, and a day
+                # page's other entries come last, so the entry that answered was in no context
+                # at any budget (memory sets 10-14, 41, 42 at 4,000 tokens, where chunk BM25
+                # packs it). Every entry holding a word is offered after the cores, before the
+                # other entries (``focus.WIDE_WORTH``); kept in the core itself, it cost the
+                # cores of other days at 1,000 and 2,000 tokens. Where full text alone ranked:
+                # with vectors the entries they found join the core (``also``).
+                wide = ml.core(text, weight, items, sections, also, every=True)
+                if wide is not None and wide.text != core.text:
+                    core = dataclasses.replace(core, wide=wide.text)
             out[i] = core
     return out

@@ -21,7 +21,7 @@ from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import normalise
 from ctx.assemble.packer import Packer
-from ctx.assemble.packing_order import packing_order, shown_units
+from ctx.assemble.packing_order import CORE, REST, WIDE, packing_order, shown_units
 from ctx.assemble.document import FULL, SHORTENED, SUMMARY, Item
 from ctx.assemble.sizing import shortened_item, won_item
 from ctx.lenses import Lens
@@ -185,22 +185,29 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
     return fill_unmatched(p, left_out, room)
 
 
-def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, bool]]:
-    """id -> the passages (ord -> shown whole) it wins, best first while their estimated cost
-    fits. A passage with a core is won as its core first; its rest only after (``shown_units``)."""
-    won: dict[str, dict[int, bool]] = {}
-    for _, _, ord_, rest, c in shown_units([c for c in members if c.id in p.has_body]):
+def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, int]]:
+    """id -> the passages it wins (ord -> what it shows of it: ``CORE``, ``WIDE`` or ``REST``, the
+    whole passage), best first while their estimated cost fits. A passage with a core is won as
+    its core first, its wider core and rest only after (``shown_units``)."""
+    won: dict[str, dict[int, int]] = {}
+    for _, _, ord_, part, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
         mine = won.get(c.id, {})
         # Each test is ``cost <= room``, a passage's count asked only as far as that needs
         # (``focus.Piece.within``): most passages tried here do not fit.
-        if rest:
-            if ord_ not in mine:
-                continue
-            whole = piece.within(room + piece.core_tokens)
-            if whole is None:
-                continue
-            cost = whole - piece.core_tokens
+        if part != CORE:
+            if mine.get(ord_, REST) >= part:
+                continue  # not won yet, or already shown this far
+            shown = piece.wide_tokens if mine[ord_] == WIDE else piece.core_tokens
+            if part == WIDE:
+                cost = piece.wide_tokens - shown
+                if cost > room:
+                    continue
+            else:
+                whole = piece.within(room + shown)
+                if whole is None:
+                    continue
+                cost = whole - shown
         else:
             extra = focus.LINE_OVERHEAD
             if c.id not in won:
@@ -214,13 +221,13 @@ def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, di
                 if whole is None:
                     continue
                 cost = whole + extra
-        won.setdefault(c.id, {})[ord_] = rest or piece.core is None
+        won.setdefault(c.id, {})[ord_] = part if piece.core is not None else REST
         room -= cost
     return won
 
 
 def place_won(
-    p: Packer, members: list[Candidate], won: dict[str, dict[int, bool]], room: int,
+    p: Packer, members: list[Candidate], won: dict[str, dict[int, int]], room: int,
 ) -> tuple[int, list[Candidate]]:
     """Each member as the passages it won; a seed that won none gets its share shortened."""
     left_out: list[Candidate] = []
@@ -228,8 +235,9 @@ def place_won(
     for c in members:
         shown = won.get(c.id)
         if shown is not None:
-            cores = {ord_ for ord_, whole in shown.items() if not whole}
-            item = won_item(p, c, sorted(shown), room, cores)
+            cores = {ord_ for ord_, part in shown.items() if part == CORE}
+            wides = {ord_ for ord_, part in shown.items() if part == WIDE}
+            item = won_item(p, c, sorted(shown), room, cores, wides)
             if item is not None:
                 p.place(item)
                 room -= p.cost(item)

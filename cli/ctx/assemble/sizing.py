@@ -129,22 +129,26 @@ def focused_item(
     return item_for(chosen, cores)
 
 
-def won_item(p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int] | None = None) -> Item | None:
-    """``c`` showing the passages it won (``ords``; those in ``cores`` as their core only): whole
-    if it won them all whole and that fits, else those passages, else each as its core, else
-    what fits of them (``won_cut``), else whatever version of it fits ``room``."""
+def won_item(
+    p: Packer, c: Candidate, ords: list[int], room: int, cores: set[int] | None = None, wides: set[int] | None = None,
+) -> Item | None:
+    """``c`` showing the passages it won (``ords``; those in ``cores`` as their core only, those
+    in ``wides`` as their wider core): whole if it won them all whole and that fits, else those
+    passages, else each as its core, else what fits of them (``won_cut``), else whatever version
+    of it fits ``room``."""
     pieces = c.pieces or []
     cores = cores or set()
-    if len(ords) == len(pieces) and not cores and not cut_outline(c):
+    wides = wides or set()
+    if len(ords) == len(pieces) and not cores and not wides and not cut_outline(c):
         full = Item(c, FULL, c.body or "")
         if p.cost(full) <= room:
             return full
-    item = Item(c, SHORTENED, focus.excerpt(pieces, ords, cores), passages=tuple(ords),
-                cores=focus.shown_as_core(pieces, ords, cores))
+    item = Item(c, SHORTENED, focus.excerpt(pieces, ords, cores, wides), passages=tuple(ords),
+                cores=focus.shown_as_core(pieces, ords, cores, wides))
     if p.cost(item) <= room:
         return item
     every = {pc.ord for pc in pieces if pc.core is not None and pc.ord in ords}
-    if every - cores:
+    if every - cores or wides:
         item = Item(c, SHORTENED, focus.excerpt(pieces, ords, every), passages=tuple(ords),
                     cores=focus.shown_as_core(pieces, ords, every))
         if p.cost(item) <= room:
