@@ -176,9 +176,10 @@ def core(
     section about the topic keeps only itself whole, not the whole passage (``_topic_sections``),
     and paragraphs tied in the cover go to the one saying the words most often (builds where full
     text alone ranked the passages: measured there only); ``every``: every paragraph holding a
-    word is kept, not the fewest covering them (a day page's wider core, ``Core.wide``); ``also``: the paragraphs (indices,
-    from the passage's paragraphs) kept besides those holding the words, whether or not they
-    hold any (an entry the vectors found: ``passage_view``), besides the cover, never in its place."""
+    word is kept, not the fewest covering them (a day page's wider core, ``Core.wide``);
+    ``also``: the paragraphs (indices, from the passage's paragraphs) kept besides those holding
+    the words, whether or not they hold any (an entry the vectors found: ``passage_view``),
+    besides the cover, never in its place."""
     paras = paragraphs(text, items)
     if len(paras) < MIN_PARAGRAPHS:
         return None
