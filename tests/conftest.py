@@ -156,6 +156,18 @@ def copy_graph(source: Path, target: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def ctx_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty CTX_HOME of the test's own, also the working directory: no user config, lens or
+    cache of the machine's reaches the build. Files use it with
+    ``pytestmark = pytest.mark.usefixtures("ctx_home")``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("CTX_HOME", str(home))
+    monkeypatch.chdir(home)
+    return home
+
+
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_vault: Path) -> Path:
     """The demo vault imported once for the whole session; tests that use it only read it."""

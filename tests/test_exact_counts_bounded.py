@@ -19,13 +19,7 @@ from ctx.store import connect, fts, passage_reads
 WORDS = "apollo launch rocket budget orbit crater lander module pilot engine fuel plan".split()
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("CTX_HOME", str(home))
-    monkeypatch.chdir(home)
-    return home
+pytestmark = pytest.mark.usefixtures("ctx_home")
 
 
 @pytest.fixture

@@ -20,13 +20,7 @@ from ctx.store.sqlite_store import SqliteStore
 QUESTIONS = ("apollo launch plan", "what fuel does the rocket budget allow, and who signed the launch plan?")
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("CTX_HOME", str(home))
-    monkeypatch.chdir(home)
-    return home
+pytestmark = pytest.mark.usefixtures("ctx_home")
 
 
 @pytest.fixture

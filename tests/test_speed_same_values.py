@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import CORPORA
 
 from ctx.assemble import manifest, score
 from ctx.digest import sha256
@@ -22,16 +23,9 @@ from ctx.store import connect
 from ctx.store.sqlite_store import SqliteStore
 from ctx.store.types import NodeFacts
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("CTX_HOME", str(home))
-    monkeypatch.chdir(home)
-    return home
+pytestmark = pytest.mark.usefixtures("ctx_home")
 
 
 def test_a_lens_key_is_its_repr_and_each_lens_its_own() -> None:
@@ -114,7 +108,7 @@ def test_attachments_collapse_as_before() -> None:
     parts = ["<", "img", "IMG", "İ", "![", "](", "a", " ", "\n", "`", "```", "alt='q'", ">", "src=x", "K", "ß"]
     texts += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
     for corpus in ("foam-docs", "logseq-docs", "dendron-site"):
-        root = SHARED / corpus
+        root = CORPORA / corpus
         if root.is_dir():
             texts += [p.read_text(errors="replace") for p in sorted(root.rglob("*.md"))[:400]]
     changed = 0
@@ -148,7 +142,7 @@ def test_words_fold_as_before() -> None:
     alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789'éÉüßİıﬁＡ\u0301\u0308ǅΩ"
     words += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(20_000)]
     for corpus in ("foam-docs", "logseq-docs"):
-        root = SHARED / corpus
+        root = CORPORA / corpus
         if root.is_dir():
             for path in sorted(root.rglob("*.md"))[:200]:
                 words += _WORD.findall(path.read_text(errors="replace"))

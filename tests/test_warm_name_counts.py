@@ -16,13 +16,7 @@ from ctx.store import connect
 from ctx.store.sqlite_store import SqliteStore
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("CTX_HOME", str(home))
-    monkeypatch.chdir(home)
-    return home
+pytestmark = pytest.mark.usefixtures("ctx_home")
 
 
 def write_vault(root: Path) -> Path:
