@@ -120,6 +120,20 @@ def imported_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **imp
     return db
 
 
+_read_only_graphs: dict[tuple[str, tuple[tuple[str, str], ...]], Path] = {}
+
+
+def read_only_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **import_options: str) -> Path:
+    """``source`` imported once per session and the same file handed to every test that asks:
+    the real corpora were imported again by ~10 modules (foam-docs nine times, logseq-docs eight,
+    ~1-3 s each). Only for tests that read the graph through plain SELECTs; a test that builds,
+    syncs, embeds or otherwise writes takes ``imported_graph``'s file of its own."""
+    key = (str(source.resolve()), tuple(sorted(import_options.items())))
+    if key not in _read_only_graphs:
+        _read_only_graphs[key] = imported_graph(tmp_path_factory, source, **import_options)
+    return _read_only_graphs[key]
+
+
 def bench_module(name: str):
     """A script of bench/ (not a package) loaded as the module ``bench_<name>``, for tests of it."""
     import importlib.util

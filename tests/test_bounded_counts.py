@@ -10,7 +10,7 @@ import random
 import sqlite3
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 from test_count_chunks import _notes, _reference
 
 from ctx.assemble import focus
@@ -33,7 +33,7 @@ def _passages_by_note(db) -> list[list[str]]:
 def corpus_notes(tmp_path_factory) -> list[list[str]]:
     notes: list[list[str]] = []
     for name in ("foam-docs", "logseq-docs", "dendron-site"):
-        notes += _passages_by_note(imported_graph(tmp_path_factory, corpus_path(name)))
+        notes += _passages_by_note(read_only_graph(tmp_path_factory, corpus_path(name)))
     return notes
 
 

@@ -10,7 +10,7 @@ import random
 import sqlite3
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 
 from ctx import passages
 
@@ -25,7 +25,7 @@ def matched(text: str) -> list[tuple[int, int, tuple[str | None, ...]]]:
 
 @pytest.mark.parametrize("corpus", ["foam-docs", "logseq-docs", "dendron-site"])
 def test_every_note_and_passage_of_a_corpus(tmp_path_factory, corpus):
-    db = imported_graph(tmp_path_factory, corpus_path(corpus))
+    db = read_only_graph(tmp_path_factory, corpus_path(corpus))
     conn = sqlite3.connect(db)
     texts = [b for (b,) in conn.execute("SELECT body FROM nodes ORDER BY id")]
     texts += [t for (t,) in conn.execute("SELECT text FROM passage_texts ORDER BY id")]

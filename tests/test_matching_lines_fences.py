@@ -11,7 +11,7 @@ import re
 import sqlite3
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 
 from ctx.assemble import matching_lines as ml
 
@@ -36,7 +36,7 @@ def reference(text: str, items: bool = False) -> list[str]:
 
 @pytest.mark.parametrize("corpus", ["foam-docs", "logseq-docs", "dendron-site"])
 def test_every_passage_and_note_of_a_corpus(tmp_path_factory, corpus):
-    db = imported_graph(tmp_path_factory, corpus_path(corpus))
+    db = read_only_graph(tmp_path_factory, corpus_path(corpus))
     conn = sqlite3.connect(db)
     texts = [t for (t,) in conn.execute("SELECT text FROM passage_texts ORDER BY id")]
     texts += [b for (b,) in conn.execute("SELECT body FROM nodes ORDER BY id")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 
 from ctx.assemble import matching_lines as ml
 
@@ -23,7 +23,7 @@ def terms_to_try(text: str) -> list[frozenset[str]]:
 
 @pytest.mark.parametrize("corpus", ["foam-docs", "logseq-docs"])
 def test_every_paragraph_of_a_real_note_holds_what_words_of_said(tmp_path_factory, corpus):
-    db = imported_graph(tmp_path_factory, corpus_path(corpus))
+    db = read_only_graph(tmp_path_factory, corpus_path(corpus))
     conn = sqlite3.connect(db)
     texts = [t for (t,) in conn.execute("SELECT text FROM passage_texts ORDER BY id")]
     conn.close()

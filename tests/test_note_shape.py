@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import bench_module, corpus_path, imported_graph
+from conftest import bench_module, corpus_path, read_only_graph
 
 from ctx.assemble.note_shape import is_log
 
@@ -28,13 +28,13 @@ def shapes(db: Path) -> dict[str, bool]:
 
 @pytest.mark.parametrize("corpus, pages", [("foam-docs", 0.9), ("logseq-docs", 0.8)])
 def test_help_pages_in_sections_are_pages(tmp_path_factory, corpus, pages):
-    found = shapes(imported_graph(tmp_path_factory, corpus_path(corpus)))
+    found = shapes(read_only_graph(tmp_path_factory, corpus_path(corpus)))
     assert len(found) > 50
     assert sum(not log for log in found.values()) >= pages * len(found)
 
 
 def test_a_help_page_keeps_its_subject_s_words_in_its_sections(tmp_path_factory):
-    found = shapes(imported_graph(tmp_path_factory, corpus_path("foam-docs")))
+    found = shapes(read_only_graph(tmp_path_factory, corpus_path("foam-docs")))
     graph_view = [nid for nid in found if nid.endswith("graph-view")]
     assert graph_view and not any(found[nid] for nid in graph_view)
 

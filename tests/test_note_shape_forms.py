@@ -9,7 +9,7 @@ import sqlite3
 from functools import lru_cache
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 
 from ctx.assemble import matching_lines as ml
 from ctx.assemble.note_shape import _a_form_of, _holds, title_words
@@ -37,7 +37,7 @@ def words_to_try(title: str, text: str) -> list[str]:
 
 @pytest.mark.parametrize("corpus", ["foam-docs", "logseq-docs"])
 def test_a_real_note_s_passages_hold_what_the_pattern_found(tmp_path_factory, corpus):
-    db = imported_graph(tmp_path_factory, corpus_path(corpus))
+    db = read_only_graph(tmp_path_factory, corpus_path(corpus))
     conn = sqlite3.connect(db)
     rows = conn.execute(
         "SELECT n.title, p.heading, p.text FROM passage_texts p JOIN nodes n ON n.id = p.node_id ORDER BY p.id"

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, read_only_graph
 
 from ctx.lenses.model import OutputOptions
 from ctx.store.view import GraphView
@@ -53,7 +53,7 @@ def _json_graph(folder: Path) -> Path:
 @pytest.mark.parametrize("name, fmt", [("logseq-docs", "logseq"), ("json", "json")])
 def test_outline_links_are_the_joined_querys(tmp_path_factory, name, fmt):
     source = _json_graph(tmp_path_factory.mktemp("json")) if name == "json" else corpus_path(name)
-    db = imported_graph(tmp_path_factory, source)
+    db = read_only_graph(tmp_path_factory, source)
     conn = sqlite3.connect(db)
     try:
         assert conn.execute("SELECT format FROM sources").fetchall() == [(fmt,)]
@@ -75,7 +75,7 @@ def test_outline_links_are_read_from_the_edges_first(tmp_path_factory):
     """Asked of a few hundred ids, the query starts from the edges' index, not from every node of
     the outliner's source (SQLite chose that for 500 ids of logseq-docs and took ~0.5 s a call
     where the edges' index takes ~1 ms: a depth-3 build of a Logseq page spent 0.43-0.57 s there)."""
-    db = imported_graph(tmp_path_factory, corpus_path("logseq-docs"))
+    db = read_only_graph(tmp_path_factory, corpus_path("logseq-docs"))
     conn = sqlite3.connect(db)
     try:
         ids = [r[0] for r in conn.execute("SELECT dst FROM edges WHERE type = 'child' ORDER BY dst LIMIT 500")]

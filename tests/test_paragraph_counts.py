@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import corpus_path, imported_graph
+from conftest import corpus_path, imported_graph, read_only_graph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_count_chunks import _notes, _reference
@@ -28,7 +28,7 @@ def _passages(db) -> list[str]:
 def corpus_passages(tmp_path_factory) -> list[str]:
     texts: list[str] = []
     for name in ("foam-docs", "logseq-docs", "dendron-site"):
-        texts += _passages(imported_graph(tmp_path_factory, corpus_path(name)))
+        texts += _passages(read_only_graph(tmp_path_factory, corpus_path(name)))
     return texts
 
 
