@@ -32,7 +32,7 @@ NOT_RUN = {
     ("pip", "install"): "installing is what CI itself does (.ci/run)",
     ("python", "-m"): "the test suite is what CI itself runs (.ci/run)",
 }
-README_TEST_COMMAND = "pip install -e '.[dev]' && python -m pytest -q"
+README_TEST_COMMAND = "pip install -e '.[dev]' && python -m pytest -q -n auto --dist loadfile"
 
 
 def blocks(page: Path, *languages: str) -> list[str]:
