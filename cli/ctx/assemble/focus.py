@@ -26,11 +26,6 @@ LINE_OVERHEAD = 4
 # when full text placed the passage first: a weaker match's rest is worth more of it (its matched
 # words are likelier incidental), one the vectors alone found all of it (``passage_view``).
 REST_DECAY = 0.5
-# What the rest of a log's passage (its other entries: unrelated paragraphs holding none of the
-# question's words) is worth beside what ``REST_DECAY`` makes of a page's, where full text alone
-# ranked: at a page's worth a weak match's rest was worth 0.6-0.8 of its core, and the first logs'
-# rests (100-250 tokens each) outbid the next logs' answering cores (``passage_view``; memory31).
-LOG_REST = 0.5
 # What a day page's other entries holding the topic's words (``Piece.wide``) are worth beside its
 # core, the fewest entries covering those words: the same words again, in entries one line long,
 # an answer sharing only a name with its question among them (``passage_view``).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import Tally
-from ctx.assemble.focus import LOG_REST, REST_DECAY, Piece
+from ctx.assemble.focus import REST_DECAY, Piece
 from ctx.assemble.passage_rank import PassageRanking, fold_spaces, known_terms, query_terms, rank_passages
 from ctx.assemble.resolve import PassageSearch, ResolvedTopic
 from ctx.assemble.suggest import looks_like_a_name
@@ -150,14 +150,6 @@ def attach_pieces(
             # (an open question's incidental word) nearly all of it. A passage only the vectors
             # found matched by meaning: its words do not say which paragraph answers at all.
             rest_worth = 1.0 - (1.0 - REST_DECAY) * relevance if p.id in ranking.lexical else 1.0
-            if log and "vectors" not in ranking.method:
-                # A log's rest is its passage's other entries, about other things: beside the next
-                # logs' answering cores it is worth less than a page's rest, whose paragraphs
-                # carry on what its core says (memory sets 1, 3, 5, 21, 22, 24, 27, 30, 33, 37,
-                # 50, 51 without vectors: +9.3 / +9.0 / +1.3 question-cells at 1,000 / 2,000 /
-                # 4,000 tokens, memory31). With vectors a passage they alone found keeps its
-                # rest whole (its words do not say which paragraph answers).
-                rest_worth *= LOG_REST
             if cut is not None and cut.sections:
                 # The core is a section about the topic (a meeting's agenda item) whole; the rest
                 # is the passage's next sections, other items holding no word of the question the
