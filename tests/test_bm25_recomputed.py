@@ -166,3 +166,20 @@ def test_it_follows_the_graph_when_it_changes(generated: Path, tmp_path: Path) -
         assert after == sql_ranking(reader, "passages_exact", WEIGHTS["passages_exact"], phrases, 50)
     finally:
         reader.close()
+
+
+def test_kept_postings_are_bounded(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25, "MAX_POSTINGS", 400)
+    conn = sqlite3.connect(f"file:{generated}?mode=ro", uri=True)
+    try:
+        for word in WORDS * 2:
+            phrases = [f'"{word}"', '"launch"']
+            got = bm25.ranked(conn, "passages_exact", WEIGHTS["passages_exact"], phrases, 30)
+            assert got == sql_ranking(conn, "passages_exact", WEIGHTS["passages_exact"], phrases, 30)
+        held = bm25._connections[id(conn)].indexes["passages_exact"][1]
+        assert held is not None
+        assert held.kept == sum(rows.size for rows, _ in held.words.values())
+        assert held.kept <= 400 or len(held.words) == 1
+        assert len(held.words) < len(WORDS)
+    finally:
+        conn.close()

@@ -36,8 +36,9 @@ _B = 0.75
 _WORD = re.compile(r'"([A-Za-z0-9]+)"')
 _TOKENIZE = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)
 _PLAIN = re.compile(r"unicode61(\s+remove_diacritics\s+[012])?")
-# Words whose postings a connection keeps (each a few KB to ~100 KB at 100k nodes).
-MAX_WORDS = 4_000
+# Postings an index keeps for later questions, in rows (16 bytes each: ~16 MB; a word holds ~500
+# to ~9,000 rows at 100k nodes); the oldest words are forgotten first.
+MAX_POSTINGS = 1_000_000
 # Connections kept (a warm process reads through one or two).
 MAX_CONNECTIONS = 4
 _CHUNK = 50_000
@@ -53,6 +54,7 @@ class _Index:
     tokens: int
     lengths: "np.ndarray"
     words: dict[tuple[str, tuple[float, ...]], tuple["np.ndarray", "np.ndarray"]] = field(default_factory=dict)
+    kept: int = 0  # rows in ``words``
 
 
 @dataclass
@@ -274,8 +276,9 @@ def _postings(
         rowids, freq = np.zeros(0, dtype=np.int64), np.zeros(0)
     found = (rowids, freq)
     held.words[key] = found
-    while len(held.words) > MAX_WORDS:
-        del held.words[next(iter(held.words))]
+    held.kept += rowids.size
+    while held.kept > MAX_POSTINGS and len(held.words) > 1:
+        held.kept -= held.words.pop(next(iter(held.words)))[0].size
     return found
 
 
