@@ -22,7 +22,6 @@ texts it has seen (a pure function of the text and the encoding).
 from __future__ import annotations
 
 import copy
-import sqlite3
 import sys
 import threading
 from collections import OrderedDict
@@ -35,7 +34,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.candidate import Candidate
-from ctx.store import bm25
 
 if TYPE_CHECKING:
     from ctx.assemble.pipeline import Build
@@ -156,20 +154,17 @@ def enable(pools: int = MAX_POOLS) -> None:
     global _enabled, MAX_POOLS
     _enabled = True
     MAX_POOLS = pools
-    bm25.enable()
 
 
 def disable() -> None:
     global _enabled
     _enabled = False
-    bm25.enable(False)
     forget()
 
 
 def forget() -> None:
     """Drop everything kept (the graph file was replaced), staying warm for what comes next."""
     global _hub_rows, _edge_rows, _scan_rows, _hub_edge_rows
-    bm25.forget()
     with _lock:
         _scans.clear()
         _scan_rows = 0
@@ -204,13 +199,10 @@ def paused() -> Iterator[None]:
     """Build cold for a while, keeping what was kept (a check compares cold and warm bytes)."""
     global _enabled
     was, _enabled = _enabled, False
-    ranking = bm25.enabled()
-    bm25.enable(False)
     try:
         yield
     finally:
         _enabled = was
-        bm25.enable(ranking)
 
 
 def shared_counts(encoding: str) -> dict[str, int] | None:
@@ -1206,9 +1198,6 @@ def preload(graph: GraphReader) -> bool:
     """Read every visible node's walk details at once (a warm process, before its first builds),
     where the graph has at most ``MAX_DETAILS`` nodes; whether they were read and kept."""
     state = graph.warm_state() if _enabled else None
-    conn = getattr(graph, "conn", None)
-    if state is not None and isinstance(conn, sqlite3.Connection):
-        bm25.preload(conn, graph.include_private)  # each row's length, for the full-text rankings
     if state is None or graph.node_count() > MAX_DETAILS:
         return False
     details = NodeDetails(state, dict(_infos(graph.walk_details(None))), True)

@@ -223,11 +223,6 @@ def best_matches(
     counted could reach the set-aside rule, the phrases are not counted again here (~0.25 ms of
     a new 100k question). ``counted``: filled with the phrases' counts this ranking made.
     """
-    from ctx.store import bm25
-
-    recomputed = bm25.ranked(conn, index, columns, phrases, limit)  # a warm process's own BM25
-    if recomputed is not None:
-        return recomputed
     ranked_sql = (
         f"SELECT rowid, -bm25({index}, {columns}) AS score FROM {index}"
         f" WHERE {index} MATCH ? ORDER BY score DESC, rowid LIMIT ?"
