@@ -165,6 +165,8 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
 
     data = {"schema": SCHEMA_VERSION, "graph": shown(graph.path), **graph.stats()}
     data["embeddings"] = embedding_coverage(graph.reader)
+    # A log's long passages' paragraphs, each its own vector (``ctx.semantic.paragraph_vectors``).
+    data["embeddings"]["paragraph_vectors"] = graph.reader.paragraph_vector_count(data["embeddings"]["model"])
     lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:
@@ -183,6 +185,8 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     ]
     lines.append(f"last import: {_when(data['last_import'])}")
     lines.append(_coverage_line(data["embeddings"]))
+    if data["embeddings"]["paragraph_vectors"]:
+        lines.append(f"  paragraph vectors: {data['embeddings']['paragraph_vectors']} (paragraphs of long log passages)")
     return _report(fmt, data, "\n".join(lines) + "\n")
 
 

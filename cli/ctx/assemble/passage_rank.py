@@ -59,6 +59,9 @@ PART_WORDS = 3
 # How many of the nodes nearest the question by their own vectors are read for outline blocks
 # whose rank by meaning their page's passage takes (``_by_blocks``).
 BLOCK_DEPTH = 50
+# How many of the nearest paragraphs lend their passage a rank (``_by_paragraphs``), as many as
+# the day pages' blocks (memory28's experiment measured 50).
+PARAGRAPH_DEPTH = 50
 # A clause of a question needs this many content words to be a part of its own; a shorter one
 # ("..., and from whom?") belongs to the clause before it.
 MIN_PART_WORDS = 2
@@ -342,7 +345,94 @@ def _dense(
     dense = {pid: nodes[pid] for pid in kept}
     # Once per build: the resolver and the collector both rank the question's passages.
     lent_key = ("by_blocks", model, topic.vector.tobytes(), tuple(dense), pool, graph.include_private)
-    return once(lent_key, lambda: _by_blocks(graph, topic, dense, pool))
+    paragraphs = once(("paragraph vectors", model), lambda: _paragraph_vectors(graph, model))
+    if not paragraphs[0]:  # a graph without paragraph vectors: as before them
+        return once(lent_key, lambda: _by_blocks(graph, topic, dense, pool))
+    return once(lent_key + ("paragraphs",), lambda: _with_paragraphs(graph, topic, dense, pool, paragraphs))
+
+
+def _paragraph_vectors(graph: "GraphReader", model: str) -> tuple[list[int], list[str], list[str], Any]:
+    """The graph's paragraph vectors (``ctx.semantic.paragraph_vectors``); a warm process keeps
+    them between builds under the graph's state, as the node vectors."""
+    from ctx.assemble.kept_rankings import kept
+
+    return kept(graph, ("paragraph vectors", model), lambda: graph.paragraph_vectors(model))
+
+
+def _with_paragraphs(
+    graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int,
+    paragraphs: tuple[list[int], list[str], list[str], Any],
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+    """``_by_paragraphs``, then the day pages' blocks (``_by_blocks``) over what it chose; each
+    passage keeps the paragraphs and blocks that found it."""
+    chosen, found = _by_paragraphs(graph, topic, dense, pool, paragraphs)
+    chosen, blocks = _by_blocks(graph, topic, chosen, pool)
+    return chosen, {**{pid: f for pid, f in found.items() if pid in chosen}, **blocks}
+
+
+def _by_paragraphs(
+    graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int,
+    paragraphs: tuple[list[int], list[str], list[str], Any],
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+    """``dense`` with each long log passage ranked by meaning with the help of its paragraphs'
+    own vectors, as ``_by_blocks`` does for a day page's passage with its blocks' vectors. A log's
+    passage holds several unrelated paragraphs and its one vector speaks for none of them: on
+    long lab-notebook notes (~6,000-token sessions) chunk retrieval over ~150-token chunks beat
+    the embedded graph at 4,000 tokens, and at 1,000 the embedded graph fell below the same graph
+    without vectors (issue 23).
+
+    The ``n``-th nearest paragraph lends ``1 / (RRF_K + n)`` to its passage (its first, best
+    rank), added to the passage's own ``1 / (RRF_K + rank)``; the first ``PARAGRAPH_DEPTH``
+    visible paragraphs lend. Each passage keeps the text of its paragraphs among them, folded,
+    for its core. Measured as an experiment with vectors computed in the build (docs/scale.md,
+    memory28): +29.7/-12.8, +32.3/-8.2, +31.5/-8.7 question-cells at 1k/2k/4k tokens over seven
+    file-log dev sets."""
+    import numpy as np
+
+    from ctx.assemble import warm
+    from ctx.semantic.paragraph_vectors import paragraph_hash, paragraphs_of
+
+    assert topic.vector is not None
+    owners, nodes, hashes, matrix = paragraphs
+    sims = matrix @ np.asarray(topic.vector, dtype=np.float32)
+    order = np.argsort(-sims, kind="stable")
+    lent: dict[int, int] = {}
+    wanted: dict[int, list[str]] = {}  # passage id -> its paragraphs' hashes among the nearest
+    node_of_lent: dict[int, str] = {}
+    rank, start, step = 0, 0, PARAGRAPH_DEPTH * 2
+    # Hidden notes' paragraphs are passed over, so the visible ones fill the depth as they would
+    # in the graph without private notes.
+    while rank < PARAGRAPH_DEPTH and start < len(order):
+        part = [int(i) for i in order[start : start + step]]
+        visible = graph.visible_ids(sorted({nodes[i] for i in part}))
+        for i in part:
+            if nodes[i] not in visible:
+                continue
+            rank += 1
+            if rank > PARAGRAPH_DEPTH:
+                break
+            lent.setdefault(owners[i], rank)
+            node_of_lent[owners[i]] = nodes[i]
+            wanted.setdefault(owners[i], []).append(hashes[i])
+        start += step
+    own = {pid: r for r, pid in enumerate(dense, start=1)}
+    node_of = dict(dense) | {pid: node_of_lent[pid] for pid in lent if pid not in dense}
+    worth = {pid: (1.0 / (RRF_K + own[pid]) if pid in own else 0.0)
+             + (1.0 / (RRF_K + lent[pid]) if pid in lent else 0.0) for pid in node_of}
+    ranked = sorted(node_of, key=lambda pid: (-worth[pid], own.get(pid, len(own) + 1), pid))
+    chosen = {pid: node_of[pid] for pid in ranked[:pool]}
+    kept_ids = [pid for pid in wanted if pid in chosen]
+    if not kept_ids:
+        return chosen, {}
+    rows = warm.passages_of(graph, sorted({chosen[pid] for pid in kept_ids}))
+    texts = {p.id: p.text for found in rows.values() for p in found}
+    found: dict[int, tuple[str, ...]] = {}
+    for pid in kept_ids:
+        by_hash = {paragraph_hash(para): para for para in paragraphs_of(texts.get(pid, ""))}
+        held = tuple(fold_spaces(by_hash[h]) for h in wanted[pid] if h in by_hash)
+        if held:
+            found[pid] = held
+    return chosen, found
 
 
 def _by_blocks(

@@ -69,11 +69,12 @@ def embed_command(
         sys.stderr.write(f"embedded (first stage only) -> {shown(db_path)}{left}\n")
         return
     switched = f" (replacing {report.switched_from})" if report.switched_from else ""
-    done = report.embedded + report.passages
+    done = report.embedded + report.passages + report.paragraphs
     rate = f", {report.texts_rate:.1f} texts/s" if done else ""
     how = f" ({report.precision}, {report.threads} thread{'s' if report.threads != 1 else ''})" if report.precision else ""
     sys.stderr.write(
-        f"embedded: {report.embedded} nodes and {report.passages} passages with {report.model}{switched}{how}"
+        f"embedded: {report.embedded} nodes, {report.passages} passages and {report.paragraphs} paragraphs"
+        f" with {report.model}{switched}{how}"
         f" -> {shown(db_path)}\n"
         f"  {report.unchanged} unchanged, {report.pruned} orphaned vectors removed; "
         f"dim {report.dim}; {report.seconds:.2f}s{rate}\n"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ctx.semantic import paragraph_vectors
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import MAX_CHARS, node_text
 from ctx.store import as_store
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 # Progress callback: (phase, done, total). The first stage: "distilling static model" (word
 # pieces, once per machine), "static vectors" (passage texts); then "loading model" (one step) and
-# "embedding" (texts done, texts to do: passages, then nodes), moved after every batch.
+# "embedding" (texts done, texts to do: passages, then paragraphs, then nodes), moved after every batch.
 Progress = Callable[[str, int, int], None]
 LOADING, EMBEDDING = "loading model", "embedding"
 DISTILLING, STATIC = "distilling static model", "static vectors"
@@ -41,6 +42,7 @@ class EmbedReport:
     seconds: float
     switched_from: str | None = None
     passages: int = 0  # passage texts embedded (each distinct text once)
+    paragraphs: int = 0  # paragraph texts embedded (``ctx.semantic.paragraph_vectors``)
     precision: str | None = None  # what the encoder ran in ("bf16", "fp32"), when it ran
     threads: int | None = None
     first_stage: str | None = None  # the static first stage's name, when the graph has one
@@ -54,8 +56,8 @@ class EmbedReport:
 
     @property
     def texts_rate(self) -> float:
-        """Passages and nodes embedded per second, model load included."""
-        return (self.embedded + self.passages) / self.seconds if self.seconds > 0 else 0.0
+        """Passages, paragraphs and nodes embedded per second, model load included."""
+        return (self.embedded + self.passages + self.paragraphs) / self.seconds if self.seconds > 0 else 0.0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -68,6 +70,7 @@ class EmbedReport:
             "notes_per_second": round(self.rate, 1),
             "switched_from": self.switched_from,
             "passages_embedded": self.passages,
+            "paragraphs_embedded": self.paragraphs,
             "texts_per_second": round(self.texts_rate, 1),
             "precision": self.precision,
             "threads": self.threads,
@@ -138,13 +141,16 @@ def embed_graph(
         report.seconds = time.perf_counter() - started
         return report
     pending_passages = reader.pending_passages(model.name)
+    # A log's long passages' paragraphs (``ctx.semantic.paragraph_vectors``): the ones whose text
+    # has a vector already under another passage are copied, only new texts are embedded.
+    copy_paragraphs, pending_paragraphs = paragraph_vectors.pending(reader, model.name)
     pending = reader.pending_node_ids(model.name)
     report.unchanged = total - len(pending)
     if first is not None and pending_passages:
         report.static_passages = _first_stage(store, model, first, progress)
         _mark_first_stage(store, first)
         report.first_stage_seconds = time.perf_counter() - started
-    run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending))
+    run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending_paragraphs) + len(pending))
     if run.work:
         run.load(model, encoder_factory)
 
@@ -155,6 +161,17 @@ def embed_graph(
     run.embed_sorted([text[:MAX_CHARS] for _, text in pending_passages], write_passages)
     # Every passage has the model's own vector: builds rank all of them again, not candidates.
     _mark_first_stage(store, None)
+    if copy_paragraphs:
+        with store.import_session() as session:
+            session.copy_paragraph_vectors(model.name, copy_paragraphs)
+
+    def write_paragraphs(part: list[int], out: list[np.ndarray]) -> None:
+        rows = [(ph, paragraph_vectors.paragraph_hash(pending_paragraphs[i][0]), v)
+                for i, v in zip(part, out, strict=True) for ph in pending_paragraphs[i][1]]
+        with store.import_session() as session:
+            session.write_paragraph_vectors(model.name, rows)
+
+    run.embed_sorted([text for text, _ in pending_paragraphs], write_paragraphs)
     embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):
@@ -171,6 +188,7 @@ def embed_graph(
     report.dim = run.dim or reader.model_dim(model.name)
     report.embedded = embedded
     report.passages = len(pending_passages)
+    report.paragraphs = len(pending_paragraphs)
     report.precision = getattr(run.encoder, "precision", None)
     report.threads = getattr(run.encoder, "threads", None)
     report.seconds = time.perf_counter() - started

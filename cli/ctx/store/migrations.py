@@ -578,6 +578,23 @@ def _m018_derived_titles(conn: sqlite3.Connection) -> None:
         )
 
 
+# A long passage's paragraphs' own vectors (``ctx.semantic.paragraph_vectors``): a log note's
+# passage of many unrelated paragraphs has one vector diluted over all of them. One row per
+# passage text and paragraph text, so a build finds a passage's paragraphs by the passage's hash;
+# a paragraph shared by two passages is embedded once and its vector copied.
+_M019_PARAGRAPH_VECTORS = """
+CREATE TABLE IF NOT EXISTS paragraph_vectors (
+    model TEXT NOT NULL,
+    passage_hash TEXT NOT NULL,     -- passages.hash of the passage holding the paragraph
+    hash TEXT NOT NULL,             -- the paragraph's own text hash
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,           -- dim little-endian float32, L2-normalised
+    PRIMARY KEY (model, passage_hash, hash)
+);
+CREATE INDEX IF NOT EXISTS paragraph_vectors_by_hash ON paragraph_vectors (model, hash);
+""" + _bump_triggers("paragraph_vectors")
+
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M001_GRAPH,
     _M002_EMBEDDINGS,
@@ -599,11 +616,12 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _M016_CONTENT_VERSION,
     _m017_link_counts,
     _m018_derived_titles,
+    _M019_PARAGRAPH_VECTORS,
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text, build manifests, the content counter, link counts, titles left out of the passage indexes): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests, the content counter, link counts, titles left out of the passage indexes, paragraph vectors): a read-only graph that lacks only these is
 # read as it is instead of refused.
-NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18})
+NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -532,6 +532,30 @@ class GraphReader(Protocol):
         ``remember_query_vector``. True when they were stored."""
         ...
 
+    def nodes_with_passages(self, at_least: int) -> list[str]:
+        """Ids of the nodes split into ``at_least`` passages or more (every node, hidden or not),
+        ascending."""
+        ...
+
+    def paragraph_vector_keys(self, model: str) -> set[tuple[str, str]]:
+        """(passage hash, paragraph hash) of every stored paragraph vector of ``model``
+        (``ctx.semantic.paragraph_vectors``)."""
+        ...
+
+    def paragraph_vector_hashes(self, model: str) -> set[str]:
+        """Every paragraph text hash with a stored vector of ``model``."""
+        ...
+
+    def paragraph_vector_count(self, model: str | None) -> int:
+        """Paragraph vectors of ``model`` whose passage the graph has now."""
+        ...
+
+    def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
+        """(passage ids, node ids, paragraph hashes, float32 matrix): every paragraph vector of
+        ``model`` whose passage the graph has now (joined by the passage's text hash, so an edited
+        passage's old paragraph vectors are never among them). Empty when there are none."""
+        ...
+
     def remember_query_vector(self, model: str, text: str, vector: np.ndarray) -> None:
         """Cache a topic's vector; best effort: never waits for a lock, and a read-only graph or
         role simply caches nothing."""
@@ -748,6 +772,15 @@ class ImportSession(Protocol):
 
     def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         """Store (passage text hash, vector) rows for ``model``, replacing any with the same key."""
+        ...
+
+    def write_paragraph_vectors(self, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
+        """Store (passage hash, paragraph hash, vector) rows for ``model``."""
+        ...
+
+    def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
+        """Give each (passage hash, paragraph hash) the vector the paragraph's text already has
+        under another passage; returns the rows written."""
         ...
 
     def index_vectors(self, model: str) -> bool:

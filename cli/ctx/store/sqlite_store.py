@@ -191,6 +191,16 @@ class SqliteSession:
 
         vectors.write_passage_vectors(self.conn, model, rows)
 
+    def write_paragraph_vectors(self, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
+        from ctx.store import vectors
+
+        vectors.write_paragraph_vectors(self.conn, model, rows)
+
+    def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
+        from ctx.store import vectors
+
+        return vectors.copy_paragraph_vectors(self.conn, model, rows)
+
     def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         from ctx.store import vectors
 

@@ -115,6 +115,13 @@ def prune_orphans(conn: sqlite3.Connection, model: str | None = None, also_keep:
                 "DELETE FROM passage_vectors WHERE model NOT IN (?, ?) OR hash NOT IN (SELECT hash FROM passages)",
                 (model, also_keep or model),
             )
+            if _has_paragraph_vectors(conn):
+                # Paragraphs of passages no longer there (edited or deleted): their hash no longer
+                # matches any passage, so no build reads them; dropped so the table stays bounded.
+                conn.execute(
+                    "DELETE FROM paragraph_vectors WHERE model != ? OR passage_hash NOT IN (SELECT hash FROM passages)",
+                    (model,),
+                )
     return dropped
 
 
@@ -141,6 +148,90 @@ def write_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple
             "INSERT OR REPLACE INTO passage_vectors (model, hash, dim, vector) VALUES (?, ?, ?, ?)",
             [(model, h, int(v.shape[0]), to_blob(v)) for h, v in rows],
         )
+
+
+# -- paragraph vectors (migration 19): a long log passage's paragraphs, each its own vector ------
+
+
+def _has_paragraph_vectors(conn: sqlite3.Connection) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'paragraph_vectors'"
+    ).fetchone() is not None
+
+
+def nodes_with_passages(conn: sqlite3.Connection, at_least: int) -> list[str]:
+    """Nodes split into ``at_least`` passages or more, by id."""
+    return [r[0] for r in conn.execute(
+        "SELECT node_id FROM passages GROUP BY node_id HAVING COUNT(*) >= ? ORDER BY node_id", (at_least,))]
+
+
+def paragraph_vector_keys(conn: sqlite3.Connection, model: str) -> set[tuple[str, str]]:
+    """(passage hash, paragraph hash) of every stored paragraph vector of ``model``."""
+    if not _has_paragraph_vectors(conn):
+        return set()
+    return {(r[0], r[1]) for r in conn.execute(
+        "SELECT passage_hash, hash FROM paragraph_vectors WHERE model = ?", (model,))}
+
+
+def write_paragraph_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
+    """Store (passage hash, paragraph hash, vector) rows of ``model``."""
+    with transaction(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO paragraph_vectors (model, passage_hash, hash, dim, vector) VALUES (?, ?, ?, ?, ?)",
+            [(model, ph, h, int(v.shape[0]), to_blob(v)) for ph, h, v in rows],
+        )
+
+
+def copy_paragraph_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, str]]) -> int:
+    """Give each (passage hash, paragraph hash) the vector its paragraph text already has under
+    another passage (an edited passage's unchanged paragraphs): nothing is embedded again.
+    Returns the rows written."""
+    written = 0
+    with transaction(conn):
+        for passage_hash, hash_ in rows:
+            written += conn.execute(
+                "INSERT OR IGNORE INTO paragraph_vectors (model, passage_hash, hash, dim, vector)"
+                " SELECT model, ?, hash, dim, vector FROM paragraph_vectors WHERE model = ? AND hash = ? LIMIT 1",
+                (passage_hash, model, hash_),
+            ).rowcount
+    return written
+
+
+def paragraph_vector_hashes(conn: sqlite3.Connection, model: str) -> set[str]:
+    """Every paragraph text hash with a vector of ``model``."""
+    if not _has_paragraph_vectors(conn):
+        return set()
+    return {r[0] for r in conn.execute("SELECT DISTINCT hash FROM paragraph_vectors WHERE model = ?", (model,))}
+
+
+def paragraph_vector_count(conn: sqlite3.Connection, model: str | None) -> int:
+    """Paragraph vectors of ``model`` that belong to a passage the graph has now."""
+    if model is None or not _has_paragraph_vectors(conn):
+        return 0
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM paragraph_vectors v WHERE v.model = ?"
+        " AND EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash)",
+        (model,),
+    ).fetchone()[0])
+
+
+def all_paragraph_vectors(
+    conn: sqlite3.Connection, model: str,
+) -> tuple[list[int], list[str], list[str], np.ndarray]:
+    """(passage ids, their node ids, paragraph hashes, float32 matrix) of every paragraph vector of
+    ``model`` whose passage the graph has now; a passage's text changed since is not among them
+    (its hash moved), so a stale paragraph vector is never read."""
+    rows = []
+    if _has_paragraph_vectors(conn):
+        rows = conn.execute(
+            "SELECT p.id, p.node_id, v.hash, v.vector FROM paragraph_vectors v"
+            " JOIN passages p ON p.hash = v.passage_hash WHERE v.model = ? ORDER BY p.id, v.hash",
+            (model,),
+        ).fetchall()
+    if not rows:
+        return [], [], [], np.zeros((0, 0), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix
 
 
 def candidate_passages(

@@ -860,6 +860,31 @@ class GraphView:
 
         return vectors.remember_passage_vectors(self.conn, model, rows)
 
+    def nodes_with_passages(self, at_least: int) -> list[str]:
+        from ctx.store import vectors
+
+        return vectors.nodes_with_passages(self.conn, at_least)
+
+    def paragraph_vector_keys(self, model: str) -> set[tuple[str, str]]:
+        from ctx.store import vectors
+
+        return vectors.paragraph_vector_keys(self.conn, model)
+
+    def paragraph_vector_hashes(self, model: str) -> set[str]:
+        from ctx.store import vectors
+
+        return vectors.paragraph_vector_hashes(self.conn, model)
+
+    def paragraph_vector_count(self, model: str | None) -> int:
+        from ctx.store import vectors
+
+        return vectors.paragraph_vector_count(self.conn, model)
+
+    def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
+        from ctx.store import vectors
+
+        return vectors.all_paragraph_vectors(self.conn, model)
+
     def pending_node_ids(self, model: str) -> list[str]:
         from ctx.store import vectors
 

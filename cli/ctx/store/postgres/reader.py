@@ -856,6 +856,23 @@ class PostgresReader:
             for r in rows
         ]
 
+    # Paragraph vectors (``ctx.semantic.paragraph_vectors``) are not stored on PostgreSQL yet: no
+    # node is offered for them, so ``ctx embed`` writes none and builds rank as before them.
+    def nodes_with_passages(self, at_least: int) -> list[str]:
+        return []
+
+    def paragraph_vector_keys(self, model: str) -> set[tuple[str, str]]:
+        return set()
+
+    def paragraph_vector_hashes(self, model: str) -> set[str]:
+        return set()
+
+    def paragraph_vector_count(self, model: str | None) -> int:
+        return 0
+
+    def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
+        return [], [], [], np.zeros((0, 0), dtype=np.float32)
+
     def remember_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
         """Best effort, as ``remember_query_vector``: never waits for a lock."""
         import psycopg

@@ -377,6 +377,15 @@ class PostgresSession:
         self._copy("COPY embeddings (node_id, model, dim, content_hash, vector) FROM STDIN", data)
         return len(data)
 
+    def write_paragraph_vectors(self, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
+        if rows:  # the reader offers none (reader.nodes_with_passages)
+            raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
+
+    def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
+        if rows:
+            raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
+        return 0
+
     def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         from ctx.store.postgres.vector_text import vector_text
 

@@ -1,0 +1,88 @@
+"""Which paragraphs get a vector of their own, and the texts ``ctx embed`` stores them for.
+
+A log note's passage (a lab notebook's session, ~6,000 tokens split into passages of several
+unrelated paragraphs each) has one vector, diluted over every paragraph: the entry answering a
+question ranked far below passages near it as a whole, and chunk retrieval over ~150-token
+chunks beat the embedded graph at 4,000 tokens (issue 23; memory_logs2 kind). Each paragraph of
+such a passage is embedded too, and a build lends the passage the rank of its nearest paragraph
+(``ctx.assemble.passage_rank._by_paragraphs``).
+
+Only where it pays: a note that reads as a log (``note_shape.is_log``) and not a day page (an
+outliner's blocks are nodes with their own vectors already: ``_by_blocks``), and only its
+passages holding two paragraphs or more that are not headings (one paragraph: the passage's own
+vector is that paragraph's). A page about one thing keeps its passages' vectors alone: its
+paragraphs speak for the page together.
+
+Keyed by the passage's text hash and the paragraph's: an edited passage has a new hash, so its
+old paragraph vectors are never read for it (and are pruned); its unchanged paragraphs take
+their vectors over without being embedded again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctx.semantic.node_text import MAX_CHARS
+from ctx.store.passage_reads import passage_hash
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
+
+MIN_PARAGRAPHS = 2
+_CHUNK = 500
+
+
+def paragraphs_of(text: str) -> list[str]:
+    """The paragraphs of a passage's ``text`` that get vectors: its non-heading paragraphs, when
+    there are ``MIN_PARAGRAPHS`` or more, else none."""
+    from ctx.assemble import matching_lines as ml
+
+    paras = [p for p in ml.paragraphs(text) if not ml.is_heading(p)]
+    return paras if len(paras) >= MIN_PARAGRAPHS else []
+
+
+def paragraph_hash(paragraph: str) -> str:
+    return passage_hash(embed_text(paragraph))
+
+
+def embed_text(paragraph: str) -> str:
+    return paragraph[:MAX_CHARS]
+
+
+def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
+    """(passage hash, paragraph hash, text to embed) of every paragraph that should have a vector,
+    each pair once, in the store's node order."""
+    from ctx.assemble.note_shape import is_log
+
+    out: dict[tuple[str, str], str] = {}
+    ids = reader.nodes_with_passages(MIN_PARAGRAPHS)
+    for start in range(0, len(ids), _CHUNK):
+        part = ids[start : start + _CHUNK]
+        found = reader.passages_of(part)
+        for facts in reader.node_facts([i for i in part if i in found], with_fields=False):
+            rows = found[facts.id]
+            if facts.type == "journal" or not is_log(facts.title, [(p.heading, p.text) for p in rows]):
+                continue
+            for p in rows:
+                for para in paragraphs_of(p.text):
+                    text = embed_text(para)
+                    out.setdefault((p.hash, passage_hash(text)), text)
+    return [(ph, h, text) for (ph, h), text in out.items()]
+
+
+def pending(reader: GraphReader, model: str) -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]]:
+    """What ``ctx embed`` still has to do for ``model``: (passage hash, paragraph hash) pairs whose
+    paragraph text has a vector already (under another passage: copied, not embedded), and each
+    paragraph text to embed with the passage hashes that hold it, (text, [passage hash, ...])."""
+    have = reader.paragraph_vector_keys(model)
+    texts = reader.paragraph_vector_hashes(model)
+    copy: list[tuple[str, str]] = []
+    embed: dict[str, tuple[str, list[str]]] = {}
+    for ph, h, text in wanted(reader):
+        if (ph, h) in have:
+            continue
+        if h in texts:
+            copy.append((ph, h))
+        else:
+            embed.setdefault(h, (text, []))[1].append(ph)
+    return copy, list(embed.values())
