@@ -1,0 +1,247 @@
+"""Stored paragraph vectors (issue 23): ``ctx embed`` gives each paragraph of a log note's
+multi-paragraph passage a vector of its own (``ctx.semantic.paragraph_vectors``), keyed by the
+passage's text hash and the paragraph's; builds lend a passage the rank of its nearest paragraphs
+(``passage_rank._by_paragraphs``).
+
+A real vault on disk, imported and embedded with the default model (offline). The lab notebook
+below is a log (timed session headings); each session is one passage (100-250 tokens), its
+paragraphs separated by blank lines. The page about pipettes is not a log: none of its paragraphs
+get a vector.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+
+from conftest import bench_module
+from ctx.assemble import BuildRequest, build_context
+from ctx.tokens import count_tokens
+
+FILLER = [
+    "Restocked gloves and tips; we are low on the small ones again and the order goes out on Friday with the rest of the consumables for the teaching lab.",
+    "Cleaned the water bath and changed the water; it had started to smell, so the thermostat was checked too and it reads two degrees under the dial.",
+    "The centrifuge rotor came back from service with a new lid seal, and the technician left a note about balancing tubes by weight rather than by volume.",
+    "Seminar on field methods in the afternoon; good questions about replication and about how many plots are enough for a survey of this size.",
+    "Ordered a replacement stir bar set because the old ones lost their coating, and threw out the cracked beakers from the bottom shelf of the cupboard.",
+    "Read two papers on sampling bias over lunch; one of them is useful for the methods section and the other repeats what we already knew.",
+    "Ran the weekly backup of the analysis folder to the network drive, which took longer than usual because of the new microscope images from Tuesday.",
+    "Tidied the freezer rack and labelled the boxes by project; sixteen unlabelled tubes went into the waste after asking around the group.",
+]
+# Session i holds these paragraphs of FILLER (the last session: one paragraph only).
+SESSIONS = [(0, 1, 2), (3, 4), (5, 6, 7), (2, 5), (1,)]
+
+
+def _notebook(sessions=SESSIONS, filler=FILLER) -> str:
+    parts = ['---\ntitle: "Bench book, entry 1"\n---\n']
+    for i, paras in enumerate(sessions):
+        parts.append(f"### {9 + i}:{10 + i}\n\n" + "\n\n".join(filler[j] for j in paras) + "\n")
+    return "\n".join(parts)
+
+
+PIPETTES = """# Pipettes
+
+## Calibrating pipettes
+
+Pipettes are calibrated every six months by weighing water on the balance in room two, ten times at each volume, and the mean and spread are written in the pipette's log.
+
+A pipette that fails calibration is labelled with red tape and sent out for service; the spare set in the drawer under the balance is used until it comes back.
+
+## Choosing pipettes
+
+Pipettes for viscous liquids are positive displacement pipettes, kept in the cold room cabinet with their own tips, because air displacement pipettes draw too little of a viscous liquid.
+
+Pipettes with filter tips keep aerosols out of the shaft, and the filter tips are used for everything that goes near the PCR bench, without exception, all year.
+"""
+
+
+def _expected(text: str) -> set[str]:
+    """The distinct paragraphs of the notebook's sessions that hold two or more, read off the file."""
+    out: set[str] = set()
+    for section in re.split(r"^### .*$", text.split("---\n", 2)[2], flags=re.MULTILINE)[1:]:
+        paras = [p.strip() for p in section.split("\n\n") if p.strip()]
+        if len(paras) >= 2:
+            out.update(paras)
+    return out
+
+
+def _count(db) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM paragraph_vectors").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _embed(db):
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    conn = connect(db)
+    try:
+        return embed_graph(conn, resolve_model(None))
+    finally:
+        conn.close()
+
+
+def _import(db, notes):
+    from ctx.importers.engine import import_path
+    from ctx.store import connect
+
+    conn = connect(db, create=True)
+    try:
+        import_path(conn, notes)
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def vault(tmp_path):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "entry.md").write_text(_notebook())
+    (notes / "pipettes.md").write_text(PIPETTES)
+    db = tmp_path / "graph.db"
+    _import(db, notes)
+    return notes, db
+
+
+def test_embed_writes_a_vector_for_each_paragraph_of_a_log_s_multi_paragraph_passages(vault):
+    notes, db = vault
+    report = _embed(db)
+    # One passage per session here (each under 250 tokens), and the paragraphs are distinct.
+    expected = _expected((notes / "entry.md").read_text())
+    assert len(expected) == 2 + 3 + 3 + 2 + 2 - 2  # 2 and 5 of FILLER occur twice
+    assert report.paragraphs == len(expected)
+    # Session 4 repeats two paragraphs: embedded once, stored for both passages.
+    assert _count(db) == 3 + 2 + 3 + 2
+    # Nothing left to do: a second run embeds nothing.
+    again = _embed(db)
+    assert again.paragraphs == 0 and _count(db) == 10
+
+
+def test_editing_one_paragraph_re_embeds_only_it(vault):
+    notes, db = vault
+    _embed(db)
+    edited = list(FILLER)
+    edited[3] = "Seminar on field methods moved to Thursday; the speaker asked for a projector that takes the new cable and a pointer."
+    (notes / "entry.md").write_text(_notebook(filler=edited))
+    _import(db, notes)
+    report = _embed(db)
+    assert report.paragraphs == 1  # paragraph 3's new text; paragraph 4 is copied, not embedded
+    assert report.passages == 1  # the session's passage
+    assert _count(db) == 10  # the old passage's rows pruned
+
+
+def test_a_stale_paragraph_vector_is_never_read(vault):
+    """Edited but not embedded again: the passage's hash moved, so none of its old paragraph
+    vectors is read for it (the unchanged sessions keep theirs)."""
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    notes, db = vault
+    _embed(db)
+    edited = list(FILLER)
+    edited[6] = "Ran the backup by hand: the network drive was full and the job had failed silently since Monday."
+    (notes / "entry.md").write_text(_notebook(filler=edited))
+    _import(db, notes)
+    conn = connect(db)
+    try:
+        owners, _, _, matrix = conn_reader(conn).paragraph_vectors(resolve_model(None).name)
+        texts = {r[0]: r[1] for r in conn.execute("SELECT id, text FROM passage_texts")}
+    finally:
+        conn.close()
+    assert matrix.shape[0] == len(owners) == 10 - 3  # session 3 (paragraphs 5, 6, 7) left out
+    assert not any("backup" in texts[pid] for pid in owners)
+
+
+def conn_reader(conn):
+    from ctx.store import as_store
+
+    return as_store(conn).reader(include_private=True)
+
+
+def test_stats_count_the_paragraph_vectors(vault):
+    from ctx.graph import Graph
+    from ctx.inspection import stats_report
+
+    _, db = vault
+    _embed(db)
+    graph = Graph.open(db)
+    try:
+        data = json.loads(stats_report(graph, fmt="json").text)
+    finally:
+        graph.close()
+    assert data["embeddings"]["paragraph_vectors"] == 10
+
+
+def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
+    """A graph at schema 18 (no paragraph vectors table) opens migrated, builds as before, and
+    ``ctx embed`` gives it paragraph vectors."""
+    from ctx.store import connect
+
+    notes, db = vault
+    _embed(db)
+    conn = sqlite3.connect(db)
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'paragraph_vectors'"
+    ).fetchall():
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("DROP TABLE paragraph_vectors")
+    conn.execute("PRAGMA user_version = 18")
+    conn.commit()
+    conn.close()
+    graph = connect(db)
+    try:
+        assert graph.execute("PRAGMA user_version").fetchone()[0] == 19
+        assert graph.execute("SELECT COUNT(*) FROM paragraph_vectors").fetchone()[0] == 0
+        text = build_context(graph, BuildRequest(("stir bar coating",), max_tokens=1000)).text
+        assert "stir bar" in text
+    finally:
+        graph.close()
+    assert _embed(db).paragraphs == 10 and _count(db) == 10
+
+
+# -- a question answered by one paragraph of a long log passage ------------------------------------
+
+memory_logs2 = bench_module("memory_logs2")
+factcheck = bench_module("factcheck")
+
+SEED = 50
+QUESTION_ID = "s50-003"
+
+
+@pytest.fixture(scope="module")
+def lab_notes(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.importers.engine import import_path
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    root = tmp_path_factory.mktemp("lab")
+    memory_logs2.generate(SEED, root / "set")
+    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
+                    if q["id"] == QUESTION_ID)
+    conn = connect(root / "embedded.db", create=True)
+    import_path(conn, root / "set" / "notes")
+    embed_graph(conn, resolve_model(None))
+    return question, conn
+
+
+def test_the_paragraph_that_answers_finds_its_passage_at_a_small_budget(lab_notes):
+    """Memory set 50 (memory_logs2: a lab notebook's ~6,000-token sessions). "What was the cause
+    of the problem with the rate limiter?": its answer is one paragraph of a passage whose one
+    vector speaks for several; with that paragraph's own vector it is in a 1,000-token context,
+    and without (main 49156e8) it was not."""
+    question, conn = lab_notes
+    assert conn.execute("SELECT COUNT(*) FROM paragraph_vectors").fetchone()[0] > 0
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=1000)).text
+    assert count_tokens(text) <= 1000
+    context = factcheck.normalise(text)
+    assert all(factcheck.normalise(e) in context for e in question["evidence"])
