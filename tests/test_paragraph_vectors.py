@@ -4,15 +4,14 @@ passage's text hash and the paragraph's; builds lend a passage the rank of its n
 (``passage_rank._by_paragraphs``).
 
 A real vault on disk, imported and embedded with the default model (offline). The lab notebook
-below is a log (timed session headings); each session is one passage (100-250 tokens), its
-paragraphs separated by blank lines. The page about pipettes is not a log: none of its paragraphs
-get a vector.
+below is a log (timed session headings) of short sessions, which the splitter joins into
+passages of one or two sessions; its paragraphs are separated by blank lines. The page about
+pipettes is not a log: none of its paragraphs get a vector.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 
 import pytest
@@ -58,14 +57,22 @@ Pipettes with filter tips keep aerosols out of the shaft, and the filter tips ar
 """
 
 
-def _expected(text: str) -> set[str]:
-    """The distinct paragraphs of the notebook's sessions that hold two or more, read off the file."""
-    out: set[str] = set()
-    for section in re.split(r"^### .*$", text.split("---\n", 2)[2], flags=re.MULTILINE)[1:]:
-        paras = [p.strip() for p in section.split("\n\n") if p.strip()]
-        if len(paras) >= 2:
-            out.update(paras)
-    return out
+def _passage_paragraphs(db) -> list[list[str]]:
+    """The notebook's passages as the graph holds them, each as its paragraphs (blank-line
+    separated, headings left out), read with a plain split rather than ctx's own."""
+    conn = sqlite3.connect(db)
+    try:
+        texts = [r[0] for r in conn.execute("SELECT text FROM passage_texts WHERE node_id = 'entry' ORDER BY id")]
+    finally:
+        conn.close()
+    return [[p.strip() for p in t.split("\n\n") if p.strip() and not p.lstrip().startswith("#")] for t in texts]
+
+
+def _expected(db) -> tuple[set[str], int]:
+    """The distinct paragraphs of the notebook's passages holding two or more, and the rows
+    stored for them (one per passage and paragraph)."""
+    multi = [paras for paras in _passage_paragraphs(db) if len(paras) >= 2]
+    return {p for paras in multi for p in paras}, sum(len(paras) for paras in multi)
 
 
 def _count(db) -> int:
@@ -114,15 +121,15 @@ def vault(tmp_path):
 def test_embed_writes_a_vector_for_each_paragraph_of_a_log_s_multi_paragraph_passages(vault):
     notes, db = vault
     report = _embed(db)
-    # One passage per session here (each under 250 tokens), and the paragraphs are distinct.
-    expected = _expected((notes / "entry.md").read_text())
-    assert len(expected) == 2 + 3 + 3 + 2 + 2 - 2  # 2 and 5 of FILLER occur twice
-    assert report.paragraphs == len(expected)
-    # Session 4 repeats two paragraphs: embedded once, stored for both passages.
-    assert _count(db) == 3 + 2 + 3 + 2
+    distinct, rows = _expected(db)
+    # Every FILLER paragraph is in some session of two or more; 2 and 5 occur twice, 1 twice
+    # once the last session (1,) joins the one before it in a passage.
+    assert distinct == set(FILLER)
+    assert report.paragraphs == len(distinct)  # each text embedded once
+    assert _count(db) == rows > len(distinct)  # and stored for every passage holding it
     # Nothing left to do: a second run embeds nothing.
     again = _embed(db)
-    assert again.paragraphs == 0 and _count(db) == 10
+    assert again.paragraphs == 0 and _count(db) == rows
 
 
 def test_editing_one_paragraph_re_embeds_only_it(vault):
@@ -133,9 +140,9 @@ def test_editing_one_paragraph_re_embeds_only_it(vault):
     (notes / "entry.md").write_text(_notebook(filler=edited))
     _import(db, notes)
     report = _embed(db)
-    assert report.paragraphs == 1  # paragraph 3's new text; paragraph 4 is copied, not embedded
+    assert report.paragraphs == 1  # paragraph 3's new text; its passage's others are copied
     assert report.passages == 1  # the session's passage
-    assert _count(db) == 10  # the old passage's rows pruned
+    assert _count(db) == _expected(db)[1]  # the old passage's rows pruned
 
 
 def test_a_stale_paragraph_vector_is_never_read(vault):
@@ -146,6 +153,7 @@ def test_a_stale_paragraph_vector_is_never_read(vault):
 
     notes, db = vault
     _embed(db)
+    stored = _expected(db)[1]
     edited = list(FILLER)
     edited[6] = "Ran the backup by hand: the network drive was full and the job had failed silently since Monday."
     (notes / "entry.md").write_text(_notebook(filler=edited))
@@ -156,7 +164,10 @@ def test_a_stale_paragraph_vector_is_never_read(vault):
         texts = {r[0]: r[1] for r in conn.execute("SELECT id, text FROM passage_texts")}
     finally:
         conn.close()
-    assert matrix.shape[0] == len(owners) == 10 - 3  # session 3 (paragraphs 5, 6, 7) left out
+    # The passage holding paragraph 6 is left out with all its paragraphs.
+    moved = [paras for paras in _passage_paragraphs(db) if edited[6] in paras]
+    assert len(moved) == 1
+    assert matrix.shape[0] == len(owners) == stored - len(moved[0])
     assert not any("backup" in texts[pid] for pid in owners)
 
 
@@ -177,7 +188,7 @@ def test_stats_count_the_paragraph_vectors(vault):
         data = json.loads(stats_report(graph, fmt="json").text)
     finally:
         graph.close()
-    assert data["embeddings"]["paragraph_vectors"] == 10
+    assert data["embeddings"]["paragraph_vectors"] == _expected(db)[1]
 
 
 def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
@@ -204,7 +215,7 @@ def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
         assert "stir bar" in text
     finally:
         graph.close()
-    assert _embed(db).paragraphs == 10 and _count(db) == 10
+    assert _embed(db).paragraphs == len(FILLER) and _count(db) == _expected(db)[1]
 
 
 # -- a question answered by one paragraph of a long log passage ------------------------------------

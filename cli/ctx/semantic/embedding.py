@@ -172,6 +172,8 @@ def embed_graph(
             session.write_paragraph_vectors(model.name, rows)
 
     run.embed_sorted([text for text, _ in pending_paragraphs], write_paragraphs)
+    with store.import_session() as session:
+        session.prune_paragraph_vectors(model.name)
     embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):

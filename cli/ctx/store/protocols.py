@@ -789,6 +789,12 @@ class ImportSession(Protocol):
         the vectors are loaded, never row by row). Whether an index now serves the model."""
         ...
 
+    def prune_paragraph_vectors(self, model: str) -> int:
+        """Drop paragraph vectors of another model than ``model`` or of a passage no longer there
+        (``ctx embed`` runs it after copying an edited passage's unchanged paragraphs' vectors).
+        Returns the rows dropped."""
+        ...
+
     def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         """Drop vectors of nodes that no longer exist and, given the active ``model``, passage
         vectors no passage needs (another model's than ``model`` and ``also_keep`` -- the first

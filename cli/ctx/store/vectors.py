@@ -115,14 +115,21 @@ def prune_orphans(conn: sqlite3.Connection, model: str | None = None, also_keep:
                 "DELETE FROM passage_vectors WHERE model NOT IN (?, ?) OR hash NOT IN (SELECT hash FROM passages)",
                 (model, also_keep or model),
             )
-            if _has_paragraph_vectors(conn):
-                # Paragraphs of passages no longer there (edited or deleted): their hash no longer
-                # matches any passage, so no build reads them; dropped so the table stays bounded.
-                conn.execute(
-                    "DELETE FROM paragraph_vectors WHERE model != ? OR passage_hash NOT IN (SELECT hash FROM passages)",
-                    (model,),
-                )
     return dropped
+
+
+def prune_paragraph_vectors(conn: sqlite3.Connection, model: str) -> int:
+    """Drop paragraph vectors no build reads: another model's, or a passage's no longer there
+    (edited or deleted). Run by ``ctx embed`` after it has copied what an edited passage's
+    unchanged paragraphs can take over, not with the other vectors before: pruned first, those
+    paragraphs would be embedded again. Returns the rows dropped."""
+    if not _has_paragraph_vectors(conn):
+        return 0
+    with transaction(conn):
+        return int(conn.execute(
+            "DELETE FROM paragraph_vectors WHERE model != ? OR passage_hash NOT IN (SELECT hash FROM passages)",
+            (model,),
+        ).rowcount)
 
 
 # -- passage vectors (migration 5): one per distinct embedded text and model ---------------------

@@ -381,6 +381,9 @@ class PostgresSession:
         if rows:  # the reader offers none (reader.nodes_with_passages)
             raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
 
+    def prune_paragraph_vectors(self, model: str) -> int:
+        return 0  # none stored on PostgreSQL
+
     def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
         if rows:
             raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
