@@ -1,5 +1,5 @@
 """Stored paragraph vectors (issue 23): ``ctx embed`` gives each paragraph of a log note's
-multi-paragraph passage a vector of its own (``ctx.semantic.paragraph_vectors``), keyed by the
+multi-paragraph passage a vector of its own (``ctx.assemble.paragraph_vectors``), keyed by the
 passage's text hash and the paragraph's; builds lend a passage the rank of its nearest paragraphs
 (``passage_rank._by_paragraphs``).
 
@@ -84,13 +84,14 @@ def _count(db) -> int:
 
 
 def _embed(db):
+    from ctx.assemble.paragraph_vectors import pending
     from ctx.semantic.embedding import embed_graph
     from ctx.semantic.models import resolve_model
     from ctx.store import connect
 
     conn = connect(db)
     try:
-        return embed_graph(conn, resolve_model(None))
+        return embed_graph(conn, resolve_model(None), paragraphs=pending)
     finally:
         conn.close()
 
@@ -230,6 +231,7 @@ QUESTION_ID = "s50-003"
 @pytest.fixture(scope="module")
 def lab_notes(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.assemble.paragraph_vectors import pending
     from ctx.importers.engine import import_path
     from ctx.semantic.embedding import embed_graph
     from ctx.semantic.models import resolve_model
@@ -241,7 +243,7 @@ def lab_notes(tmp_path_factory):
                     if q["id"] == QUESTION_ID)
     conn = connect(root / "embedded.db", create=True)
     import_path(conn, root / "set" / "notes")
-    embed_graph(conn, resolve_model(None))
+    embed_graph(conn, resolve_model(None), paragraphs=pending)
     return question, conn
 
 

@@ -91,11 +91,13 @@ class Graph:
         """Vectors for every node whose content changed (needs the ``embed`` extra): static
         vectors for passages first, then the model's own; ``fast`` stops after the static stage
         (questions are then ranked by candidates: ``ctx.semantic.two_stage``)."""
+        from ctx.assemble.paragraph_vectors import pending
         from ctx.semantic.embedding import embed_graph
         from ctx.semantic.models import resolve_model
 
         return embed_graph(
             self.store, resolve_model(model), batch_size=batch_size, progress=progress, first_stage_only=fast,
+            paragraphs=pending,
         )
 
     # -- reading ---------------------------------------------------------------------------------

@@ -166,6 +166,7 @@ def _embed_pending(
         with store.import_session() as session:
             session.prune_orphan_vectors()
         return
+    from ctx.assemble.paragraph_vectors import pending
     from ctx.semantic.embedding import embed_graph
     from ctx.semantic.encoder import EmbedExtraMissing
     from ctx.semantic.models import resolve_model
@@ -176,7 +177,7 @@ def _embed_pending(
     try:
         embedded = embed_graph(
             store, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory,
-            first_stage_only=at_first_stage,
+            first_stage_only=at_first_stage, paragraphs=pending,
         )
     except EmbedExtraMissing:
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"

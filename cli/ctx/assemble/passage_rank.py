@@ -352,7 +352,7 @@ def _dense(
 
 
 def _paragraph_vectors(graph: "GraphReader", model: str) -> tuple[list[int], list[str], list[str], Any]:
-    """The graph's paragraph vectors (``ctx.semantic.paragraph_vectors``); a warm process keeps
+    """The graph's paragraph vectors (``ctx.assemble.paragraph_vectors``); a warm process keeps
     them between builds under the graph's state, as the node vectors."""
     from ctx.assemble.kept_rankings import kept
 
@@ -390,7 +390,7 @@ def _by_paragraphs(
     import numpy as np
 
     from ctx.assemble import warm
-    from ctx.semantic.paragraph_vectors import paragraph_hash, paragraphs_of
+    from ctx.assemble.paragraph_vectors import paragraph_hash, paragraphs_of
 
     assert topic.vector is not None
     owners, nodes, hashes, matrix = paragraphs

@@ -16,18 +16,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctx.semantic import paragraph_vectors
 from ctx.semantic.models import ModelRef
 from ctx.semantic.node_text import MAX_CHARS, node_text
 from ctx.store import as_store
 
 if TYPE_CHECKING:
-    from ctx.store.protocols import GraphStore
+    from ctx.store.protocols import GraphReader, GraphStore
 
 # Progress callback: (phase, done, total). The first stage: "distilling static model" (word
 # pieces, once per machine), "static vectors" (passage texts); then "loading model" (one step) and
 # "embedding" (texts done, texts to do: passages, then paragraphs, then nodes), moved after every batch.
 Progress = Callable[[str, int, int], None]
+# Which paragraphs get vectors of their own (``ctx.assemble.paragraph_vectors.pending``): given the
+# graph and the model, (passage hash, paragraph hash) pairs to copy from a vector the graph holds,
+# and (paragraph hash, text, passage hashes) to embed.
+Paragraphs = Callable[["GraphReader", str], tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]]]]
 LOADING, EMBEDDING = "loading model", "embedding"
 DISTILLING, STATIC = "distilling static model", "static vectors"
 
@@ -42,7 +45,7 @@ class EmbedReport:
     seconds: float
     switched_from: str | None = None
     passages: int = 0  # passage texts embedded (each distinct text once)
-    paragraphs: int = 0  # paragraph texts embedded (``ctx.semantic.paragraph_vectors``)
+    paragraphs: int = 0  # paragraph texts embedded (``ctx.assemble.paragraph_vectors``)
     precision: str | None = None  # what the encoder ran in ("bf16", "fp32"), when it ran
     threads: int | None = None
     first_stage: str | None = None  # the static first stage's name, when the graph has one
@@ -90,6 +93,7 @@ def embed_graph(
     encoder_factory: Callable[[ModelRef], object] | None = None,
     first_stage_only: bool = False,
     first_stage: bool = True,
+    paragraphs: Paragraphs | None = None,
 ) -> EmbedReport:
     """Bring every passage's and node's vector up to date for ``model``. Commits after each chunk
     of batches, so an interrupted run keeps what it finished and the next run resumes from there.
@@ -141,9 +145,10 @@ def embed_graph(
         report.seconds = time.perf_counter() - started
         return report
     pending_passages = reader.pending_passages(model.name)
-    # A log's long passages' paragraphs (``ctx.semantic.paragraph_vectors``): the ones whose text
-    # has a vector already under another passage are copied, only new texts are embedded.
-    copy_paragraphs, pending_paragraphs = paragraph_vectors.pending(reader, model.name)
+    # A log's long passages' paragraphs (``paragraphs``: ``ctx.assemble.paragraph_vectors.pending``):
+    # the ones whose text has a vector already under another passage are copied, only new texts
+    # are embedded.
+    copy_paragraphs, pending_paragraphs = paragraphs(reader, model.name) if paragraphs else ([], [])
     pending = reader.pending_node_ids(model.name)
     report.unchanged = total - len(pending)
     if first is not None and pending_passages:
@@ -166,14 +171,15 @@ def embed_graph(
             session.copy_paragraph_vectors(model.name, copy_paragraphs)
 
     def write_paragraphs(part: list[int], out: list[np.ndarray]) -> None:
-        rows = [(ph, paragraph_vectors.paragraph_hash(pending_paragraphs[i][0]), v)
-                for i, v in zip(part, out, strict=True) for ph in pending_paragraphs[i][1]]
+        rows = [(ph, pending_paragraphs[i][0], v)
+                for i, v in zip(part, out, strict=True) for ph in pending_paragraphs[i][2]]
         with store.import_session() as session:
             session.write_paragraph_vectors(model.name, rows)
 
-    run.embed_sorted([text for text, _ in pending_paragraphs], write_paragraphs)
-    with store.import_session() as session:
-        session.prune_paragraph_vectors(model.name)
+    run.embed_sorted([text for _, text, _ in pending_paragraphs], write_paragraphs)
+    if paragraphs is not None:
+        with store.import_session() as session:
+            session.prune_paragraph_vectors(model.name)
     embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):

@@ -578,7 +578,7 @@ def _m018_derived_titles(conn: sqlite3.Connection) -> None:
         )
 
 
-# A long passage's paragraphs' own vectors (``ctx.semantic.paragraph_vectors``): a log note's
+# A long passage's paragraphs' own vectors (``ctx.assemble.paragraph_vectors``): a log note's
 # passage of many unrelated paragraphs has one vector diluted over all of them. One row per
 # passage text and paragraph text, so a build finds a passage's paragraphs by the passage's hash;
 # a paragraph shared by two passages is embedded once and its vector copied.

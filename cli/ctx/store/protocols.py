@@ -539,7 +539,7 @@ class GraphReader(Protocol):
 
     def paragraph_vector_keys(self, model: str) -> set[tuple[str, str]]:
         """(passage hash, paragraph hash) of every stored paragraph vector of ``model``
-        (``ctx.semantic.paragraph_vectors``)."""
+        (``ctx.assemble.paragraph_vectors``)."""
         ...
 
     def paragraph_vector_hashes(self, model: str) -> set[str]:

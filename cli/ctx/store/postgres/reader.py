@@ -856,7 +856,7 @@ class PostgresReader:
             for r in rows
         ]
 
-    # Paragraph vectors (``ctx.semantic.paragraph_vectors``) are not stored on PostgreSQL yet: no
+    # Paragraph vectors (``ctx.assemble.paragraph_vectors``) are not stored on PostgreSQL yet: no
     # node is offered for them, so ``ctx embed`` writes none and builds rank as before them.
     def nodes_with_passages(self, at_least: int) -> list[str]:
         return []

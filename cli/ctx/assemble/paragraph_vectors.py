@@ -5,7 +5,7 @@ unrelated paragraphs each) has one vector, diluted over every paragraph: the ent
 question ranked far below passages near it as a whole, and chunk retrieval over ~150-token
 chunks beat the embedded graph at 4,000 tokens (issue 23; memory_logs2 kind). Each paragraph of
 such a passage is embedded too, and a build lends the passage the rank of its nearest paragraph
-(``ctx.assemble.passage_rank._by_paragraphs``).
+(``passage_rank._by_paragraphs``).
 
 Only where it pays: a note that reads as a log (``note_shape.is_log``) and not a day page (an
 outliner's blocks are nodes with their own vectors already: ``_by_blocks``), and only its
@@ -16,14 +16,20 @@ paragraphs speak for the page together.
 Keyed by the passage's text hash and the paragraph's: an edited passage has a new hash, so its
 old paragraph vectors are never read for it (and are pruned); its unchanged paragraphs take
 their vectors over without being embedded again.
+
+Here in assembly, not in ``ctx.semantic``: which notes are logs is the assembler's reading
+(``note_shape``, ``matching_lines``); ``ctx embed`` (``embedding.embed_graph``) is handed
+``pending`` by the library (``Graph.embed``, ``sync``) and stores what it is given.
 """
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
+from ctx.assemble import matching_lines as ml
+from ctx.assemble.note_shape import _WHEN, is_log
 from ctx.semantic.node_text import MAX_CHARS
-from ctx.store.passage_reads import passage_hash
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
@@ -35,14 +41,18 @@ _CHUNK = 500
 def paragraphs_of(text: str) -> list[str]:
     """The paragraphs of a passage's ``text`` that get vectors: its non-heading paragraphs, when
     there are ``MIN_PARAGRAPHS`` or more, else none."""
-    from ctx.assemble import matching_lines as ml
-
     paras = [p for p in ml.paragraphs(text) if not ml.is_heading(p)]
     return paras if len(paras) >= MIN_PARAGRAPHS else []
 
 
 def paragraph_hash(paragraph: str) -> str:
-    return passage_hash(embed_text(paragraph))
+    """The key of a paragraph's vector: its embedded text's hash, as a passage's (the store's
+    ``passage_reads.passage_hash``, the same digest)."""
+    return _digest(embed_text(paragraph))
+
+
+def _digest(text: str) -> str:
+    return blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def embed_text(paragraph: str) -> str:
@@ -52,8 +62,6 @@ def embed_text(paragraph: str) -> str:
 def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
     """(passage hash, paragraph hash, text to embed) of every paragraph that should have a vector,
     each pair once, in the store's node order."""
-    from ctx.assemble.note_shape import is_log
-
     out: dict[tuple[str, str], str] = {}
     ids = reader.nodes_with_passages(MIN_PARAGRAPHS)
     for start in range(0, len(ids), _CHUNK):
@@ -68,7 +76,7 @@ def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
             for p in rows:
                 for para in paragraphs_of(p.text):
                     text = embed_text(para)
-                    out.setdefault((p.hash, passage_hash(text)), text)
+                    out.setdefault((p.hash, _digest(text)), text)
     return [(ph, h, text) for (ph, h), text in out.items()]
 
 
@@ -81,27 +89,26 @@ DATE_FIELDS = frozenset({"date", "created", "day"})
 
 
 def _dated(fields: object, rows: list[Any]) -> bool:
-    from ctx.assemble.note_shape import _WHEN
-
     if isinstance(fields, dict) and any(str(k).lower() in DATE_FIELDS for k in fields):
         return True
     timed = sum(1 for p in rows if p.heading and _WHEN.search(p.heading[-1]))
     return 2 * timed >= len(rows)
 
 
-def pending(reader: GraphReader, model: str) -> tuple[list[tuple[str, str]], list[tuple[str, list[str]]]]:
-    """What ``ctx embed`` still has to do for ``model``: (passage hash, paragraph hash) pairs whose
-    paragraph text has a vector already (under another passage: copied, not embedded), and each
-    paragraph text to embed with the passage hashes that hold it, (text, [passage hash, ...])."""
+def pending(reader: GraphReader, model: str) -> tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]]]:
+    """What ``ctx embed`` still has to do for ``model`` (its ``paragraphs`` argument): (passage
+    hash, paragraph hash) pairs whose paragraph text has a vector already (under another passage:
+    copied, not embedded), and each paragraph text to embed with its hash and the passage hashes
+    that hold it, (hash, text, [passage hash, ...])."""
     have = reader.paragraph_vector_keys(model)
     texts = reader.paragraph_vector_hashes(model)
     copy: list[tuple[str, str]] = []
-    embed: dict[str, tuple[str, list[str]]] = {}
+    embed: dict[str, tuple[str, str, list[str]]] = {}
     for ph, h, text in wanted(reader):
         if (ph, h) in have:
             continue
         if h in texts:
             copy.append((ph, h))
         else:
-            embed.setdefault(h, (text, []))[1].append(ph)
+            embed.setdefault(h, (h, text, []))[2].append(ph)
     return copy, list(embed.values())
