@@ -400,6 +400,10 @@ def _by_paragraphs(
     wanted: dict[int, list[str]] = {}  # passage id -> its paragraphs' hashes among the nearest
     node_of_lent: dict[int, str] = {}
     rank, start, step = 0, 0, PARAGRAPH_DEPTH * 2
+    import os
+    cap = os.environ.get("CTX_XP_PARA_CAP", "")
+    dense_nodes = set(dense.values())
+    lent_in_note: dict[str, int] = {}
     # Hidden notes' paragraphs are passed over, so the visible ones fill the depth as they would
     # in the graph without private notes.
     while rank < PARAGRAPH_DEPTH and start < len(order):
@@ -407,6 +411,12 @@ def _by_paragraphs(
         visible = graph.visible_ids(sorted({nodes[i] for i in part}))
         for i in part:
             if nodes[i] not in visible:
+                continue
+            if cap == "note" and nodes[i] not in dense_nodes:
+                continue
+            if cap == "own" and owners[i] not in dense:
+                continue
+            if cap == "best" and lent_in_note.setdefault(nodes[i], owners[i]) != owners[i]:
                 continue
             rank += 1
             if rank > PARAGRAPH_DEPTH:
