@@ -62,6 +62,12 @@ BLOCK_DEPTH = 50
 # How many of the nearest paragraphs lend their passage a rank (``_by_paragraphs``), as many as
 # the day pages' blocks (memory28's experiment measured 50).
 PARAGRAPH_DEPTH = 50
+# What a paragraph's rank is worth to its passage beside the passage's own: half. At full worth
+# dendron-site's dated release notes (each paragraph a feature the docs pages answer for) took
+# room from the answering pages (bench_facts with embeddings 0.881 -> 0.870; lending only to
+# passages already among the nearest, 0.870, or to one passage a note, 0.866, did not help);
+# at half, 0.881 (docs/scale.md, memory32).
+PARAGRAPH_WEIGHT = 0.5
 # A clause of a question needs this many content words to be a part of its own; a shorter one
 # ("..., and from whom?") belongs to the clause before it.
 MIN_PART_WORDS = 2
@@ -381,7 +387,7 @@ def _by_paragraphs(
     the embedded graph at 4,000 tokens, and at 1,000 the embedded graph fell below the same graph
     without vectors (issue 23).
 
-    The ``n``-th nearest paragraph lends ``1 / (RRF_K + n)`` to its passage (its first, best
+    The ``n``-th nearest paragraph lends ``PARAGRAPH_WEIGHT / (RRF_K + n)`` to its passage (its first, best
     rank), added to the passage's own ``1 / (RRF_K + rank)``; the first ``PARAGRAPH_DEPTH``
     visible paragraphs lend. Each passage keeps the text of its paragraphs among them, folded,
     for its core. Measured as an experiment with vectors computed in the build (docs/scale.md,
@@ -400,10 +406,6 @@ def _by_paragraphs(
     wanted: dict[int, list[str]] = {}  # passage id -> its paragraphs' hashes among the nearest
     node_of_lent: dict[int, str] = {}
     rank, start, step = 0, 0, PARAGRAPH_DEPTH * 2
-    import os
-    cap = os.environ.get("CTX_XP_PARA_CAP", "")
-    dense_nodes = set(dense.values())
-    lent_in_note: dict[str, int] = {}
     # Hidden notes' paragraphs are passed over, so the visible ones fill the depth as they would
     # in the graph without private notes.
     while rank < PARAGRAPH_DEPTH and start < len(order):
@@ -411,12 +413,6 @@ def _by_paragraphs(
         visible = graph.visible_ids(sorted({nodes[i] for i in part}))
         for i in part:
             if nodes[i] not in visible:
-                continue
-            if cap == "note" and nodes[i] not in dense_nodes:
-                continue
-            if cap == "own" and owners[i] not in dense:
-                continue
-            if cap == "best" and lent_in_note.setdefault(nodes[i], owners[i]) != owners[i]:
                 continue
             rank += 1
             if rank > PARAGRAPH_DEPTH:
@@ -428,7 +424,7 @@ def _by_paragraphs(
     own = {pid: r for r, pid in enumerate(dense, start=1)}
     node_of = dict(dense) | {pid: node_of_lent[pid] for pid in lent if pid not in dense}
     worth = {pid: (1.0 / (RRF_K + own[pid]) if pid in own else 0.0)
-             + (1.0 / (RRF_K + lent[pid]) if pid in lent else 0.0) for pid in node_of}
+             + (PARAGRAPH_WEIGHT / (RRF_K + lent[pid]) if pid in lent else 0.0) for pid in node_of}
     ranked = sorted(node_of, key=lambda pid: (-worth[pid], own.get(pid, len(own) + 1), pid))
     chosen = {pid: node_of[pid] for pid in ranked[:pool]}
     kept_ids = [pid for pid in wanted if pid in chosen]
