@@ -339,4 +339,7 @@ MIGRATIONS: list[str] = [
     # 17 keeps SQLite's counts of a hub's links for its newest-first ranking: nothing here either.
     "-- 17: nothing to do on PostgreSQL\n",
     _M018_DERIVED_TITLES,
+    # 19 stores a dated log's paragraphs' own vectors on SQLite (``ctx.assemble.paragraph_vectors``);
+    # not stored on PostgreSQL yet (its reader offers no paragraphs): a team graph ranks as before.
+    "-- 19: nothing to do on PostgreSQL yet: paragraph vectors are not stored here\n",
 ]
