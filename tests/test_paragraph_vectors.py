@@ -192,6 +192,31 @@ def test_stats_count_the_paragraph_vectors(vault):
     assert data["embeddings"]["paragraph_vectors"] == _expected(db)[1]
 
 
+def test_stats_count_no_private_log_s_paragraphs_unless_asked(tmp_path):
+    """A private log's paragraph count is its shape; ``ctx stats`` without --include-private says
+    nothing of it, as it says nothing of the private notes' vectors."""
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.graph import Graph
+    from ctx.inspection import stats_report
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "entry.md").write_text(_notebook().replace("---\ntitle:", "---\nprivate: true\ntitle:", 1))
+    db = tmp_path / "graph.db"
+    _import(db, notes)
+    _embed(db)
+    stored = _expected(db)[1]
+    assert stored > 0 and _count(db) == stored
+    counted = {}
+    for include_private in (False, True):
+        graph = Graph.open(db, include_private=include_private)
+        try:
+            counted[include_private] = json.loads(stats_report(graph, fmt="json").text)["embeddings"]["paragraph_vectors"]
+        finally:
+            graph.close()
+    assert counted == {False: 0, True: stored}
+
+
 def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
     """A graph at schema 18 (no paragraph vectors table) opens migrated, builds as before, and
     ``ctx embed`` gives it paragraph vectors."""

@@ -547,7 +547,8 @@ class GraphReader(Protocol):
         ...
 
     def paragraph_vector_count(self, model: str | None) -> int:
-        """Paragraph vectors of ``model`` whose passage the graph has now."""
+        """Paragraph vectors of ``model`` whose passage the graph has now, of the notes this reader
+        may see."""
         ...
 
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:

@@ -211,13 +211,16 @@ def paragraph_vector_hashes(conn: sqlite3.Connection, model: str) -> set[str]:
     return {r[0] for r in conn.execute("SELECT DISTINCT hash FROM paragraph_vectors WHERE model = ?", (model,))}
 
 
-def paragraph_vector_count(conn: sqlite3.Connection, model: str | None) -> int:
-    """Paragraph vectors of ``model`` that belong to a passage the graph has now."""
+def paragraph_vector_count(conn: sqlite3.Connection, model: str | None, *, include_private: bool = True) -> int:
+    """Paragraph vectors of ``model`` that belong to a passage the graph has now; without
+    ``include_private``, only passages of notes that are not private (a private log's paragraph
+    count is its shape, which a reader without access is not shown, as ``embedding_coverage``)."""
     if model is None or not _has_paragraph_vectors(conn):
         return 0
+    visible = "" if include_private else " AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND n.private = 0)"
     return int(conn.execute(
         "SELECT COUNT(*) FROM paragraph_vectors v WHERE v.model = ?"
-        " AND EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash)",
+        " AND EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash" + visible + ")",
         (model,),
     ).fetchone()[0])
 

@@ -878,7 +878,7 @@ class GraphView:
     def paragraph_vector_count(self, model: str | None) -> int:
         from ctx.store import vectors
 
-        return vectors.paragraph_vector_count(self.conn, model)
+        return vectors.paragraph_vector_count(self.conn, model, include_private=self.include_private)
 
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
         from ctx.store import vectors
