@@ -27,4 +27,12 @@ def _builtin(modules: tuple[str, ...], name: str) -> Any:
 blake2b: Any = _builtin(("_blake2",), "blake2b")
 sha256: Any = _builtin(("_sha256", "_sha2"), "sha256")  # CPython 3.11; 3.12 and later
 
-__all__ = ["blake2b", "sha256"]
+
+
+def text_digest(text: str) -> str:
+    """``text``'s 16-byte BLAKE2b digest in hex: the key of a passage's vector and of a
+    paragraph's (the two must agree, so one function makes both)."""
+    return str(blake2b(text.encode("utf-8"), digest_size=16).hexdigest())
+
+
+__all__ = ["blake2b", "sha256", "text_digest"]

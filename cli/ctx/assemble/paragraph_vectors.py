@@ -24,10 +24,10 @@ Here in assembly, not in ``ctx.semantic``: which notes are logs is the assembler
 
 from __future__ import annotations
 
-from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble import matching_lines as ml
+from ctx.digest import text_digest
 from ctx.assemble.note_shape import _WHEN, is_log
 from ctx.semantic.node_text import MAX_CHARS
 
@@ -48,11 +48,7 @@ def paragraphs_of(text: str) -> list[str]:
 def paragraph_hash(paragraph: str) -> str:
     """The key of a paragraph's vector: its embedded text's hash, as a passage's (the store's
     ``passage_reads.passage_hash``, the same digest)."""
-    return _digest(embed_text(paragraph))
-
-
-def _digest(text: str) -> str:
-    return blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return text_digest(embed_text(paragraph))
 
 
 def embed_text(paragraph: str) -> str:
@@ -76,7 +72,7 @@ def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
             for p in rows:
                 for para in paragraphs_of(p.text):
                     text = embed_text(para)
-                    out.setdefault((p.hash, _digest(text)), text)
+                    out.setdefault((p.hash, text_digest(text)), text)
     return [(ph, h, text) for (ph, h), text in out.items()]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Container, Iterable
 
-from ctx.digest import blake2b
+from ctx.digest import text_digest
 from ctx.passages import SPLITTER_VERSION
 from ctx.store.batches import chunks
 from ctx.store.types import PassageHit, StoredPassage
@@ -39,7 +39,7 @@ def indexed_title(title: str, body: str) -> str:
 
 
 def passage_hash(embedded: str) -> str:
-    return blake2b(embedded.encode("utf-8"), digest_size=16).hexdigest()
+    return text_digest(embedded)
 
 
 def stale(conn: sqlite3.Connection) -> bool:
