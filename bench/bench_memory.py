@@ -3,6 +3,7 @@
     python bench/bench_memory.py                          # the dev set (seed 1), 1k/2k/4k tokens
     python bench/bench_memory.py --sets 2,3               # the held-out sets: final figures only
     python bench/bench_memory.py --only ctx,ctx+emb --budgets 2000 --misses
+    python bench/bench_memory.py --sets 2 --gap           # what the hybrid finds that ctx misses, and why
     python bench/bench_memory.py --json bench/out/memory/results.json
 
 Each set is written by ``memory_logs.py`` (seeded; ``--sets 1,2`` are two independent sets: set 1
@@ -351,6 +352,35 @@ def print_tables(results: list[Result], configs: list[str], budgets: list[int]) 
                 print(f"| {config} | " + " | ".join(cells) + " |")
 
 
+def print_gap(results: list[Result], configs: list[str], budgets: list[int]) -> None:
+    """Where the hybrid baseline beats a ctx configuration: each evidence paragraph chunk RRF's
+    context holds and ctx's does not, split by whether plain chunk BM25 at the same budget holds it
+    too. Evidence no BM25 chunk reaches is a paraphrase only a vector finds, out of reach of a graph
+    without embeddings; evidence BM25 does reach is ranking or packing that ctx could improve."""
+    if "chunk-rrf" not in configs or "chunk-bm25" not in configs:
+        print("\n--gap needs chunk-rrf and chunk-bm25 among the configurations", file=sys.stderr)
+        return
+    found = {(r.set, r.config, r.budget, r.q["id"]): r.found for r in results}
+    print("\nevidence paragraphs chunk-rrf holds and ctx does not (\"BM25 too\": chunk-bm25 holds it;"
+          " \"vector only\": no BM25 chunk does), and the other way round\n")
+    print("| set | configuration | budget | rrf not ctx: BM25 too | rrf not ctx: vector only | ctx not rrf |")
+    print("|---|---|---:|---:|---:|---:|")
+    for set_name in dict.fromkeys(r.set for r in results):
+        ids = list(dict.fromkeys(r.q["id"] for r in results if r.set == set_name))
+        for config in (c for c in configs if c.startswith("ctx")):
+            for budget in budgets:
+                lexical = vector = ahead = 0
+                for qid in ids:
+                    ours = found[(set_name, config, budget, qid)]
+                    rrf = found[(set_name, "chunk-rrf", budget, qid)]
+                    bm25 = found[(set_name, "chunk-bm25", budget, qid)]
+                    for mine, hybrid, plain in zip(ours, rrf, bm25, strict=True):
+                        lexical += hybrid and not mine and plain
+                        vector += hybrid and not mine and not plain
+                        ahead += mine and not hybrid
+                print(f"| {set_name} | {config} | {budget:,} | {lexical} | {vector} | {ahead} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="1", help="comma-separated set seeds (1: dev, 2: held out)")
@@ -359,6 +389,8 @@ def main() -> int:
     parser.add_argument("--kinds", default="", help="only these question kinds")
     parser.add_argument("--fresh", action="store_true", help="re-import and re-embed the graphs")
     parser.add_argument("--misses", action="store_true", help="list the questions a ctx configuration missed")
+    parser.add_argument("--gap", action="store_true",
+                        help="count the evidence chunk RRF holds and ctx does not, split by whether BM25 reaches it")
     parser.add_argument("--json", type=Path, help="write per-question results here")
     args = parser.parse_args()
 
@@ -413,6 +445,8 @@ def main() -> int:
         print(f"- {set_name} {config} {budget:,}: {1000 * seconds / max(n, 1):.1f}")
     print(f"\nCPU {time.process_time() - cpu_started:.0f}s in this process; load average after "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.gap:
+        print_gap(results, configs, budgets)
     if args.misses:
         for r in results:
             if r.config.startswith("ctx") and r.recall < 1:
