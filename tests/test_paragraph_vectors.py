@@ -221,6 +221,7 @@ def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
     """A graph at schema 18 (no paragraph vectors table) opens migrated, builds as before, and
     ``ctx embed`` gives it paragraph vectors."""
     from ctx.store import connect
+    from ctx.store.migrations import MIGRATIONS
 
     notes, db = vault
     _embed(db)
@@ -235,7 +236,7 @@ def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
     conn.close()
     graph = connect(db)
     try:
-        assert graph.execute("PRAGMA user_version").fetchone()[0] == 19
+        assert graph.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) >= 19
         assert graph.execute("SELECT COUNT(*) FROM paragraph_vectors").fetchone()[0] == 0
         text = build_context(graph, BuildRequest(("stir bar coating",), max_tokens=1000)).text
         assert "stir bar" in text

@@ -323,6 +323,41 @@ UPDATE nodes SET split = 0 WHERE split <> 0 AND title <> ''
     AND (body = title OR (right(title, 1) = '…' AND left(body, length(title) - 1) = left(title, length(title) - 1)));
 """
 
+# SQLite's 19 (a dated log's paragraphs' own vectors, ``ctx.assemble.paragraph_vectors``), here
+# (19 shipped empty on this engine). One row per passage text and paragraph text, as there; the
+# vector a pgvector column like ``passage_vectors``'. Row security as for passage vectors: a row
+# is visible when a visible passage has its passage hash, so a private log's paragraphs never
+# reach a role that may not read the log. A graph whose roles were set up before this step (the
+# grants of ``roles.sql`` name the tables there were then) gets the same owner and reader grant
+# as every other table, when those roles exist.
+_M020_PARAGRAPH_VECTORS = f"""
+CREATE TABLE paragraph_vectors (
+    model text {_C} NOT NULL,
+    passage_hash text {_C} NOT NULL,
+    hash text {_C} NOT NULL,
+    dim integer NOT NULL,
+    vector vector NOT NULL,
+    PRIMARY KEY (model, passage_hash, hash)
+);
+CREATE INDEX paragraph_vectors_by_hash ON paragraph_vectors (model, hash);
+ALTER TABLE paragraph_vectors ENABLE ROW LEVEL SECURITY;
+CREATE POLICY paragraph_vectors_visible ON paragraph_vectors FOR SELECT
+    USING (EXISTS (SELECT 1 FROM passages p WHERE p.hash = paragraph_vectors.passage_hash));
+DO $grants$
+BEGIN
+    -- Nested: pg_has_role fails on a role that does not exist, and AND need not go left first.
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ctx_writer') THEN
+        IF pg_has_role(current_user, 'ctx_writer', 'MEMBER') THEN
+            ALTER TABLE paragraph_vectors OWNER TO ctx_writer;
+        END IF;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ctx_reader') THEN
+        GRANT SELECT ON paragraph_vectors TO ctx_reader;
+    END IF;
+END
+$grants$;
+"""
+
 MIGRATIONS: list[str] = [
     "CREATE EXTENSION IF NOT EXISTS vector;\n" + _FUNCTIONS + _M001_GRAPH + ROW_SECURITY,
     *(_empty(n) for n in range(2, 10)),
@@ -340,6 +375,7 @@ MIGRATIONS: list[str] = [
     "-- 17: nothing to do on PostgreSQL\n",
     _M018_DERIVED_TITLES,
     # 19 stores a dated log's paragraphs' own vectors on SQLite (``ctx.assemble.paragraph_vectors``);
-    # not stored on PostgreSQL yet (its reader offers no paragraphs): a team graph ranks as before.
+    # it shipped empty here (its text as it shipped): 20 stores them on PostgreSQL.
     "-- 19: nothing to do on PostgreSQL yet: paragraph vectors are not stored here\n",
+    _M020_PARAGRAPH_VECTORS,
 ]

@@ -73,6 +73,8 @@ def _node(row: tuple[Any, ...]) -> Node:
 _MATRICES: dict[tuple[int, str, bool], tuple[Any, list[str], np.ndarray]] = {}
 # The same for passage vectors: (state, passage ids, node ids, matrix).
 _PASSAGE_MATRICES: dict[tuple[int, str, bool], tuple[Any, list[int], list[str], np.ndarray]] = {}
+# And for paragraph vectors: (state, passage ids, node ids, paragraph hashes, matrix).
+_PARAGRAPH_MATRICES: dict[tuple[int, str, bool], tuple[Any, list[int], list[str], list[str], np.ndarray]] = {}
 
 
 
@@ -856,22 +858,60 @@ class PostgresReader:
             for r in rows
         ]
 
-    # Paragraph vectors (``ctx.assemble.paragraph_vectors``) are not stored on PostgreSQL yet: no
-    # node is offered for them, so ``ctx embed`` writes none and builds rank as before them.
+    # -- paragraph vectors (migration 20): a dated log's paragraphs, each its own vector ----------
+    # As SQLite's (``ctx.store.vectors``): keyed by the passage's text hash and the paragraph's,
+    # read joined on the passages the graph has now, so an edited passage's old ones are never
+    # read. Row security hides a private log's rows from a role that may not read it.
+
     def nodes_with_passages(self, at_least: int) -> list[str]:
-        return []
+        return [r[0] for r in self._rows(
+            "SELECT node_id FROM passages GROUP BY node_id HAVING count(*) >= %s ORDER BY node_id", (at_least,))]
 
     def paragraph_vector_keys(self, model: str) -> set[tuple[str, str]]:
-        return set()
+        return {(r[0], r[1]) for r in self._rows(
+            "SELECT passage_hash, hash FROM paragraph_vectors WHERE model = %s", (model,))}
 
     def paragraph_vector_hashes(self, model: str) -> set[str]:
-        return set()
+        return {r[0] for r in self._rows("SELECT DISTINCT hash FROM paragraph_vectors WHERE model = %s", (model,))}
 
     def paragraph_vector_count(self, model: str | None) -> int:
-        return 0
+        """Of the notes this reader may see: a private log's paragraph count is its shape (row
+        security hides it from a role without access; a writer's reader hides it here)."""
+        if model is None:
+            return 0
+        visible = "" if self.include_private else " AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.node_id AND NOT n.private)"
+        row = self._one(
+            "SELECT count(*) FROM paragraph_vectors v WHERE v.model = %s"
+            " AND EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash" + visible + ")",
+            (model,),
+        )
+        return int(row[0]) if row else 0
 
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
-        return [], [], [], np.zeros((0, 0), dtype=np.float32)
+        """Kept between calls on this connection while the graph's version and the model's
+        paragraph vectors (their count and keys) are unchanged, as ``passage_vector_matrix``: a
+        warm MCP server reads them once, not once per build."""
+        state = self._one(
+            "SELECT current_database(), current_schema(), (SELECT value FROM meta WHERE key = 'graph_version'),"
+            " count(*), COALESCE(sum(hashtext(passage_hash || hash)), 0) FROM paragraph_vectors WHERE model = %s",
+            (model,),
+        )
+        key = (id(self.conn), model, self.include_private)
+        cached = _PARAGRAPH_MATRICES.get(key)
+        if cached is not None and cached[0] == state:
+            return cached[1], cached[2], cached[3], cached[4]
+        rows = self._rows(
+            "SELECT p.id, p.node_id, v.hash, v.vector FROM paragraph_vectors v"
+            " JOIN passages p ON p.hash = v.passage_hash WHERE v.model = %s ORDER BY p.id, v.hash",
+            (model,),
+        )
+        if rows:
+            found = ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                     np.vstack([_vector(r[3]) for r in rows]))
+        else:
+            found = ([], [], [], np.zeros((0, 0), dtype=np.float32))
+        _PARAGRAPH_MATRICES[key] = (state, *found)
+        return found
 
     def remember_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:
         """Best effort, as ``remember_query_vector``: never waits for a lock."""

@@ -347,6 +347,9 @@ class PostgresSession:
             "DELETE FROM passage_vectors WHERE NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = passage_vectors.hash)"
         )
         conn.execute(
+            "DELETE FROM paragraph_vectors v WHERE NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash)"
+        )
+        conn.execute(
             "UPDATE edges SET dst = NULL WHERE dst IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = edges.dst)"
         )
         conn.execute("DELETE FROM sources WHERE id = %s", (source_id,))
@@ -377,17 +380,42 @@ class PostgresSession:
         self._copy("COPY embeddings (node_id, model, dim, content_hash, vector) FROM STDIN", data)
         return len(data)
 
+    # Paragraph vectors (migration 20), as SQLite's ``ctx.store.vectors`` writes them.
+
     def write_paragraph_vectors(self, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
-        if rows:  # the reader offers none (reader.nodes_with_passages)
-            raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
+        from ctx.store.postgres.vector_text import vector_text
+
+        if not rows:
+            return
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO paragraph_vectors (model, passage_hash, hash, dim, vector) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (model, passage_hash, hash) DO UPDATE SET dim = excluded.dim, vector = excluded.vector",
+                [(model, ph, h, int(v.shape[0]), vector_text(v)) for ph, h, v in rows],
+            )
 
     def prune_paragraph_vectors(self, model: str) -> int:
-        return 0  # none stored on PostgreSQL
+        """Another model's, or a passage's no longer there (edited or deleted); run after the
+        copies, so that an edited passage's unchanged paragraphs took theirs over first."""
+        return int(self.conn.execute(
+            "DELETE FROM paragraph_vectors v WHERE v.model <> %s"
+            " OR NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash)",
+            (model,),
+        ).rowcount)
 
     def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
-        if rows:
-            raise NotImplementedError("paragraph vectors are not stored on PostgreSQL yet")
-        return 0
+        """Each (passage hash, paragraph hash) gets the vector its paragraph text has under another
+        passage, in one statement; a pair already stored is left as it is."""
+        if not rows:
+            return 0
+        return int(self.conn.execute(
+            "INSERT INTO paragraph_vectors (model, passage_hash, hash, dim, vector)"
+            " SELECT DISTINCT ON (w.passage_hash, w.hash) v.model, w.passage_hash, v.hash, v.dim, v.vector"
+            " FROM unnest(%s::text[], %s::text[]) AS w(passage_hash, hash)"
+            " JOIN paragraph_vectors v ON v.model = %s AND v.hash = w.hash"
+            " ORDER BY w.passage_hash, w.hash ON CONFLICT DO NOTHING",
+            ([ph for ph, _ in rows], [h for _, h in rows], model),
+        ).rowcount)
 
     def write_passage_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         from ctx.store.postgres.vector_text import vector_text
