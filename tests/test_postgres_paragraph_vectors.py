@@ -246,11 +246,12 @@ def test_a_private_log_s_paragraph_vectors_never_reach_a_reader_role(private_log
             assert reader.paragraph_vector_keys(MODEL) == set(seen)
             assert reader.paragraph_vector_count(MODEL) == public
         assert _stats_count(agent, include_private) == public
-    # A question one private paragraph answers: the owner asking for private notes is shown it,
-    # the reader role none of the notebook.
+    # A question one private paragraph answers: the owner asking for private notes is shown it;
+    # the owner not asking, and the reader role either way, none of the notebook.
     question = "the water bath thermostat reads under the dial"
     answer = "thermostat was checked"
-    for target, include_private, shown in ((url, True, True), (agent, True, False), (agent, False, False)):
+    for target, include_private, shown in ((url, True, True), (url, False, False), (agent, True, False),
+                                           (agent, False, False)):
         with Graph.open(target, include_private=include_private) as graph:
             graph.store.reader().remember_query_vector(MODEL, question, HashEncoder(FAKE_MODEL).encode([question])[0])
             text = graph.build(question, max_tokens=1000).text

@@ -23,7 +23,7 @@ def test_a_new_database_becomes_a_graph_at_the_latest_version(pg_url):
     assert db.current_version(conn) == len(MIGRATIONS)
     tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
     assert {"ctx_schema", "meta", "sources", "files", "nodes", "node_keys", "edges", "passages",
-            "embeddings", "passage_vectors", "query_embeddings"} <= tables
+            "embeddings", "passage_vectors", "paragraph_vectors", "query_embeddings"} <= tables
     conn.close()
     again = db.connect(pg_url)  # opening it again migrates nothing and keeps the version
     assert db.current_version(again) == len(MIGRATIONS)
@@ -102,6 +102,11 @@ def _two_notes(conn) -> None:
         conn.execute(
             "INSERT INTO passage_vectors (model, hash, dim, vector) VALUES ('m', %s, 3, '[0,1,0]')", (f"hash-{node_id}",)
         )
+        # A paragraph of the passage with its own vector (migration 20): keyed by the passage's hash.
+        conn.execute(
+            "INSERT INTO paragraph_vectors (model, passage_hash, hash, dim, vector) VALUES ('m', %s, %s, 3, '[0,0,1]')",
+            (f"hash-{node_id}", f"paragraph-{node_id}"),
+        )
     conn.execute("INSERT INTO edges (source_id, file, src, dst, type) VALUES (1, 'x', %s, %s, 'link')", (PUBLIC, SECRET))
     conn.execute("INSERT INTO edges (source_id, file, src, dst, type) VALUES (1, 'x', %s, %s, 'link')", (SECRET, PUBLIC))
     conn.execute("INSERT INTO edges (source_id, file, src, dst, type) VALUES (1, 'x', %s, NULL, 'link')", (PUBLIC,))
@@ -127,7 +132,8 @@ def team_graph(pg_server, pg_url):
     return {login: pg_server.url(dbname, login) for login in ("agent_r", "maya_p", "bot_w")}
 
 
-TABLES_WITH_WORDS = ("nodes", "node_keys", "edges", "passages", "embeddings", "passage_vectors", "files", "meta")
+TABLES_WITH_WORDS = ("nodes", "node_keys", "edges", "passages", "embeddings", "passage_vectors", "paragraph_vectors",
+                     "files", "meta")
 
 
 def _everything(url: str) -> str:
@@ -144,7 +150,7 @@ def test_a_reader_cannot_read_a_private_note_with_raw_sql(team_graph):
     seen = _everything(team_graph["agent_r"])
     assert "Roadmap" in seen and PUBLIC in seen  # the public note is there
     for word in (SECRET, "Acquisition", "Initech", "acquisition of initech", "secret", "hash-" + SECRET,
-                 "fulltext_private"):
+                 "paragraph-" + SECRET, "fulltext_private"):
         assert word not in seen, word
     with psycopg.connect(team_graph["agent_r"]) as conn:
         # Not even by asking for it, or by counting, or through full text or vectors.
@@ -153,6 +159,7 @@ def test_a_reader_cannot_read_a_private_note_with_raw_sql(team_graph):
         assert conn.execute("SELECT count(*) FROM nodes WHERE fts @@ to_tsquery('simple', 'initech')").fetchone()[0] == 0
         assert conn.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM passage_vectors").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM paragraph_vectors").fetchone()[0] == 1
         # The edge between the two notes is hidden both ways; the unresolved one is not.
         assert conn.execute("SELECT count(*) FROM edges").fetchone()[0] == 1
 
@@ -168,7 +175,7 @@ def test_a_reader_cannot_write(team_graph):
 
 def test_a_reader_granted_private_notes_reads_them(team_graph):
     seen = _everything(team_graph["maya_p"])
-    assert "Initech" in seen and "hash-" + SECRET in seen
+    assert "Initech" in seen and "hash-" + SECRET in seen and "paragraph-" + SECRET in seen
     with psycopg.connect(team_graph["maya_p"]) as conn:
         assert conn.execute("SELECT count(*) FROM edges").fetchone()[0] == 3
 
