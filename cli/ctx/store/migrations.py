@@ -621,7 +621,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     "-- 20: nothing to do on SQLite\n",
 ]
 # Migrations a reader can do without (an index, a mark, the passages that builds fall back from
-# to whole nodes, passages that store their own text, build manifests, the content counter, link counts, titles left out of the passage indexes, paragraph vectors, PostgreSQL's paragraph vectors): a read-only graph that lacks only these is
+# to whole nodes, passages that store their own text, build manifests, the content counter, link counts, titles left out of the passage indexes, paragraph vectors, 20's empty step): a read-only graph that lacks only these is
 # read as it is instead of refused.
 NOT_NEEDED_FOR_READING = frozenset({3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
 

@@ -324,8 +324,8 @@ UPDATE nodes SET split = 0 WHERE split <> 0 AND title <> ''
 """
 
 # SQLite's 19 (a dated log's paragraphs' own vectors, ``ctx.assemble.paragraph_vectors``), here
-# (19 shipped empty on this engine). One row per passage text and paragraph text, as there; the
-# vector a pgvector column like ``passage_vectors``'. Row security as for passage vectors: a row
+# (19 shipped empty on this engine). One row per passage text and paragraph text, as there, its
+# vector a pgvector column as in ``passage_vectors``. Row security as for passage vectors: a row
 # is visible when a visible passage has its passage hash, so a private log's paragraphs never
 # reach a role that may not read the log. A graph whose roles were set up before this step (the
 # grants of ``roles.sql`` name the tables there were then) gets the same owner and reader grant
