@@ -223,8 +223,12 @@ def private_log(pg_server, pg_url, tmp_path):
 
 
 def _stats_count(target: str | Path, include_private: bool) -> int:
+    return int(_stats_embeddings(target, include_private)["paragraph_vectors"])
+
+
+def _stats_embeddings(target: str | Path, include_private: bool) -> dict:
     with Graph.open(target, include_private=include_private) as graph:
-        return int(json.loads(stats_report(graph, fmt="json").text)["embeddings"]["paragraph_vectors"])
+        return json.loads(stats_report(graph, fmt="json").text)["embeddings"]
 
 
 def test_a_private_log_s_paragraph_vectors_never_reach_a_reader_role(private_log):
@@ -267,6 +271,11 @@ def test_stats_count_a_private_log_s_paragraph_vectors_only_with_include_private
     counts = {(str(target), flag): _stats_count(target, flag) for target in (lite, url) for flag in (False, True)}
     assert counts == {(str(lite), False): public, (str(lite), True): total,
                       (url, False): public, (url, True): total}
+    # The whole embeddings report, node coverage too: the owner's stats without --include-private
+    # count neither the private log's node nor its vector, on either engine.
+    for flag in (False, True):
+        assert _stats_embeddings(url, flag) == _stats_embeddings(lite, flag), flag
+    assert _stats_embeddings(lite, False) != _stats_embeddings(lite, True)
 
 
 def test_a_graph_whose_roles_were_set_up_before_migration_20_is_readable_after_it(private_log):

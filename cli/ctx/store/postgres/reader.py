@@ -700,12 +700,18 @@ class PostgresReader:
         return EmbeddingStatus(model, nodes, int(row[0]) if row else 0)
 
     def embedding_coverage(self) -> dict[str, Any]:
+        # Of the nodes this reader may see, as on SQLite: row security hides a private node from a
+        # role that may not read it, but the graph's owner reads every row, so without
+        # --include-private its stats must leave the private ones out themselves.
         model = self.active_model()
         nodes = self.node_count()
+        if not self.include_private:
+            nodes -= int(self._one("SELECT count(*) FROM nodes WHERE private")[0])  # type: ignore[index]
         row = self._one(
             "SELECT count(*) FILTER (WHERE e.model = %s AND e.content_hash = n.content_hash),"
             " count(*) FILTER (WHERE NOT (e.model = %s AND e.content_hash = n.content_hash))"
-            " FROM embeddings e JOIN nodes n ON n.id = e.node_id",
+            " FROM embeddings e JOIN nodes n ON n.id = e.node_id"
+            + ("" if self.include_private else " WHERE NOT n.private"),
             (model or "", model or ""),
         )
         fresh, stale = (int(row[0]), int(row[1])) if row else (0, 0)
