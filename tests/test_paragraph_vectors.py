@@ -178,6 +178,48 @@ def conn_reader(conn):
     return as_store(conn).reader(include_private=True)
 
 
+def _dated_notes(date: str | None) -> str:
+    """The notebook dated by a ``date`` field (``date`` None: no field) under headings that say
+    no time, so the field alone makes it a log worth paragraph vectors."""
+    text = _notebook().replace('---\ntitle:', f"---\ndate: {date}\ntitle:" if date else "---\ntitle:", 1)
+    for i in range(len(SESSIONS)):
+        text = text.replace(f"### {9 + i}:{10 + i}\n", f"### Part {'ABCDE'[i]}\n")
+    return text
+
+
+def test_a_note_no_longer_a_log_loses_its_paragraph_vectors(tmp_path):
+    """The ``date`` field taken out of a dated log: its passages' texts (and hashes) are the same,
+    but it is no longer a log, so ``ctx embed`` drops their paragraph vectors and builds never
+    lend by them (at 27552df they stayed, were counted and ranked with)."""
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "entry.md").write_text(_dated_notes("2026-03-02"))
+    db = tmp_path / "graph.db"
+    _import(db, notes)
+    _embed(db)
+    dated = _expected(db)[1]
+    assert dated > 0 and _count(db) == dated
+    (notes / "entry.md").write_text(_dated_notes(None))
+    _import(db, notes)
+    assert _expected(db)[1] == dated  # the same passages, hashes and all
+    report = _embed(db)
+    assert report.paragraphs == 0
+    assert _count(db) == 0
+    conn = connect(db)
+    try:
+        assert conn_reader(conn).paragraph_vectors(resolve_model(None).name)[0] == []
+    finally:
+        conn.close()
+    # Dated again: its paragraphs are embedded again.
+    (notes / "entry.md").write_text(_dated_notes("2026-03-03"))
+    _import(db, notes)
+    assert _embed(db).paragraphs == len(FILLER) and _count(db) == dated
+
+
 def test_stats_count_the_paragraph_vectors(vault):
     from ctx.graph import Graph
     from ctx.inspection import stats_report

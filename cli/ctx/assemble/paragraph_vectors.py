@@ -91,20 +91,27 @@ def _dated(fields: object, rows: list[Any]) -> bool:
     return 2 * timed >= len(rows)
 
 
-def pending(reader: GraphReader, model: str) -> tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]]]:
+def pending(
+    reader: GraphReader, model: str,
+) -> tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]], list[tuple[str, str]]]:
     """What ``ctx embed`` still has to do for ``model`` (its ``paragraphs`` argument): (passage
     hash, paragraph hash) pairs whose paragraph text has a vector already (under another passage:
-    copied, not embedded), and each paragraph text to embed with its hash and the passage hashes
-    that hold it, (hash, text, [passage hash, ...])."""
+    copied, not embedded); each paragraph text to embed with its hash and the passage hashes
+    that hold it, (hash, text, [passage hash, ...]); and the stored pairs no longer wanted, to
+    drop. A passage whose note stopped being a dated log (its ``date`` field taken out) keeps
+    its text and hash, so only this reading says its paragraph vectors are stale: kept, builds
+    would go on lending its passages their ranks."""
     have = reader.paragraph_vector_keys(model)
     texts = reader.paragraph_vector_hashes(model)
     copy: list[tuple[str, str]] = []
     embed: dict[str, tuple[str, str, list[str]]] = {}
+    keep: set[tuple[str, str]] = set()
     for ph, h, text in wanted(reader):
+        keep.add((ph, h))
         if (ph, h) in have:
             continue
         if h in texts:
             copy.append((ph, h))
         else:
             embed.setdefault(h, (h, text, []))[2].append(ph)
-    return copy, list(embed.values())
+    return copy, list(embed.values()), sorted(have - keep)

@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]
 # Which paragraphs get vectors of their own (``ctx.assemble.paragraph_vectors.pending``): given the
 # graph and the model, (passage hash, paragraph hash) pairs to copy from a vector the graph holds,
-# and (paragraph hash, text, passage hashes) to embed.
-Paragraphs = Callable[["GraphReader", str], tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]]]]
+# (paragraph hash, text, passage hashes) to embed, and stored pairs no longer wanted, to drop.
+Paragraphs = Callable[
+    ["GraphReader", str],
+    tuple[list[tuple[str, str]], list[tuple[str, str, list[str]]], list[tuple[str, str]]],
+]
 LOADING, EMBEDDING = "loading model", "embedding"
 DISTILLING, STATIC = "distilling static model", "static vectors"
 
@@ -148,7 +151,7 @@ def embed_graph(
     # A log's long passages' paragraphs (``paragraphs``: ``ctx.assemble.paragraph_vectors.pending``):
     # the ones whose text has a vector already under another passage are copied, only new texts
     # are embedded.
-    copy_paragraphs, pending_paragraphs = paragraphs(reader, model.name) if paragraphs else ([], [])
+    copy_paragraphs, pending_paragraphs, stale_paragraphs = paragraphs(reader, model.name) if paragraphs else ([], [], [])
     pending = reader.pending_node_ids(model.name)
     report.unchanged = total - len(pending)
     if first is not None and pending_passages:
@@ -179,7 +182,7 @@ def embed_graph(
     run.embed_sorted([text for _, text, _ in pending_paragraphs], write_paragraphs)
     if paragraphs is not None:
         with store.import_session() as session:
-            session.prune_paragraph_vectors(model.name)
+            session.prune_paragraph_vectors(model.name, stale_paragraphs)
     embedded = 0
     # Node texts are read a window at a time (a node's text can be long) and sorted within it.
     for rows in reader.node_texts(pending, chunk=batch_size * 64):

@@ -790,10 +790,10 @@ class ImportSession(Protocol):
         the vectors are loaded, never row by row). Whether an index now serves the model."""
         ...
 
-    def prune_paragraph_vectors(self, model: str) -> int:
-        """Drop paragraph vectors of another model than ``model`` or of a passage no longer there
-        (``ctx embed`` runs it after copying an edited passage's unchanged paragraphs' vectors).
-        Returns the rows dropped."""
+    def prune_paragraph_vectors(self, model: str, stale: list[tuple[str, str]] | None = None) -> int:
+        """Drop paragraph vectors of another model than ``model``, of a passage no longer there,
+        and the (passage hash, paragraph hash) pairs ``stale`` of ``model`` (``ctx embed`` runs it
+        after copying an edited passage's unchanged paragraphs' vectors). Returns the rows dropped."""
         ...
 
     def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:

@@ -201,10 +201,10 @@ class SqliteSession:
 
         return vectors.copy_paragraph_vectors(self.conn, model, rows)
 
-    def prune_paragraph_vectors(self, model: str) -> int:
+    def prune_paragraph_vectors(self, model: str, stale: list[tuple[str, str]] | None = None) -> int:
         from ctx.store import vectors
 
-        return vectors.prune_paragraph_vectors(self.conn, model)
+        return vectors.prune_paragraph_vectors(self.conn, model, stale)
 
     def prune_orphan_vectors(self, model: str | None = None, also_keep: str | None = None) -> int:
         from ctx.store import vectors

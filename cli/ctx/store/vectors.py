@@ -118,18 +118,26 @@ def prune_orphans(conn: sqlite3.Connection, model: str | None = None, also_keep:
     return dropped
 
 
-def prune_paragraph_vectors(conn: sqlite3.Connection, model: str) -> int:
+def prune_paragraph_vectors(conn: sqlite3.Connection, model: str, stale: list[tuple[str, str]] | None = None) -> int:
     """Drop paragraph vectors no build reads: another model's, or a passage's no longer there
-    (edited or deleted). Run by ``ctx embed`` after it has copied what an edited passage's
-    unchanged paragraphs can take over, not with the other vectors before: pruned first, those
-    paragraphs would be embedded again. Returns the rows dropped."""
+    (edited or deleted), and ``stale``'s (passage hash, paragraph hash) pairs of ``model``: those
+    no longer wanted though their passage is there (its note is no longer a dated log). Run by
+    ``ctx embed`` after it has copied what an edited passage's unchanged paragraphs can take over,
+    not with the other vectors before: pruned first, those paragraphs would be embedded again.
+    Returns the rows dropped."""
     if not _has_paragraph_vectors(conn):
         return 0
     with transaction(conn):
-        return int(conn.execute(
+        dropped = int(conn.execute(
             "DELETE FROM paragraph_vectors WHERE model != ? OR passage_hash NOT IN (SELECT hash FROM passages)",
             (model,),
         ).rowcount)
+        for passage_hash, hash_ in stale or ():
+            dropped += int(conn.execute(
+                "DELETE FROM paragraph_vectors WHERE model = ? AND passage_hash = ? AND hash = ?",
+                (model, passage_hash, hash_),
+            ).rowcount)
+    return dropped
 
 
 # -- passage vectors (migration 5): one per distinct embedded text and model ---------------------

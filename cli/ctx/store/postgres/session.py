@@ -394,14 +394,23 @@ class PostgresSession:
                 [(model, ph, h, int(v.shape[0]), vector_text(v)) for ph, h, v in rows],
             )
 
-    def prune_paragraph_vectors(self, model: str) -> int:
-        """Another model's, or a passage's no longer there (edited or deleted); run after the
-        copies, so that an edited passage's unchanged paragraphs took theirs over first."""
-        return int(self.conn.execute(
+    def prune_paragraph_vectors(self, model: str, stale: list[tuple[str, str]] | None = None) -> int:
+        """Another model's, a passage's no longer there (edited or deleted), and ``stale``'s
+        (passage hash, paragraph hash) pairs of ``model`` (their note is no longer a dated log);
+        run after the copies, so that an edited passage's unchanged paragraphs took theirs over
+        first."""
+        dropped = int(self.conn.execute(
             "DELETE FROM paragraph_vectors v WHERE v.model <> %s"
             " OR NOT EXISTS (SELECT 1 FROM passages p WHERE p.hash = v.passage_hash)",
             (model,),
         ).rowcount)
+        if stale:
+            dropped += int(self.conn.execute(
+                "DELETE FROM paragraph_vectors v USING unnest(%s::text[], %s::text[]) AS s(passage_hash, hash)"
+                " WHERE v.model = %s AND v.passage_hash = s.passage_hash AND v.hash = s.hash",
+                ([ph for ph, _ in stale], [h for _, h in stale], model),
+            ).rowcount)
+        return dropped
 
     def copy_paragraph_vectors(self, model: str, rows: list[tuple[str, str]]) -> int:
         """Each (passage hash, paragraph hash) gets the vector its paragraph text has under another
