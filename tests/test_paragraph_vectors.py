@@ -220,6 +220,52 @@ def test_a_note_no_longer_a_log_loses_its_paragraph_vectors(tmp_path):
     assert _embed(db).paragraphs == len(FILLER) and _count(db) == dated
 
 
+def _copies(root, private_log: bool):
+    """The pipettes page and a public copy of the notebook with no ``date`` (not a log); with
+    ``private_log``, also a private copy dated by its field, under another folder. The two copies
+    share their title and text, so their passages share their hashes: the key of the paragraph
+    vectors only the dated copy should have."""
+    notes = root / ("with" if private_log else "without")
+    (notes / "public").mkdir(parents=True)
+    (notes / "pipettes.md").write_text(PIPETTES)
+    (notes / "public" / "entry.md").write_text(_dated_notes(None))
+    if private_log:
+        (notes / "mine").mkdir()
+        (notes / "mine" / "entry.md").write_text(_dated_notes("2026-03-02").replace("---\n", "---\nprivate: true\n", 1))
+    db = root / f"{notes.name}.db"
+    _import(db, notes)
+    _embed(db)
+    return db
+
+
+def test_a_private_log_lends_nothing_to_a_public_copy_of_its_text(tmp_path, monkeypatch):
+    """A private dated log and a public copy of it that is not a log (no date): the paragraph
+    vectors stored for the log's passages (keyed by passage text) must not rank the copy, nor be
+    counted by ``ctx stats``: without --include-private every output is the graph's without its
+    private notes (docs/configuration.md). At 27552df the copy's passages took the log's
+    paragraph ranks (its build changed) and ctx stats counted the private log's paragraphs."""
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    from ctx.graph import Graph
+    from ctx.inspection import stats_report
+
+    # float32: vectors that do not depend on which other texts shared their batch.
+    monkeypatch.setenv("CTX_EMBED_PRECISION", "fp32")
+    with_log, without = _copies(tmp_path, True), _copies(tmp_path, False)
+    assert _count(with_log) > 0 and _count(without) == 0
+    seen = {}
+    for db in (with_log, without):
+        graph = Graph.open(db)
+        try:
+            stats = json.loads(stats_report(graph, fmt="json").text)["embeddings"]["paragraph_vectors"]
+            texts = tuple(graph.build(q, max_tokens=t).text for q in ("stir bar coating", "freezer rack labels", "sampling bias papers")
+                          for t in (150, 300))
+            seen[db] = (texts, stats)
+        finally:
+            graph.close()
+    assert seen[with_log][0] == seen[without][0]  # every build
+    assert seen[with_log][1] == seen[without][1] == 0  # ctx stats
+
+
 def test_stats_count_the_paragraph_vectors(vault):
     from ctx.graph import Graph
     from ctx.inspection import stats_report

@@ -166,7 +166,9 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     data = {"schema": SCHEMA_VERSION, "graph": shown(graph.path), **graph.stats()}
     data["embeddings"] = embedding_coverage(graph.reader)
     # A log's long passages' paragraphs, each its own vector (``ctx.assemble.paragraph_vectors``).
-    data["embeddings"]["paragraph_vectors"] = graph.reader.paragraph_vector_count(data["embeddings"]["model"])
+    from ctx.assemble.paragraph_vectors import visible_count
+
+    data["embeddings"]["paragraph_vectors"] = visible_count(graph.reader, data["embeddings"]["model"])
     lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:

@@ -24,6 +24,7 @@ Here in assembly, not in ``ctx.semantic``: which notes are logs is the assembler
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble import matching_lines as ml
@@ -33,6 +34,7 @@ from ctx.semantic.node_text import MAX_CHARS
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
+    from ctx.store.types import NodeFacts, StoredPassage
 
 MIN_PARAGRAPHS = 2
 _CHUNK = 500
@@ -65,15 +67,44 @@ def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
         found = reader.passages_of(part)
         for facts in reader.node_facts([i for i in part if i in found], with_fields=True):
             rows = found[facts.id]
-            if facts.type == "journal" or not _dated(facts.fields, rows):
-                continue
-            if not is_log(facts.title, [(p.heading, p.text) for p in rows]):
+            if not _is_dated_log(facts, rows):
                 continue
             for p in rows:
                 for para in paragraphs_of(p.text):
                     text = embed_text(para)
                     out.setdefault((p.hash, text_digest(text)), text)
     return [(ph, h, text) for (ph, h), text in out.items()]
+
+
+def _is_dated_log(facts: NodeFacts, rows: Sequence[StoredPassage]) -> bool:
+    """Whether a node (its facts with fields, its passages) gets paragraph vectors: a dated log
+    that is not a day page."""
+    if facts.type == "journal" or not _dated(facts.fields, rows):
+        return False
+    return is_log(facts.title, [(p.heading, p.text) for p in rows])
+
+
+def dated_logs(reader: GraphReader, node_ids: list[str], passages: Mapping[str, Sequence[StoredPassage]]) -> set[str]:
+    """Those of ``node_ids`` (``passages``: theirs) that get paragraph vectors. A stored paragraph
+    vector is keyed by its passage's text, and a note that is not a log can hold the same text (a
+    copy of a dated log under another folder, without the date): read by passage text alone, the
+    log's paragraphs would rank the copy too, and a private log's would rank a public copy and be
+    counted for it. So a build lends, and ``ctx stats`` counts, only for these nodes."""
+    ids = sorted(i for i in set(node_ids) if i in passages)
+    return {f.id for f in reader.node_facts(ids, with_fields=True) if _is_dated_log(f, passages[f.id])}
+
+
+def visible_count(reader: GraphReader, model: str | None) -> int:
+    """``ctx stats``' count of ``model``'s paragraph vectors: the stored (passage text, paragraph)
+    pairs held by a node the reader may see that is a dated log (``dated_logs``)."""
+    if model is None or not reader.paragraph_vector_count(model):
+        return 0
+    owners, nodes, hashes, _ = reader.paragraph_vectors(model)
+    visible = reader.visible_ids(sorted(set(nodes)))
+    found = reader.passages_of(sorted(visible))
+    logs = dated_logs(reader, sorted(visible), found)
+    text_of = {p.id: p.hash for rows in found.values() for p in rows}
+    return len({(text_of[pid], h) for pid, node, h in zip(owners, nodes, hashes, strict=True) if node in logs})
 
 
 # A log worth paragraph vectors is a record of dated sessions: a note dated by its own field
@@ -84,7 +115,7 @@ def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
 DATE_FIELDS = frozenset({"date", "created", "day"})
 
 
-def _dated(fields: object, rows: list[Any]) -> bool:
+def _dated(fields: object, rows: Sequence[Any]) -> bool:
     if isinstance(fields, dict) and any(str(k).lower() in DATE_FIELDS for k in fields):
         return True
     timed = sum(1 for p in rows if p.heading and _WHEN.search(p.heading[-1]))

@@ -396,7 +396,7 @@ def _by_paragraphs(
     import numpy as np
 
     from ctx.assemble import warm
-    from ctx.assemble.paragraph_vectors import paragraph_hash, paragraphs_of
+    from ctx.assemble.paragraph_vectors import dated_logs, paragraph_hash, paragraphs_of
 
     assert topic.vector is not None
     owners, nodes, hashes, matrix = paragraphs
@@ -407,12 +407,14 @@ def _by_paragraphs(
     node_of_lent: dict[int, str] = {}
     rank, start, step = 0, 0, PARAGRAPH_DEPTH * 2
     # Hidden notes' paragraphs are passed over, so the visible ones fill the depth as they would
-    # in the graph without private notes.
+    # in the graph without private notes; so are those of a note that is not a dated log but
+    # holds a log's passage text (the key of its paragraph vectors: ``dated_logs``).
     while rank < PARAGRAPH_DEPTH and start < len(order):
         part = [int(i) for i in order[start : start + step]]
-        visible = graph.visible_ids(sorted({nodes[i] for i in part}))
+        visible = sorted(graph.visible_ids(sorted({nodes[i] for i in part})))
+        logs = dated_logs(graph, visible, warm.passages_of(graph, visible))
         for i in part:
-            if nodes[i] not in visible:
+            if nodes[i] not in logs:
                 continue
             rank += 1
             if rank > PARAGRAPH_DEPTH:
