@@ -27,7 +27,7 @@ from ctx.inspection import stats_report  # noqa: E402
 from ctx.semantic.embedding import embed_graph  # noqa: E402
 from ctx.store.postgres.roles import setup_sql  # noqa: E402
 from fake_encoder import FAKE_MODEL, HashEncoder  # noqa: E402
-from test_paragraph_vectors import FILLER, PIPETTES, _expected, _notebook  # noqa: E402
+from test_paragraph_vectors import FILLER, PIPETTES, _dated_notes, _expected, _notebook  # noqa: E402
 
 MODEL = FAKE_MODEL.name
 
@@ -161,6 +161,31 @@ def test_editing_one_paragraph_re_embeds_only_it(both):
     key = paragraph_hash(FILLER[4])
     rows = [i for i, h in enumerate(a[2]) if h == key]
     assert len(rows) >= 1 and all(np.array_equal(a[3][i], HashEncoder(FAKE_MODEL).encode([FILLER[4]])[0]) for i in rows)
+
+
+def test_a_note_no_longer_a_log_loses_its_paragraph_vectors_on_both_engines(tmp_path: Path, pg_url: str):
+    """The ``date`` field taken out of a log dated by it alone: the same passage texts (and
+    hashes), so only ``pending``'s stale pairs tell ``ctx embed`` to drop the paragraph vectors,
+    which PostgreSQL's prune must take as SQLite's does."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "entry.md").write_text(_dated_notes("2026-03-02"))
+    graphs = [Graph.open(target, create=True) for target in (tmp_path / "g.db", pg_url)]
+    try:
+        for graph in graphs:
+            graph.import_path(notes)
+            _embed(graph)
+        dated = _expected(tmp_path / "g.db")[1]
+        assert dated > 0 and len(_pg_rows(pg_url)) == dated
+        (notes / "entry.md").write_text(_dated_notes(None))
+        for graph in graphs:
+            graph.import_path(notes)
+            assert _embed(graph).paragraphs == 0
+        assert _pg_rows(pg_url) == []
+        assert _stats_count(pg_url, True) == _stats_count(tmp_path / "g.db", True) == 0
+    finally:
+        for graph in graphs:
+            graph.close()
 
 
 def _rows_of(db: Path, node_id: str) -> list[list[str]]:
