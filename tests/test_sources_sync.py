@@ -222,13 +222,18 @@ def test_sync_after_an_edit_a_delete_and_a_new_file_updates_graph_and_vectors(va
     }
     node_texts = [t for t in HashEncoder.calls if t not in changed_passages]
     assert len(node_texts) == 2 and set(HashEncoder.calls) - set(node_texts) <= changed_passages
+    # The report counts every text embedded, as `ctx embed` does: the passages beside the nodes.
+    passage_texts = set(HashEncoder.calls) - set(node_texts)
+    assert passage_texts and report.passages_embedded == len(passage_texts)
+    assert report.as_dict()["passages_embedded"] == report.passages_embedded
+    assert report.texts_embedded == 2 + len(passage_texts) + report.paragraphs_embedded
     assert any("zeppelin courier" in text for text in node_texts)
     state = vectors.status(conn)
     assert state.fresh == state.nodes
     assert conn.execute("SELECT COUNT(*) FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").fetchone()[0] == 0
     # Nothing changed since: nothing is read or embedded.
     again = sync(conn, encoder_factory=HashEncoder)
-    assert [s.status for s in again.sources] == ["unchanged", "unchanged"] and again.embedded == 0
+    assert [s.status for s in again.sources] == ["unchanged", "unchanged"] and again.texts_embedded == 0
 
 
 def test_sync_command_reports_changes_and_a_missing_source(vault, tmp_path, run_cli):

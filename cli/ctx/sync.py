@@ -50,10 +50,21 @@ class SourceResult:
 @dataclass
 class SyncReport:
     sources: list[SourceResult] = field(default_factory=list)
-    embedded: int = 0
+    embedded: int = 0  # nodes; the passages and paragraphs beside them are counted apart
+    passages_embedded: int = 0
+    paragraphs_embedded: int = 0
     embed_model: str | None = None
     embed_skipped: str | None = None  # why vectors were not brought up to date
     seconds: float = 0.0
+
+    @property
+    def texts_embedded(self) -> int:
+        return self.embedded + self.passages_embedded + self.paragraphs_embedded
+
+    def embedded_summary(self) -> str:
+        """"2 nodes, 3 passages and 5 paragraphs": every text embedded, as ``ctx embed`` counts."""
+        return (f"{self.embedded} nodes, {self.passages_embedded} passages and "
+                f"{self.paragraphs_embedded} paragraphs")
 
     @property
     def changed(self) -> bool:
@@ -68,6 +79,8 @@ class SyncReport:
             "sources": [s.as_dict() for s in self.sources],
             "changed": self.changed,
             "embedded": self.embedded,
+            "passages_embedded": self.passages_embedded,
+            "paragraphs_embedded": self.paragraphs_embedded,
             "embed_model": self.embed_model,
             "embed_skipped": self.embed_skipped,
             "seconds": round(self.seconds, 3),
@@ -183,6 +196,8 @@ def _embed_pending(
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
         return
     report.embedded = embedded.embedded
+    report.passages_embedded = embedded.passages
+    report.paragraphs_embedded = embedded.paragraphs
 
 
 def find_source(store: GraphStore, path: str | Path) -> Source:

@@ -201,7 +201,7 @@ class _Watcher:
                 raise
             self.report_problem(f"vectors not updated: {exc}; trying again in {RETRY_SECONDS:g} s")
             return False
-        if embedded.embedded or embedded.embed_skipped:
+        if embedded.texts_embedded or embedded.embed_skipped:
             self.on_sync(embedded)
         return True
 

@@ -171,7 +171,7 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
         warn(report.embed_skipped)
     counts = {status: sum(s.status == status for s in report.sources) for status in ("changed", "unchanged", "missing", "failed", "refused")}
     summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
-    embedded = f"; {report.embedded} nodes embedded ({report.embed_model})" if report.embedded else ""
+    embedded = f"; embedded {report.embedded_summary()} ({report.embed_model})" if report.texts_embedded else ""
     sys.stderr.write(f"synced: {len(report.sources)} sources -> {db}: {summary}{embedded}; {report.seconds:.2f}s\n")
     for source in report.sources:
         if source.status == "changed" and source.report is not None:
@@ -234,9 +234,10 @@ def watch_command(
             if report.embed_skipped:
                 sys.stderr.write(f"[{stamp()}] ")
                 warn(report.embed_skipped)
-            elif report.embedded:
+            elif report.texts_embedded:
                 sys.stderr.write(
-                    f"[{stamp()}] embedded: {report.embedded} nodes ({report.embed_model}); {report.seconds:.2f}s\n"
+                    f"[{stamp()}] embedded: {report.embedded_summary()} ({report.embed_model});"
+                    f" {report.seconds:.2f}s\n"
                 )
             return
         if report.changed or report.failed or report.embed_skipped:
