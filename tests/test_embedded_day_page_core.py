@@ -28,6 +28,7 @@ factcheck = bench_module("factcheck")
 
 SEED = 40
 QUESTION_ID = "s40-055"
+WIDE_QUESTION_ID = "s40-047"
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +41,16 @@ def journal(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("journal")
     memory_logs3.generate(SEED, root / "set")
-    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                    if q["id"] == QUESTION_ID)
+    questions = {q["id"]: q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())}
     conn = connect(root / "embedded.db", create=True)
     import_path(conn, root / "set" / "notes")
     embed_graph(conn, resolve_model(None))
-    return question, conn
+    return questions, conn
 
 
 @pytest.mark.parametrize("budget", [1000, 4000])
 def test_with_vectors_a_day_page_s_core_keeps_the_entry_its_block_s_vector_found(journal, budget):
-    question, conn = journal
+    question, conn = journal[0][QUESTION_ID], journal[1]
     text = build_context(conn, BuildRequest((question["question"],), max_tokens=budget)).text
     assert count_tokens(text) <= budget
     context = factcheck.normalise(text)
@@ -64,6 +64,23 @@ DAY = """- Rain all afternoon, stayed in. Drove Ugo to the station.
 - Watched half a documentary about octopuses.
 - Podcast about city planning, worth a second listen.
 - Ordered Ines's birthday present."""
+
+
+def test_with_vectors_a_day_page_offers_every_entry_holding_the_question_s_words(journal):
+    """ "What figure did Hamid get when looking at what our terrier eats?" is answered by
+    "Reading for Pepper's diet from Hamid - weight 10.6 kg.", which shares only "Hamid" with the
+    question; its day's page holds five other entries naming Hamid, the core covers the word
+    with one of them, and the answer's block is 63rd by meaning, past the nearest 50 that join
+    the core. Without vectors the day page offers its wider core (every entry holding a word of
+    the question) once the cores are packed, and a 4,000-token context shows the answer; with
+    vectors the wider core was never offered, and the embedded graph's context lacked what the
+    same graph without vectors showed (main 27552df; ``passage_view._cores``)."""
+    questions, conn = journal
+    question = questions[WIDE_QUESTION_ID]
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=4000)).text
+    assert count_tokens(text) <= 4000
+    context = factcheck.normalise(text)
+    assert all(factcheck.normalise(e) in context for e in question["evidence"])
 
 
 def test_the_entries_found_join_the_word_cover_and_never_replace_it():

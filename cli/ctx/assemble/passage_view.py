@@ -246,7 +246,7 @@ def _cores(
         also = (lambda paras, blocks=blocks: {j for j, para in enumerate(paras)
                                                if any(b in fold_spaces(para) for b in blocks)}) if blocks else None
         if r > 0 and (core := ml.core(text, weight, items, sections, also)) is not None:
-            if items and sections:
+            if items:
                 # A day page's entries are a line each, and a name or a thing recurs in several
                 # of them ("Drove Ines to the station", "Ines noted the fuel use of the car as
                 # ..."): the fewest covering the question's words kept the first, and a day
@@ -254,8 +254,14 @@ def _cores(
                 # at any budget (memory sets 10-14, 41, 42 at 4,000 tokens, where chunk BM25
                 # packs it). Every entry holding a word is offered after the cores, before the
                 # other entries (``focus.WIDE_WORTH``); kept in the core itself, it cost the
-                # cores of other days at 1,000 and 2,000 tokens. Where full text alone ranked:
-                # with vectors the entries they found join the core (``also``).
+                # cores of other days at 1,000 and 2,000 tokens. With vectors too, beside the
+                # entries they found (``also``, in the core): offered only where full text alone
+                # ranked, an open question's answer that holds only its name ("Reading for the
+                # bike from Sander - ..." for "What figure did Sander get when looking at my
+                # two-wheeler?"), its block not among the nearest, was in the graph's context
+                # without vectors at 4,000 tokens and not in the embedded graph's (11 of 13 open
+                # questions the embedded build lost at 4,000 tokens over memory sets 10-19, 40-42;
+                # docs/scale.md, memory36).
                 wide = ml.core(text, weight, items, sections, also, every=True)
                 if wide is not None and wide.text != core.text:
                     core = dataclasses.replace(core, wide=wide.text)
