@@ -45,7 +45,9 @@ def journal(tmp_path_factory):
     conn = connect(root / "embedded.db", create=True)
     import_path(conn, root / "set" / "notes")
     embed_graph(conn, resolve_model(None))
-    return questions, conn
+    plain = connect(root / "plain.db", create=True)
+    import_path(plain, root / "set" / "notes")
+    return questions, conn, plain
 
 
 @pytest.mark.parametrize("budget", [1000, 4000])
@@ -75,12 +77,33 @@ def test_with_vectors_a_day_page_offers_every_entry_holding_the_question_s_words
     the question) once the cores are packed, and a 4,000-token context shows the answer; with
     vectors the wider core was never offered, and the embedded graph's context lacked what the
     same graph without vectors showed (main 27552df; ``passage_view._cores``)."""
-    questions, conn = journal
+    questions, conn, _ = journal
     question = questions[WIDE_QUESTION_ID]
     text = build_context(conn, BuildRequest((question["question"],), max_tokens=4000)).text
     assert count_tokens(text) <= 4000
     context = factcheck.normalise(text)
     assert all(factcheck.normalise(e) in context for e in question["evidence"])
+
+
+def _recall(conn, questions, budget: int) -> float:
+    found = []
+    for q in questions:
+        context = factcheck.normalise(build_context(conn, BuildRequest((q["question"],), max_tokens=budget)).text)
+        found.append(sum(factcheck.normalise(e) in context for e in q["evidence"]) / len(q["evidence"]))
+    return sum(found) / len(found)
+
+
+def test_with_vectors_open_questions_recall_no_less_than_without(journal):
+    """Issue 23: with embeddings, recall is never below the same graph without them. Benchmarked
+    on this set's questions asked in other words than the notes use (``open``) at 4,000 tokens,
+    the kind and budget where a held-out Logseq set had the embedded build below (0.915 against
+    0.927, one open question), and where the embedded build's wider context loses the most
+    answers the plain one shows (13 open-question cells over memory sets 10-19 and 40-42 on main
+    27552df). Here: 0.50 without vectors, 0.80 with (0.75 on 27552df)."""
+    questions, conn, plain = journal
+    asked = [q for q in questions.values() if q["kind"] == "open"]
+    assert len(asked) == 20  # memory_logs3: 20 open questions a set
+    assert _recall(conn, asked, 4000) >= _recall(plain, asked, 4000)
 
 
 def test_the_entries_found_join_the_word_cover_and_never_replace_it():
