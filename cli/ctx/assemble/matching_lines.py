@@ -174,8 +174,8 @@ def core(
     """The passage's core for topic words ``weight`` (see the module), or None when it would be
     the whole passage or holds none of them; ``items`` as for ``paragraphs``; ``sections``: a
     section about the topic keeps only itself whole, not the whole passage (``_topic_sections``),
-    and paragraphs tied in the cover go to the one saying the words most often (builds where full
-    text alone ranked the passages: measured there only); ``every``: every paragraph holding a
+    and paragraphs tied in the cover go to the one saying the words most often (every build's
+    logs since memory36; before, only where full text alone ranked); ``every``: every paragraph holding a
     word is kept, not the fewest covering them (a day page's wider core, ``Core.wide``);
     ``also``: the paragraphs (indices, from the passage's paragraphs) kept besides those holding
     the words, whether or not they hold any (an entry the vectors found: ``passage_view``),
@@ -211,8 +211,7 @@ def core(
             # Paragraphs holding the same words tie: the one saying them most often, as BM25
             # counts a term's frequency, not the first (a journal's passing "the book club came
             # up again" before "made the call on the book for the book club": memory_logs set
-            # 32's s32-161 lost its answer to the rest; docs/scale.md, memory23). Only where
-            # full text alone ranked (``sections``): an embedded build's cores are main's.
+            # 32's s32-161 lost its answer to the rest; docs/scale.md, memory23).
             i = max(tied, key=lambda j: (_occurrences(paras[j], bags[j] & uncovered), -j))
         keep.add(i)
         uncovered -= bags[i]

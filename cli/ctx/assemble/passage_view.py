@@ -127,7 +127,6 @@ def attach_pieces(
         # logs' answering cores, either way (``_is_log``).
         cores = _cores(texts, [ranking.passages.get(p.id, 0.0) for p in rows], ranking.terms, sectioned,
                        items=c.type == "journal", headings=[p.heading for p in rows] if log else None,
-                       sections="vectors" not in ranking.method,
                        found=[ranking.found_blocks.get(p.id, ()) for p in rows] if ranking.found_blocks else None)
         c.pieces = []
         for i, (p, text) in enumerate(zip(rows, texts, strict=True)):
@@ -180,7 +179,7 @@ def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool
     return is_log(c.title, [(p.heading, text) for p, text in zip(rows, texts, strict=True)], c.type == "journal")
 
 
-def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str, float], sections: bool) -> bool:
+def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str, float]) -> bool:
     """Whether a heading of the passage's path names the topic and the passage does not open on
     that heading: its level unknown, every heading inside may be a step under it, so the passage
     stays whole. A passage opening on its own section's heading is cut by ``matching_lines.core``,
@@ -191,13 +190,12 @@ def _in_topic_section(paras: list[str], path: tuple[str, ...], weight: dict[str,
     if not named:
         return False
     opens = bool(paras) and ml.is_heading(paras[0]) and paras[0].lstrip(" #").split("\n", 1)[0].strip() == path[-1]
-    return not (sections and opens and named == [path[-1]])
+    return not (opens and named == [path[-1]])
 
 
 def _cores(
     texts: list[str], relevance: list[float], terms: tuple[str, ...], sectioned: bool, items: bool = False,
-    headings: "list[tuple[str, ...]] | None" = None, sections: bool = False,
-    found: "list[tuple[str, ...]] | None" = None,
+    headings: "list[tuple[str, ...]] | None" = None, found: "list[tuple[str, ...]] | None" = None,
 ) -> dict[int, Core]:
     """Index -> the core of each matched passage of one note (``matching_lines``), for a long note
     (more than one passage) under no heading at all, or a log (``note_shape``) in sections;
@@ -213,9 +211,14 @@ def _cores(
     shown whole, the answer's neighbours took the room of the next entries' answers (memory_logs2
     sets 5, 9, 21, 22: chunk BM25 above ctx at 1,000 and 2,000 tokens; docs/scale.md, memory17).
     Its cores keep the heading each kept paragraph sits under (when, from whom); a passage in a
-    section whose heading, at any level, names the topic (a meeting's agenda item) is about it,
-    and stays whole; with ``sections`` (full text alone ranked: memory19's round) only that
-    section does, and the passage's next sections (the next agenda items) are cut to their cores.
+    section whose heading, at any level, names the topic (a meeting's agenda item) is about it:
+    only that section stays whole, and the passage's next sections (the next agenda items) are cut
+    to their cores (memory19's round, where full text alone ranked). With vectors too: there a
+    passage holding a section about the topic was shown whole, and a meeting log's first passages
+    took the room of the next meetings' answering sections ("What quotes did we get for the
+    autumn offsite, and from whom?", memory set 31 at 1,000 tokens: the second answer left out
+    where the graph without vectors shows it; file-log multi-part questions were 19 of the 23
+    questions the embedded build lost at 1,000 tokens on sets 1, 30-32; docs/scale.md, memory36).
 
     ``found``: per passage, the texts (folded) of the outline blocks whose own vectors found it
     (``PassageRanking.found_blocks``): the entries holding them are kept in its core too. A day
@@ -237,7 +240,7 @@ def _cores(
     weight = ml.weights(terms, bags)
     out: dict[int, Core] = {}
     for i, (text, r) in enumerate(zip(texts, relevance, strict=True)):
-        if headings is not None and _in_topic_section(paragraphs[i], headings[i], weight, sections):
+        if headings is not None and _in_topic_section(paragraphs[i], headings[i], weight):
             # It sits in a section about the topic, at any level (a tips page's "Open Dendron from
             # terminal" over its "Windows" / "CMD" steps: bench_facts dendron-13 lost the step
             # after the matching one when only the nearest heading was asked; ``matching_lines.core``).
@@ -245,7 +248,7 @@ def _cores(
         blocks = found[i] if found is not None else ()
         also = (lambda paras, blocks=blocks: {j for j, para in enumerate(paras)
                                                if any(b in fold_spaces(para) for b in blocks)}) if blocks else None
-        if r > 0 and (core := ml.core(text, weight, items, sections, also)) is not None:
+        if r > 0 and (core := ml.core(text, weight, items, True, also)) is not None:
             if items:
                 # A day page's entries are a line each, and a name or a thing recurs in several
                 # of them ("Drove Ines to the station", "Ines noted the fuel use of the car as
@@ -262,7 +265,7 @@ def _cores(
                 # without vectors at 4,000 tokens and not in the embedded graph's (11 of 13 open
                 # questions the embedded build lost at 4,000 tokens over memory sets 10-19, 40-42;
                 # docs/scale.md, memory36).
-                wide = ml.core(text, weight, items, sections, also, every=True)
+                wide = ml.core(text, weight, items, True, also, every=True)
                 if wide is not None and wide.text != core.text:
                     core = dataclasses.replace(core, wide=wide.text)
             out[i] = core
