@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -132,6 +133,29 @@ def read_only_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **im
     if key not in _read_only_graphs:
         _read_only_graphs[key] = imported_graph(tmp_path_factory, source, **import_options)
     return _read_only_graphs[key]
+
+
+def memory_set_graphs(root: Path, generate, *embedded: bool) -> tuple[dict[str, dict], list]:
+    """A memory set (``bench/memory_logs*.py``) written by ``generate(root / "set")``: its questions
+    by id, and one graph of its notes for each of ``embedded``, those marked True embedded as
+    ``ctx embed`` embeds (node, passage and a dated log's paragraph vectors, the bundled model)."""
+    from ctx.assemble.paragraph_vectors import pending
+    from ctx.importers.engine import import_path
+    from ctx.semantic.embedding import embed_graph
+    from ctx.semantic.models import resolve_model
+    from ctx.store import connect
+
+    generate(root / "set")
+    lines = (root / "set" / "questions.jsonl").read_text().splitlines()
+    questions = {q["id"]: q for q in map(json.loads, lines)}
+    graphs = []
+    for i, embed in enumerate(embedded):
+        conn = connect(root / f"graph{i}.db", create=True)
+        import_path(conn, root / "set" / "notes")
+        if embed:
+            embed_graph(conn, resolve_model(None), paragraphs=pending)
+        graphs.append(conn)
+    return questions, graphs
 
 
 def bench_module(name: str):

@@ -14,11 +14,10 @@ entries the vectors found join the core, after the word cover, never in its plac
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set_graphs
 from ctx.assemble import BuildRequest, build_context
 from ctx.assemble import matching_lines as ml
 from ctx.tokens import count_tokens
@@ -34,19 +33,8 @@ WIDE_QUESTION_ID = "s40-047"
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    from ctx.importers.engine import import_path
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import connect
-
-    root = tmp_path_factory.mktemp("journal")
-    memory_logs3.generate(SEED, root / "set")
-    questions = {q["id"]: q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())}
-    conn = connect(root / "embedded.db", create=True)
-    import_path(conn, root / "set" / "notes")
-    embed_graph(conn, resolve_model(None))
-    plain = connect(root / "plain.db", create=True)
-    import_path(plain, root / "set" / "notes")
+    questions, (conn, plain) = memory_set_graphs(
+        tmp_path_factory.mktemp("journal"), lambda out: memory_logs3.generate(SEED, out), True, False)
     return questions, conn, plain
 
 

@@ -15,11 +15,10 @@ memory36).
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set_graphs
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
@@ -35,20 +34,9 @@ def meetings(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
     if not (memory_logs.MUSIQUE / "questions.jsonl").exists():
         pytest.skip("needs the shared MuSiQue paragraphs (set 31 is generated with them)")
-    from ctx.assemble.paragraph_vectors import pending
-    from ctx.importers.engine import import_path
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import connect
-
-    root = tmp_path_factory.mktemp("meetings")
-    memory_logs.generate(SEED, root / "set", memory_logs.MUSIQUE)
-    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                    if q["id"] == QUESTION_ID)
-    conn = connect(root / "embedded.db", create=True)
-    import_path(conn, root / "set" / "notes")
-    embed_graph(conn, resolve_model(None), paragraphs=pending)
-    return question, conn
+    questions, (conn,) = memory_set_graphs(
+        tmp_path_factory.mktemp("meetings"), lambda out: memory_logs.generate(SEED, out, memory_logs.MUSIQUE), True)
+    return questions[QUESTION_ID], conn
 
 
 def test_with_vectors_a_meeting_passage_shows_its_section_about_the_topic(meetings):

@@ -21,11 +21,10 @@ own score share here), and the build reads by those shares too (``passage_rank.a
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set_graphs
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
@@ -42,24 +41,9 @@ BANK_ID = "s21-080"
 @pytest.fixture(scope="module")
 def digest(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    from ctx.importers.engine import import_path
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import connect
-
-    root = tmp_path_factory.mktemp("digest")
-    memory_logs2.generate(SEED, root / "set")
-    questions = {q["id"]: q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                 if q["id"] in (QUESTION_ID, BANK_ID)}
-    vault = root / "set" / "notes"
-    graphs = {}
-    for name in ("plain", "embedded"):
-        conn = connect(root / f"{name}.db", create=True)
-        import_path(conn, vault)
-        if name == "embedded":
-            embed_graph(conn, resolve_model(None))
-        graphs[name] = conn
-    return questions, graphs
+    questions, (plain, embedded) = memory_set_graphs(
+        tmp_path_factory.mktemp("digest"), lambda out: memory_logs2.generate(SEED, out), False, True)
+    return questions, {"plain": plain, "embedded": embedded}
 
 
 def _shows(conn, question: dict, budget: int) -> bool:

@@ -19,11 +19,10 @@ tokens (memory22's rule). They may not outrank full text's first five passages (
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set_graphs
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
@@ -44,20 +43,10 @@ CASES = {
 @pytest.fixture(scope="module", params=sorted(CASES))
 def lab_notebook(request, tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    from ctx.importers.engine import import_path
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import connect
-
     seed, question_id, budget = CASES[request.param]
-    root = tmp_path_factory.mktemp("lab")
-    memory_logs2.generate(seed, root / "set")
-    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                    if q["id"] == question_id)
-    conn = connect(root / "embedded.db", create=True)
-    import_path(conn, root / "set" / "notes")
-    embed_graph(conn, resolve_model(None))
-    return question, conn, budget
+    questions, (conn,) = memory_set_graphs(
+        tmp_path_factory.mktemp("lab"), lambda out: memory_logs2.generate(seed, out), True)
+    return questions[question_id], conn, budget
 
 
 def test_where_full_text_is_unsure_the_answer_is_shown(lab_notebook):

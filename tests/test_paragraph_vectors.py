@@ -16,7 +16,7 @@ import sqlite3
 
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set_graphs
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
@@ -345,20 +345,9 @@ QUESTION_ID = "s50-003"
 @pytest.fixture(scope="module")
 def lab_notes(tmp_path_factory):
     pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    from ctx.assemble.paragraph_vectors import pending
-    from ctx.importers.engine import import_path
-    from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.models import resolve_model
-    from ctx.store import connect
-
-    root = tmp_path_factory.mktemp("lab")
-    memory_logs2.generate(SEED, root / "set")
-    question = next(q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())
-                    if q["id"] == QUESTION_ID)
-    conn = connect(root / "embedded.db", create=True)
-    import_path(conn, root / "set" / "notes")
-    embed_graph(conn, resolve_model(None), paragraphs=pending)
-    return question, conn
+    questions, (conn,) = memory_set_graphs(
+        tmp_path_factory.mktemp("lab"), lambda out: memory_logs2.generate(SEED, out), True)
+    return questions[QUESTION_ID], conn
 
 
 def test_the_paragraph_that_answers_finds_its_passage_at_a_small_budget(lab_notes):
