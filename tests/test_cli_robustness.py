@@ -137,9 +137,9 @@ def test_shortening_a_long_unbroken_text_is_linear(tmp_path, run_cli):
     from ctx.assemble.extract import sentences
 
     for text in ("a" * 1_000_000 + ".b", "a." * 500_000, "." * 1_000_000 + "b"):
-        started = time.perf_counter()
+        started = time.process_time()
         parts = sentences(text)
-        assert time.perf_counter() - started < 10
+        assert time.process_time() - started < 10
         assert "".join(parts).replace(" ", "") == text  # nothing dropped
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -147,10 +147,10 @@ def test_shortening_a_long_unbroken_text_is_linear(tmp_path, run_cli):
     lens = tmp_path / "extractive.yaml"
     lens.write_text("truncation: {strategy: extractive}\n", encoding="utf-8")
     assert run_cli("import", str(vault)).exit_code == 0
-    started = time.perf_counter()
+    started = time.process_time()
     built = run_cli("build", "Long", "--lens", str(lens), "--max-tokens", "300")
     assert built.exit_code == 0, built.stderr
-    assert time.perf_counter() - started < 60
+    assert time.process_time() - started < 60
 
 
 def test_a_build_takes_a_bounded_number_of_topics(demo_db, run_cli):
