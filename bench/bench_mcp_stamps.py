@@ -11,8 +11,9 @@ The server is `ctx mcp` run by this script (``--serve``) with timers wrapped aro
 the tools' own functions -- nothing else changes, and the stamps are kept in memory and written
 when the server ends -- so each call's life reads: request sent -> line read -> call thread
 running -> waited for the previous call's work after its answer (``W``) -> build (wall and thread
-CPU) -> result serialised -> written -> client has the result; then that call's own work after
-the answer (its manifest, the answer kept for a repeat, then the collection of its objects). The
+CPU; its user and system CPU, context switches, page faults and read system calls) -> result
+serialised -> written -> client has the result; then that call's own work after the answer (its
+manifest, the answer kept for a repeat, then the collection of its objects). The
 sequence is bench_scale's ``--mcp-runs 3`` one (the manifest's topics first); the rows are the
 new notes and questions. Figures: the median over the row of each part. Never a timed test.
 """
@@ -42,6 +43,12 @@ PARTS = (
     ("W", "-> waited for the previous call's work after its answer"),
     ("build", "-> the build (wall)"),
     ("build cpu", "the build's thread CPU"),
+    ("build user", "the build's thread user CPU (getrusage; sampled at the clock tick: the row's mean)"),
+    ("build sys", "the build's thread system CPU (the same, the row's mean)"),
+    ("build vcsw", "the build's voluntary context switches (blocked: I/O, locks, the interpreter)"),
+    ("build ivcsw", "the build's involuntary context switches (preempted)"),
+    ("build minflt", "the build's minor page faults"),
+    ("build reads", "the build's read system calls (pages SQLite did not hold)"),
     ("dumps", "the JSON-RPC message serialised (json.dumps, once)"),
     ("to client", "serialised -> the client has the parsed result"),
     ("write back", "serialised -> the server's thread back from write()"),
@@ -53,11 +60,15 @@ PARTS = (
     ("job record", "the manifest (--detail)"),
     ("young", "objects not frozen when the collection began (--detail)"),
 )
+# The kernel splits a thread's CPU into user and system time by sampling at each clock tick (4 ms
+# here), so one call's split is 0 or a tick: a row's mean of them is the figure, not its median.
+TICK_SAMPLED = {"build user", "build sys"}
 
 
 def serve(db: str, out: str) -> None:
     """`ctx mcp --db DB` with stamps on each tools/call, written to ``out`` when it ends."""
     import atexit
+    import resource
     import signal
     import threading
 
@@ -79,6 +90,11 @@ def serve(db: str, out: str) -> None:
     atexit.register(write)
     signal.signal(signal.SIGTERM, lambda *_: (write(), os._exit(0)))
 
+    def reads() -> int:
+        """This thread's read system calls so far (SQLite reads each page it does not hold with one)."""
+        with open("/proc/thread-self/io") as io:
+            return next(int(line.split()[1]) for line in io if line.startswith("syscr:"))
+
     original_receive = wire.StdioServer.receive
 
     def receive(self: Any, line: bytes) -> None:
@@ -94,6 +110,8 @@ def serve(db: str, out: str) -> None:
                 s[before] = clock()
                 if with_cpu:
                     s[before + " cpu"] = cpu()
+                    s[before + " ru"] = list(resource.getrusage(resource.RUSAGE_THREAD))
+                    s[before + " reads"] = reads()
             try:
                 return original(*args, **kwargs)
             finally:
@@ -101,6 +119,8 @@ def serve(db: str, out: str) -> None:
                     s[after] = clock()
                     if with_cpu:
                         s[after + " cpu"] = cpu()
+                        s[after + " ru"] = list(resource.getrusage(resource.RUSAGE_THREAD))
+                        s[after + " reads"] = reads()
 
         setattr(owner, name, stamped)
 
@@ -193,6 +213,12 @@ def parts(s: dict[str, float], c: dict[str, float]) -> dict[str, float]:
         "W": (s["checkout"] - s["tool"]) * ms,
         "build": (s["built"] - s["build"]) * ms,
         "build cpu": (s["built cpu"] - s["build cpu"]) * ms,
+        "build user": (s["built ru"][0] - s["build ru"][0]) * ms,
+        "build sys": (s["built ru"][1] - s["build ru"][1]) * ms,
+        "build vcsw": s["built ru"][14] - s["build ru"][14],
+        "build ivcsw": s["built ru"][15] - s["build ru"][15],
+        "build minflt": s["built ru"][6] - s["build ru"][6],
+        "build reads": s["built reads"] - s["build reads"],
         "dumps": (s["dumped"] - s["send"]) * ms,
         "to client": (c["end"] - s["dumped"]) * ms,
         "write back": (s["written"] - s["dumped"]) * ms,
@@ -305,10 +331,11 @@ def main() -> None:
             rows.setdefault(c["label"], []).append(parts(s, c))
     labels = list(rows)
     print(f"load after {os.getloadavg()[0]:.2f}; {len(server)} calls; the server's peak RSS {peak_mb:.0f} MB;"
-          " median ms over each row's calls")
+          " median ms over each row's calls (build user and sys: the mean)")
     print("".ljust(14) + "".join(label.replace("new ", "").replace("topics", "notes")[:12].rjust(13) for label in labels))
     for part, meaning in PARTS:
-        values = [statistics.median(r[part] for r in rows[label]) for label in labels]
+        middle = statistics.mean if part in TICK_SAMPLED else statistics.median
+        values = [middle(r[part] for r in rows[label]) for label in labels]
         print(part.ljust(14) + "".join(f"{v:13.2f}" if part != "bytes" else f"{v:13.0f}" for v in values) + f"   {meaning}")
 
 

@@ -13,7 +13,9 @@ free-text questions the server has not answered, each depth its own (what an age
 note to note asks; ``--deeper`` also asks the first depth's again at each deeper depth, as an agent
 going deeper into one topic does: bench_scale's ``fresh_series``). ``--profile LABEL`` (e.g. "new
 topics d3") samples that series with pyinstrument (when installed) into
-bench/out/warm-replay-profile.txt.
+bench/out/warm-replay-profile.txt. Each series also prints a call's system CPU (its mean), its
+voluntary context switches (the thread blocked: I/O, a lock), involuntary ones (preempted) and
+read system calls.
 
 Against bench_scale's figures through the server: ask the manifest's topics as it does (``--runs``
 equal to its ``--mcp-runs``, 3): with ``--runs 0`` the new calls come after 48 fewer calls, and
@@ -96,12 +98,26 @@ def main() -> None:
             raise SystemExit("--profile needs pyinstrument (pip install pyinstrument)") from None
         profiler = Profiler(interval=0.0005)
 
+    # Each call's thread system CPU (sampled at the clock tick: a series' mean is the figure), its
+    # voluntary switches (the thread blocked: I/O, a lock), involuntary ones (preempted) and read
+    # system calls (SQLite reads each page its cache does not hold with one).
+    rusage: list[tuple[float, int, int, int]] = []
+
+    def reads() -> int:
+        with open("/proc/thread-self/io") as io:
+            return next(int(line.split()[1]) for line in io if line.startswith("syscr:"))
+
     def call(topic: str, depth: int) -> tuple[float, float]:
-        cpu, wall = time.thread_time(), time.perf_counter()
+        read = reads()
+        ru, cpu, wall = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time(), time.perf_counter()
         reply = tools.context(topic, depth=depth, max_tokens=4000)
         if reply.is_error and "not found" not in (reply.extra[-1] if reply.extra else reply.text):
             raise SystemExit(f"context {topic!r} failed: {reply.text}")
-        return (time.thread_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
+        cpu, wall = (time.thread_time() - cpu) * 1000, (time.perf_counter() - wall) * 1000
+        now = resource.getrusage(resource.RUSAGE_THREAD)
+        rusage.append(((now.ru_stime - ru.ru_stime) * 1000, now.ru_nvcsw - ru.ru_nvcsw, now.ru_nivcsw - ru.ru_nivcsw,
+                       reads() - read))
+        return cpu, wall
 
     topics = build_topics(manifest, "json")
     call(topics["typical"], 1)
@@ -115,6 +131,7 @@ def main() -> None:
     for name, depth, asked in fresh:
         label = f"{name} d{depth}"
         stage_cpu.clear()
+        rusage.clear()
         cpus, walls = [], []
         for topic in asked:
             if profiler is not None and label == args.profile:
@@ -127,6 +144,9 @@ def main() -> None:
         print(f"{label} ({len(asked)}): CPU p50 {statistics.median(cpus):.0f} p95 {percentile(cpus, 0.95):.0f} ms,"
               f" wall p50 {statistics.median(walls):.0f} p95 {percentile(walls, 0.95):.0f} ms"
               f" (load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"    a call: system CPU mean {statistics.mean(r[0] for r in rusage):.1f} ms; p50 voluntary switches"
+              f" {statistics.median(r[1] for r in rusage):.0f}, involuntary {statistics.median(r[2] for r in rusage):.0f},"
+              f" read system calls {statistics.median(r[3] for r in rusage):.0f}")
         if stage_cpu:
             print("    CPU per call: " + ", ".join(f"{k} {v * 1000 / len(asked):.1f}" for k, v in stage_cpu.items()) + " ms")
     if profiler is not None:
