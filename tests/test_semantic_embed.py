@@ -135,6 +135,34 @@ def test_switching_models_re_embeds_everything(graph_copy):
     assert {r[0] for r in conn.execute("SELECT model FROM embeddings")} == {"fake-model"}
 
 
+def _vectors_by_model(db: Path) -> tuple[str | None, list[tuple[str, str, int]]]:
+    conn = connect(db)
+    try:
+        rows = [(table, *r) for table in ("embeddings", "passage_vectors")
+                for r in conn.execute(f"SELECT model, COUNT(*) FROM {table} GROUP BY model ORDER BY model")]
+        return vectors.active_model(conn), rows
+    finally:
+        conn.close()
+
+
+def test_a_model_that_cannot_be_loaded_changes_nothing(graph_copy, run_cli):
+    """A mistyped ``--model`` (a name sentence-transformers does not have offline, a folder that
+    is not there) is a one-line error and leaves the graph as it was: at 037d967 the graph was
+    switched to it first, every passage vector of its own model dropped, and ``ctx sync`` failed
+    from then on (it embeds with the graph's model, now one that is not there)."""
+    vault, db = graph_copy
+    before = _vectors_by_model(db)
+    assert before[0] == DEFAULT_MODEL and ("passage_vectors", DEFAULT_MODEL, before[1][-1][2]) in before[1]
+    for missing in ("no-such-model-anywhere", str(vault / "no-such-folder")):
+        result = run_cli("embed", "--model", missing, "--quiet", db=db)
+        assert result.exit_code == 1
+        assert "not available offline" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        assert _vectors_by_model(db) == before
+    synced = run_cli("sync", "--output", "json", db=db)
+    assert synced.exit_code == 0, synced.stderr
+    assert json.loads(synced.stdout)["embed_model"] == DEFAULT_MODEL
+
+
 def test_vectors_of_deleted_notes_are_pruned(graph_copy):
     vault, db = graph_copy
     conn = connect(db)

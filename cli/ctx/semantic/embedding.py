@@ -129,6 +129,14 @@ def embed_graph(
                 f"--fast needs a local transformer folder to distil a static first stage from; {model.name!r} is not one"
             )
         first_stage_only = False  # a static model is its own fast stage: embed with it
+    run = _EmbedRun(batch_size, progress)
+    if previous != model.name and first is None and not first_stage_only and total:
+        # Every text is embedded again for another model, so its encoder is loaded first: one
+        # that cannot be (a mistyped name, a folder that is not there) changes nothing. Switched
+        # first, the graph lost every passage vector of its own model and was left named after a
+        # model it cannot embed with (its ``ctx sync`` failing until a ``ctx embed`` redid all).
+        # A model with a first stage is read by its distillation before anything is dropped.
+        run.load(model, encoder_factory)
     pruned = _prune_and_activate(store, model.name, previous, first)
     report = EmbedReport(
         model=model.name, dim=0, embedded=0, unchanged=0, pruned=pruned, seconds=0.0,
@@ -158,9 +166,7 @@ def embed_graph(
         report.static_passages = _first_stage(store, model, first, progress)
         _mark_first_stage(store, first)
         report.first_stage_seconds = time.perf_counter() - started
-    run = _EmbedRun(batch_size, progress, len(pending_passages) + len(pending_paragraphs) + len(pending))
-    if run.work:
-        run.load(model, encoder_factory)
+    run.begin(len(pending_passages) + len(pending_paragraphs) + len(pending), model, encoder_factory)
 
     def write_passages(part: list[int], out: list[np.ndarray]) -> None:
         with store.import_session() as session:
@@ -260,8 +266,8 @@ class _EmbedRun:
     """One embed's encoder, loaded only when there is work, and its progress over all the texts
     to embed (passages, then nodes)."""
 
-    def __init__(self, batch_size: int, progress: Progress | None, work: int) -> None:
-        self.batch_size, self.progress, self.work = batch_size, progress, work
+    def __init__(self, batch_size: int, progress: Progress | None) -> None:
+        self.batch_size, self.progress, self.work = batch_size, progress, 0
         self.encoder: Any = None  # a DocumentEncoder, or what a test passes as encoder_factory
         self.dim = 0
         self.done = 0
@@ -276,6 +282,14 @@ class _EmbedRun:
             self.progress(LOADING, 0, 1)
         self.encoder = encoder_factory(model)
         self.dim = int(getattr(self.encoder, "dim", 0))
+
+    def begin(self, work: int, model: ModelRef, encoder_factory: Callable[[ModelRef], object] | None) -> None:
+        """``work`` texts to embed: the encoder loaded (unless it was already), progress at 0."""
+        self.work = work
+        if not work:
+            return
+        if self.encoder is None:
+            self.load(model, encoder_factory)
         if self.progress:
             self.progress(EMBEDDING, 0, self.work)
 
