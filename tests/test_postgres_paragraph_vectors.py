@@ -303,6 +303,33 @@ def test_stats_count_a_private_log_s_paragraph_vectors_only_with_include_private
     assert _stats_embeddings(lite, False) != _stats_embeddings(lite, True)
 
 
+def test_stats_count_paragraph_vectors_by_their_owners_without_reading_them(private_log):
+    """``ctx stats`` counts paragraph vectors from their owners (node, passage hash, paragraph
+    hash: ``paragraph_vector_owners``) without reading the vectors: the owners are exactly what
+    ``paragraph_vectors`` reads, for every reader on both engines (the reader role sees only the
+    public log's), and the counts are the same on both engines."""
+    lite, url, agent = private_log
+    public, total = _stored(lite, "public-log"), _stored(lite, "public-log") + _stored(lite, "entry")
+    lite_conn = sqlite3.connect(lite)
+    try:
+        hashes = dict(lite_conn.execute("SELECT id, hash FROM passages").fetchall())
+    finally:
+        lite_conn.close()
+    with psycopg.connect(url) as conn:
+        pg_hashes = dict(conn.execute("SELECT id, hash FROM passages").fetchall())
+    for target, passage_hash, seen in ((lite, hashes, total), (url, pg_hashes, total), (agent, pg_hashes, public)):
+        for flag in (False, True):
+            with Graph.open(target, include_private=flag) as graph:
+                reader = graph.store.reader(include_private=flag)
+                owners = reader.paragraph_vector_owners(MODEL)
+                ids, nodes, keys, matrix = reader.paragraph_vectors(MODEL)
+            assert owners == {(n, passage_hash[i], h) for i, n, h in zip(ids, nodes, keys, strict=True)}
+            assert len(owners) == matrix.shape[0] == seen, (target, flag)
+    counts = {(str(target), flag): _stats_count(target, flag) for target in (lite, url, agent) for flag in (False, True)}
+    assert counts == {(str(lite), False): public, (str(lite), True): total, (url, False): public,
+                      (url, True): total, (agent, False): public, (agent, True): public}
+
+
 def test_a_graph_whose_roles_were_set_up_before_migration_20_is_readable_after_it(private_log):
     """A team graph at schema 19 with its roles set up then (``roles.sql``'s grants name the tables
     there were): migration 20 makes the table and grants it as ``roles.sql`` would, so a reader

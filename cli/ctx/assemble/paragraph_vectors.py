@@ -99,12 +99,11 @@ def visible_count(reader: GraphReader, model: str | None) -> int:
     pairs held by a node the reader may see that is a dated log (``dated_logs``)."""
     if model is None or not reader.paragraph_vector_count(model):
         return 0
-    owners, nodes, hashes, _ = reader.paragraph_vectors(model)
-    visible = reader.visible_ids(sorted(set(nodes)))
-    found = reader.passages_of(sorted(visible))
-    logs = dated_logs(reader, sorted(visible), found)
-    text_of = {p.id: p.hash for rows in found.values() for p in rows}
-    return len({(text_of[pid], h) for pid, node, h in zip(owners, nodes, hashes, strict=True) if node in logs})
+    # Their keys and owners only: the vectors themselves (the whole matrix) are not read to count.
+    owners = reader.paragraph_vector_owners(model)
+    visible = sorted(reader.visible_ids(sorted({node for node, _, _ in owners})))
+    logs = dated_logs(reader, visible, reader.passages_of(visible))
+    return len({(passage, h) for node, passage, h in owners if node in logs})
 
 
 # A log worth paragraph vectors is a record of dated sessions: a note dated by its own field

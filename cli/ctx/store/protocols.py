@@ -551,6 +551,12 @@ class GraphReader(Protocol):
         may see."""
         ...
 
+    def paragraph_vector_owners(self, model: str) -> set[tuple[str, str, str]]:
+        """(node id, passage hash, paragraph hash) of every paragraph vector of ``model`` whose
+        passage the graph has now, as ``paragraph_vectors`` joins them, without reading a vector:
+        what ``ctx stats`` counts them by."""
+        ...
+
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
         """(passage ids, node ids, paragraph hashes, float32 matrix): every paragraph vector of
         ``model`` whose passage the graph has now (joined by the passage's text hash, so an edited

@@ -233,6 +233,17 @@ def paragraph_vector_count(conn: sqlite3.Connection, model: str | None, *, inclu
     ).fetchone()[0])
 
 
+def paragraph_vector_owners(conn: sqlite3.Connection, model: str) -> set[tuple[str, str, str]]:
+    """(node id, passage hash, paragraph hash) of every paragraph vector of ``model`` whose
+    passage the graph has now: ``all_paragraph_vectors``' join without its vectors (and without
+    DISTINCT or ORDER BY, each a temporary B-tree: 7 ms against 40 on 5,220 vectors)."""
+    if not _has_paragraph_vectors(conn):
+        return set()
+    return {(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT p.node_id, v.passage_hash, v.hash FROM paragraph_vectors v"
+        " JOIN passages p ON p.hash = v.passage_hash WHERE v.model = ?", (model,))}
+
+
 def all_paragraph_vectors(
     conn: sqlite3.Connection, model: str,
 ) -> tuple[list[int], list[str], list[str], np.ndarray]:

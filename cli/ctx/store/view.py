@@ -880,6 +880,11 @@ class GraphView:
 
         return vectors.paragraph_vector_count(self.conn, model, include_private=self.include_private)
 
+    def paragraph_vector_owners(self, model: str) -> set[tuple[str, str, str]]:
+        from ctx.store import vectors
+
+        return vectors.paragraph_vector_owners(self.conn, model)
+
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
         from ctx.store import vectors
 

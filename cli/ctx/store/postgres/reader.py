@@ -893,6 +893,11 @@ class PostgresReader:
         )
         return int(row[0]) if row else 0
 
+    def paragraph_vector_owners(self, model: str) -> set[tuple[str, str, str]]:
+        return {(r[0], r[1], r[2]) for r in self._rows(
+            "SELECT p.node_id, v.passage_hash, v.hash FROM paragraph_vectors v"
+            " JOIN passages p ON p.hash = v.passage_hash WHERE v.model = %s", (model,))}
+
     def paragraph_vectors(self, model: str) -> tuple[list[int], list[str], list[str], np.ndarray]:
         """Kept between calls on this connection while the graph's version and the model's
         paragraph vectors (their count and keys) are unchanged, as ``passage_vector_matrix``: a
