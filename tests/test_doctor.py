@@ -127,7 +127,25 @@ def test_vectors(graph, run_cli):
     assert lines[0].startswith(f"vectors: 1 vectors of the wrong size: {some_node} (m); repair: ")
     # A vector whose text is gone is what an import leaves until the next `ctx embed`: a note, not damage.
     notes = run_cli("doctor").stderr
-    assert "1 node vectors and 0 passage vectors for texts no longer in the graph" in notes
+    assert "1 node vectors, 0 passage vectors and 0 paragraph vectors for texts no longer in the graph" in notes
+
+
+def test_paragraph_vectors_of_the_wrong_size_and_of_passages_gone(graph, run_cli):
+    """A paragraph vector of the wrong size fails every build ranking by them (the matrix cannot
+    be shaped: "internal error: ValueError: cannot reshape"), and at 037d967 doctor said the
+    vectors were fine; one whose passage is gone (a deleted log, left until the next ``ctx
+    embed``) is a note, as a passage vector's is."""
+    conn = _raw(graph)
+    passage = conn.execute("SELECT hash FROM passages ORDER BY id LIMIT 1").fetchone()[0]
+    conn.execute("INSERT INTO paragraph_vectors (model, passage_hash, hash, dim, vector) VALUES ('m', ?, 'p1', 4, ?)",
+                 (passage, b"\x00" * 12))  # 3 floats for 4 dimensions
+    conn.execute("INSERT INTO paragraph_vectors (model, passage_hash, hash, dim, vector) VALUES ('m', 'gone', 'p2', 1, ?)",
+                 (b"\x00" * 4,))
+    code, lines = _doctor(run_cli)
+    assert code == 1
+    assert lines[0].startswith(f"vectors: 1 vectors of the wrong size: paragraph p1 of passage text {passage[:12]} (m); repair: ")
+    notes = run_cli("doctor").stderr
+    assert "0 node vectors, 0 passage vectors and 1 paragraph vectors for texts no longer in the graph" in notes
 
 
 def test_no_graph(tmp_path, run_cli):

@@ -220,6 +220,13 @@ def _vectors(conn: sqlite3.Connection) -> list[Problem]:
     ] + [
         f"passage text {r[0][:12]} ({r[1]})"
         for r in conn.execute("SELECT hash, model FROM passage_vectors WHERE length(vector) != 4 * dim ORDER BY hash, model")
+    ] + [
+        # One paragraph vector of the wrong size fails every build that ranks by them (the
+        # matrix cannot be shaped), as a passage vector's does.
+        f"paragraph {r[1][:12]} of passage text {r[0][:12]} ({r[2]})"
+        for r in (conn.execute(
+            "SELECT passage_hash, hash, model FROM paragraph_vectors WHERE length(vector) != 4 * dim"
+            " ORDER BY passage_hash, hash, model") if _has_table(conn, "paragraph_vectors") else ())
     ]
     return _listed("vectors", "vectors of the wrong size", wrong_size, "`ctx embed` after an import of the source; or " + REBUILD_HINT)
 
@@ -229,6 +236,10 @@ def _vector_notes(conn: sqlite3.Connection) -> list[str]:
     drops them. Normal, so a note rather than a problem."""
     nodes = conn.execute("SELECT COUNT(*) FROM embeddings WHERE node_id NOT IN (SELECT id FROM nodes)").fetchone()[0]
     passages = conn.execute("SELECT COUNT(*) FROM passage_vectors WHERE hash NOT IN (SELECT hash FROM passages)").fetchone()[0]
-    if not nodes and not passages:
+    paragraphs = conn.execute(
+        "SELECT COUNT(*) FROM paragraph_vectors WHERE passage_hash NOT IN (SELECT hash FROM passages)"
+    ).fetchone()[0] if _has_table(conn, "paragraph_vectors") else 0
+    if not nodes and not passages and not paragraphs:
         return []
-    return [f"{nodes} node vectors and {passages} passage vectors for texts no longer in the graph (the next `ctx embed` drops them)"]
+    return [f"{nodes} node vectors, {passages} passage vectors and {paragraphs} paragraph vectors for texts no longer"
+            " in the graph (the next `ctx embed` drops them)"]
