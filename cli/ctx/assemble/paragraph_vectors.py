@@ -109,9 +109,9 @@ def visible_count(reader: GraphReader, model: str | None) -> int:
 # A log worth paragraph vectors is a record of dated sessions: a note dated by its own field
 # (``date``, ``day``, ``created`` where an importer keeps it as a field: Markdown frontmatter's
 # ``created`` is a node column, not a field, as every Dendron note has one) or one whose passages
-# are mostly under timed headings. ``is_log`` alone also calls a how-to page a log (foam-docs' installation and
-# get-started pages: their paragraphs' lent ranks pushed answering pages out, bench_facts with
-# embeddings 0.881 -> 0.862).
+# are mostly under timed headings. ``is_log`` alone also calls a how-to page a log (foam-docs'
+# installation and get-started pages: their paragraphs' lent ranks pushed answering pages out,
+# bench_facts with embeddings 0.881 -> 0.862).
 DATE_FIELDS = frozenset({"date", "created", "day"})
 
 

@@ -135,7 +135,8 @@ def embed_graph(
         # that cannot be (a mistyped name, a folder that is not there) changes nothing. Switched
         # first, the graph lost every passage vector of its own model and was left named after a
         # model it cannot embed with (its ``ctx sync`` failing until a ``ctx embed`` redid all).
-        # A model with a first stage is read by its distillation before anything is dropped.
+        # A model with a first stage (a transformer folder found on disk) is not loaded ahead:
+        # its static vectors come first, in seconds, and the model only after them.
         run.load(model, encoder_factory)
     pruned = _prune_and_activate(store, model.name, previous, first)
     report = EmbedReport(
