@@ -164,7 +164,7 @@ def _rank_passages(
         if mode != "vector" else []
     )
     node_of = {h.id: h.node_id for h in bm25}
-    dense, found_blocks = _dense(graph, topic, pool, text, [h.id for h in bm25]) if mode != "fts" else ({}, {})
+    dense, found_blocks, para_ranks = _dense(graph, topic, pool, text, [h.id for h in bm25]) if mode != "fts" else ({}, {}, {})
     node_of.update(dense)
     method = "+".join(m for m, r in (("bm25", bm25), ("vectors", dense)) if r) or "none"
     scores: dict[int, float] = {}
@@ -191,7 +191,7 @@ def _rank_passages(
         # Full text's doubt is read only where the vectors ranked too: it decides what the
         # vectors alone may lift (``at_least_alone``).
         unsure = bool(bm25) and full_text_sureness(graph, text, bm25) < UNSURE
-        floors = at_least_alone(scores, _score_shares(bm25), list(dense), unsure)
+        floors = at_least_alone(scores, _score_shares(bm25), list(dense), unsure, _by_nearest_paragraph(dense, para_ranks))
     if not scores:
         return PassageRanking(method=method, terms=tuple(terms))
     best = max(scores.values())
@@ -199,6 +199,28 @@ def _rank_passages(
     return PassageRanking(shares, node_of, _node_relevance(shares, node_of), method, tuple(terms),
                           frozenset(h.id for h in bm25), floors,
                           {pid: found for pid, found in found_blocks.items() if pid in shares})
+
+
+def _by_nearest_paragraph(dense: dict[int, str], paragraph_ranks: dict[int, int]) -> dict[int, int] | None:
+    """Each passage's rank by meaning alone (``at_least_alone``): its place in ``dense``, or its
+    nearest paragraph's rank among the graph's paragraph vectors (``_by_paragraphs``) where that
+    is better; None where no paragraph lent (the places in ``dense`` then).
+
+    A paragraph ranked ``n``-th nearest is what a ranking by meaning of paragraph-sized pieces
+    (MiniLM over ~150-token chunks) places ``n``-th. Lent at half a rank's worth and added to its
+    passage's own diluted rank, an answer asked in other words whose paragraph was 2nd-20th by
+    meaning left its passage 20th-80th by meaning and fused (its relevance 0.1-0.3 of the best),
+    and the vectors' pick was in no context at 4,000 tokens: of the ``open`` questions the
+    embedded build missed at 4,000 on memory sets 1, 3 and 30, 24 of 49 had their paragraph
+    among the 50 nearest (docs/scale.md, memory39). The dense order itself, and so the fusion,
+    is left as it is: full worth there took the answering pages' room on bench_facts (memory32)."""
+    if not paragraph_ranks:
+        return None
+    ranks = {pid: rank for rank, pid in enumerate(dense, start=1)}
+    for pid, rank in paragraph_ranks.items():
+        if pid in ranks:
+            ranks[pid] = min(ranks[pid], rank)
+    return ranks
 
 
 def _score_shares(hits: list["PassageHit"]) -> dict[int, float]:
@@ -250,6 +272,7 @@ def full_text_sureness(graph: "GraphReader", text: str, hits: list["PassageHit"]
 
 def at_least_alone(
     fused: dict[int, float], full_text: dict[int, float], by_meaning: list[int], unsure: bool = False,
+    ranks: dict[int, int] | None = None,
 ) -> dict[int, float]:
     """Each fused passage's share of the best, but never below what either ranking alone would
     make of it: full text's own score share (the graph without vectors), or, for a passage full
@@ -280,11 +303,16 @@ def at_least_alone(
     above stay out. Lifted so, a passage only the vectors found still stays below full text's
     first ``SURE_FIRST`` passages: unsure is not wrong, those often answer (a measurement's
     entry matching "numbers" and "checked"), and the lifted passages, shown whole, took their
-    room at 1,000 tokens (memory sets 1, 3, 9, 23, 24, 28; held-out 19 and 29; memory24)."""
+    room at 1,000 tokens (memory sets 1, 3, 9, 23, 24, 28; held-out 19 and 29; memory24).
+
+    ``ranks``: each passage's rank by meaning, where not its place in ``by_meaning`` (a log
+    passage's nearest paragraph's: ``_by_nearest_paragraph``)."""
     if not fused:
         return fused
     best = max(fused.values())
-    meaning = {pid: (RRF_K + 1) / (RRF_K + rank) for rank, pid in enumerate(by_meaning, start=1)}
+    if ranks is None:
+        ranks = {pid: rank for rank, pid in enumerate(by_meaning, start=1)}
+    meaning = {pid: (RRF_K + 1) / (RRF_K + rank) for pid, rank in ranks.items()}
     floors = {pid: max(score / best, full_text.get(pid, 0.0), meaning.get(pid, 0.0) if pid in full_text else 0.0)
               for pid, score in fused.items()}
     if not unsure:
@@ -319,7 +347,7 @@ def _first_stage(graph: "GraphReader") -> str | None:
 
 def _dense(
     graph: "GraphReader", topic: "TopicVector | None", pool: int, text: str = "", lexical: list[int] | None = None,
-) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]], dict[int, int]]:
     """Nearest passages by vector (passage id -> node id, best first), and the day pages' blocks
     that found their passages (``_by_blocks``); empty without vectors.
 
@@ -327,7 +355,7 @@ def _dense(
     question's candidates (static nearest and ``lexical``, full text's ranking) are ranked by the
     model's own vectors, computed for them now if missing (``ctx.semantic.two_stage``)."""
     if topic is None or topic.vector is None or topic.model is None:
-        return {}, {}
+        return {}, {}, {}
     from ctx.semantic import two_stage
     from ctx.semantic.passage_index import load_passage_index
 
@@ -337,11 +365,11 @@ def _dense(
         cut = tuple((lexical or [])[: two_stage.LEXICAL_B])
         key = ("two_stage", topic.model, text, cut, pool, graph.include_private, topic.vector.tobytes())
         statics = once(("passage_index", first), lambda: load_passage_index(graph, first))
-        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, statics)), {}
+        return once(key, lambda: two_stage.dense(graph, topic, text, list(cut), pool, statics)), {}, {}
     model = topic.model
     index = once(("passage_index", model), lambda: load_passage_index(graph, model))
     if not len(index):
-        return {}, {}
+        return {}, {}, {}
     # Fetched past the pool by the hidden passages, so that the visible ones fill it as they would
     # in the graph without private notes.
     hits = index.nearest(topic.vector, pool + graph.hidden_passages_total())
@@ -353,7 +381,7 @@ def _dense(
     lent_key = ("by_blocks", model, topic.vector.tobytes(), tuple(dense), pool, graph.include_private)
     paragraphs = once(("paragraph vectors", model), lambda: _paragraph_vectors(graph, model))
     if not paragraphs[0]:  # a graph without paragraph vectors: as before them
-        return once(lent_key, lambda: _by_blocks(graph, topic, dense, pool))
+        return (*once(lent_key, lambda: _by_blocks(graph, topic, dense, pool)), {})
     return once(lent_key + ("paragraphs",), lambda: _with_paragraphs(graph, topic, dense, pool, paragraphs))
 
 
@@ -368,18 +396,19 @@ def _paragraph_vectors(graph: "GraphReader", model: str) -> tuple[list[int], lis
 def _with_paragraphs(
     graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int,
     paragraphs: tuple[list[int], list[str], list[str], Any],
-) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]], dict[int, int]]:
     """``_by_paragraphs``, then the day pages' blocks (``_by_blocks``) over what it chose; each
     passage keeps the paragraphs and blocks that found it."""
-    chosen, found = _by_paragraphs(graph, topic, dense, pool, paragraphs)
+    chosen, found, lent = _by_paragraphs(graph, topic, dense, pool, paragraphs)
     chosen, blocks = _by_blocks(graph, topic, chosen, pool)
-    return chosen, {**{pid: f for pid, f in found.items() if pid in chosen}, **blocks}
+    out = {**{pid: f for pid, f in found.items() if pid in chosen}, **blocks}
+    return chosen, out, {pid: r for pid, r in lent.items() if pid in chosen}
 
 
 def _by_paragraphs(
     graph: "GraphReader", topic: "TopicVector", dense: dict[int, str], pool: int,
     paragraphs: tuple[list[int], list[str], list[str], Any],
-) -> tuple[dict[int, str], dict[int, tuple[str, ...]]]:
+) -> tuple[dict[int, str], dict[int, tuple[str, ...]], dict[int, int]]:
     """``dense`` with each long log passage ranked by meaning with the help of its paragraphs'
     own vectors, as ``_by_blocks`` does for a day page's passage with its blocks' vectors. A log's
     passage holds several unrelated paragraphs and its one vector speaks for none of them: on
@@ -431,7 +460,7 @@ def _by_paragraphs(
     chosen = {pid: node_of[pid] for pid in ranked[:pool]}
     kept_ids = [pid for pid in wanted if pid in chosen]
     if not kept_ids:
-        return chosen, {}
+        return chosen, {}, lent
     rows = warm.passages_of(graph, sorted({chosen[pid] for pid in kept_ids}))
     texts = {p.id: p.text for found in rows.values() for p in found}
     found: dict[int, tuple[str, ...]] = {}
@@ -440,7 +469,7 @@ def _by_paragraphs(
         held = tuple(fold_spaces(by_hash[h]) for h in wanted[pid] if h in by_hash)
         if held:
             found[pid] = held
-    return chosen, found
+    return chosen, found, lent
 
 
 def _by_blocks(

@@ -149,6 +149,11 @@ def attach_pieces(
             # (an open question's incidental word) nearly all of it. A passage only the vectors
             # found matched by meaning: its words do not say which paragraph answers at all.
             rest_worth = 1.0 - (1.0 - REST_DECAY) * relevance if p.id in ranking.lexical else 1.0
+            if core is not None and ranking.found_blocks.get(p.id):
+                # Unless its own paragraphs' vectors found it (``passage_rank._by_paragraphs``):
+                # they say which paragraphs answer, as the words do, and the core holds them; the
+                # rest is the paragraphs they did not place among the nearest.
+                rest_worth = min(rest_worth, 1.0 - (1.0 - REST_DECAY) * relevance)
             if cut is not None and cut.sections:
                 # The core is a section about the topic (a meeting's agenda item) whole; the rest
                 # is the passage's next sections, other items holding no word of the question the

@@ -1,0 +1,70 @@
+"""With embeddings, a log's passage whose own paragraph is among the nearest paragraphs by meaning
+is worth at least what that paragraph's rank alone makes of it (issue 23; ``passage_rank``'s
+``at_least_alone`` reading ``_by_paragraphs``' ranks; docs/scale.md, memory39).
+
+The memory benchmark's set 3 (bench/memory_logs2.py: a stand-up log, a lab notebook and an
+allotment society's mail digest, one note per session), imported and embedded as ``ctx embed``
+embeds it (paragraph vectors too). Asked "How did the numbers look for people who want a patch
+but do not have one yet when Yannick checked?", the answer is one paragraph of a digest message
+("Yannick measured the plot waiting list again: ... 407 names"), asked in other words. Its own
+vector is among the first few paragraphs nearest the question; its passage's one vector is not,
+and lent half a paragraph's rank (``PARAGRAPH_WEIGHT``) the passage ranked ~58th fused, its
+relevance a third of the best. Every other message "From: Yannick" matched the name, and at
+4,000 tokens the answer was in no context (main 037d967), where a chunk ranked by MiniLM alone
+is among the first few.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import bench_module, memory_set_graphs
+from ctx.assemble import BuildRequest, build_context
+from ctx.tokens import count_tokens
+
+memory_logs2 = bench_module("memory_logs2")
+factcheck = bench_module("factcheck")
+
+SEED = 3
+QUESTION_ID = "s3-094"
+# The answering paragraph's rank among the graph's paragraph vectors is at most this (it is 3rd).
+NEAR = 5
+
+
+@pytest.fixture(scope="module")
+def digest(tmp_path_factory):
+    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    questions, (conn,) = memory_set_graphs(
+        tmp_path_factory.mktemp("digest"), lambda out: memory_logs2.generate(SEED, out), True)
+    return questions[QUESTION_ID], conn
+
+
+def _paragraph_rank(conn, question: str, evidence: str) -> int:
+    """The evidence paragraph's rank among the stored paragraph vectors nearest the question."""
+    from ctx.assemble.paragraph_vectors import paragraph_hash, paragraphs_of
+    from ctx.assemble.similarity import text_vector
+    from ctx.store import as_store
+
+    reader = as_store(conn).reader()
+    topic = text_vector(reader, question)
+    assert topic is not None and topic.model is not None
+    owners, nodes, hashes, matrix = reader.paragraph_vectors(topic.model)
+    sims = matrix @ np.asarray(topic.vector, dtype=np.float32)
+    wanted = factcheck.normalise(evidence)
+    found = {p.id: p.text for rows in reader.passages_of(sorted(set(nodes))).values() for p in rows}
+    keys = {(pid, paragraph_hash(para)) for pid, text in found.items() for para in paragraphs_of(text)
+            if factcheck.normalise(para) == wanted}
+    assert keys, "the evidence is one paragraph of a passage with paragraph vectors"
+    order = np.argsort(-sims, kind="stable")
+    return next(rank for rank, i in enumerate(order, start=1) if (owners[i], hashes[i]) in keys)
+
+
+def test_a_passage_is_worth_its_nearest_paragraph_s_rank(digest):
+    question, conn = digest
+    assert question["kind"] == "open"
+    (evidence,) = question["evidence"]
+    assert _paragraph_rank(conn, question["question"], evidence) <= NEAR
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=4000)).text
+    assert count_tokens(text) <= 4000
+    assert factcheck.normalise(evidence) in factcheck.normalise(text)
