@@ -145,6 +145,16 @@ def _vectors_by_model(db: Path) -> tuple[str | None, list[tuple[str, str, int]]]
         conn.close()
 
 
+def _stored_vectors(db: Path) -> tuple[str | None, set[tuple]]:
+    conn = connect(db)
+    try:
+        rows = {("node", *r) for r in conn.execute("SELECT node_id, model, content_hash, vector FROM embeddings")}
+        rows |= {("passage", *r) for r in conn.execute("SELECT model, hash, vector FROM passage_vectors")}
+        return vectors.active_model(conn), rows
+    finally:
+        conn.close()
+
+
 def test_a_model_that_cannot_be_loaded_changes_nothing(graph_copy, run_cli):
     """A mistyped ``--model`` (a name sentence-transformers does not have offline, a folder that
     is not there) is a one-line error and leaves the graph as it was: at 037d967 the graph was
@@ -161,6 +171,40 @@ def test_a_model_that_cannot_be_loaded_changes_nothing(graph_copy, run_cli):
     synced = run_cli("sync", "--output", "json", db=db)
     assert synced.exit_code == 0, synced.stderr
     assert json.loads(synced.stdout)["embed_model"] == DEFAULT_MODEL
+
+
+def test_a_graph_embedded_with_a_model_this_machine_lacks_still_syncs(graph_copy, run_cli):
+    """A graph copied from a machine whose model is not here: ``ctx sync`` imports the edit and
+    says in one line why vectors were not updated (exit 0, ``embed_skipped`` in JSON), touching no
+    vector; ``ctx watch`` uses the same step, so it no longer retries every 2 s. Before, the sync
+    exited 1 after importing and the watch warned forever, advising a ``--model`` it does not take."""
+    from ctx.sync import embed_pending
+
+    vault, db = graph_copy
+    elsewhere = "elsewhere/a-model-not-on-this-machine"
+    conn = connect(db)
+    for table in ("embeddings", "passage_vectors"):
+        conn.execute(f"UPDATE {table} SET model = ? WHERE model = ?", (elsewhere, DEFAULT_MODEL))
+    conn.execute("DELETE FROM passage_vectors WHERE model != ?", (elsewhere,))  # no first stage there
+    vectors.set_active_model(conn, elsewhere)
+    conn.commit()
+    conn.close()
+    before = _stored_vectors(db)
+    (vault / "Tomatoes.md").write_text("Tomato plants want a trellis of twine this year.\n", encoding="utf-8")
+    synced = run_cli("sync", "--output", "json", db=db)
+    assert synced.exit_code == 0, synced.stderr
+    skipped = json.loads(synced.stdout)["embed_skipped"]
+    assert skipped.startswith("vectors not updated:") and elsewhere in skipped and "ctx embed --model" in skipped
+    said = run_cli("sync", db=db)  # the edited note's vector is still stale: tried, said again
+    assert said.exit_code == 0, said.stderr
+    assert [line for line in said.stderr.splitlines() if "vectors not updated" in line] == [f"ctx: warning: {skipped}"]
+    after = _stored_vectors(db)
+    assert after[0] == before[0] and after[1] <= before[1]  # nothing encoded; only the edit's old passage gone
+    conn = connect(db)
+    body = conn.execute("SELECT body FROM nodes WHERE id = 'Tomatoes'").fetchone()[0]
+    assert "trellis of twine" in body  # the import stands
+    assert embed_pending(conn).embed_skipped == skipped  # what ctx watch runs after each sync
+    conn.close()
 
 
 def test_vectors_of_deleted_notes_are_pruned(graph_copy):

@@ -181,7 +181,7 @@ def _embed_pending(
         return
     from ctx.assemble.paragraph_vectors import pending
     from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.encoder import EmbedExtraMissing
+    from ctx.semantic.encoder import EmbedExtraMissing, ModelUnavailable
     from ctx.semantic.models import resolve_model
 
     # A graph left at ``ctx embed``'s first stage (``--fast``) stays there: a sync or a watch gives
@@ -194,6 +194,15 @@ def _embed_pending(
         )
     except EmbedExtraMissing:
         report.embed_skipped = f"vectors not updated: the embed extra is not installed ({EMBED_HINT})"
+        return
+    except ModelUnavailable:
+        # A graph embedded on another machine, with a model this one does not have: the import
+        # stands and builds say its vectors are stale. Failing the sync (exit 1) or, in `ctx
+        # watch`, retrying every 2 s cannot bring the model here; only `ctx embed --model` can.
+        report.embed_skipped = (
+            f"vectors not updated: embedding model {model_name!r} is not on this machine;"
+            " `ctx embed --model FOLDER` embeds the graph again with a local one"
+        )
         return
     report.embedded = embedded.embedded
     report.passages_embedded = embedded.passages
