@@ -204,6 +204,18 @@ def test_explain_lists_every_candidate_with_its_fate(tmp_path, run_cli):
     assert "decision" not in result.stdout
 
 
+def test_every_omitted_node_in_json_says_why_as_explain_does(tmp_path, db_path):
+    """The JSON ``omitted`` list is counted into the budget before the audit writes reasons, so a
+    node the budget alone left out was listed with "reason": "" (926b9cf): an agent learnt nothing."""
+    conn = import_into(db_path, write_jsonl(tmp_path / "hub.jsonl", hub_graph(40)))
+    result, doc = build(conn, "hub", format="json", max_tokens=700, explain=True)
+    assert doc["omitted"] and doc["omitted_count"] > len(doc["omitted"])
+    explained = {r["id"]: r["reason"] for r in result.candidates}
+    for entry in doc["omitted"]:
+        assert entry["reason"] and entry["reason"] == explained[entry["id"]], entry
+    assert len(result.text) and count_tokens(result.text) <= 700
+
+
 def test_explain_rows_from_the_core(chain):
     result, _ = build(chain, "seed", max_tokens=4000, explain=True)
     rows = {r["id"]: r for r in result.candidates}

@@ -9,6 +9,11 @@ if TYPE_CHECKING:
     from ctx.assemble.traverse import Hop
 
 
+# The reason of a candidate the budget alone left out: the same words in `--explain` and in the
+# JSON `omitted` list (which is rendered, and counted, before the audit runs).
+NO_ROOM = "no room"
+
+
 @dataclass
 class Candidate:
     id: str
@@ -42,7 +47,7 @@ class Candidate:
     rank: int = 0  # 1 = best
     section: str | None = None
     decision: str = "dropped"  # full | shortened | summarized | dropped
-    reason: str = ""
+    reason: str = ""  # why it was left out or shortened; NO_ROOM when only the budget decided
     tokens: int = 0  # tokens of this candidate's block in the final output (0 if not shown)
     # Outliners (outline_view.py): where a block sits, the page it groups under, the blocks a
     # page shows beneath it (a store.outline.Outline), and the node whose outline shows this one.

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctx.assemble import outline_view
-from ctx.assemble.candidate import Candidate
+from ctx.assemble.candidate import NO_ROOM, Candidate
 from ctx.assemble.document import FULL, SUMMARY, Document, Item
 from ctx.assemble.render import clip
 
@@ -38,7 +38,7 @@ def record_decisions(doc: Document, ranked: list[Candidate], placed: dict[str, I
         else:
             c.decision, c.tokens = "dropped", 0
             if not c.reason:
-                c.reason = "no room left, even for a one-line summary"
+                c.reason = NO_ROOM
     outline_view.record(ranked, placed, FULL)
 
 

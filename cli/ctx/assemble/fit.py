@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from ctx.assemble.candidate import Candidate
+from ctx.assemble.candidate import NO_ROOM, Candidate
 from ctx.assemble.packer import Packer
 from ctx.assemble.plan import drop_repeated, fill_summaries, shown_in_page
 from ctx.assemble.document import FULL, SHORTENED, Item
@@ -305,6 +305,9 @@ def add_omitted(p: Packer, slack: int) -> Undo | None:
     for c in p.dropped():
         if c.id in listed:
             continue
+        # Listed with its reason, as the audit will give it: left empty here, every entry the
+        # budget alone dropped said "reason": "" (the audit runs after this text is counted).
+        c.reason = c.reason or NO_ROOM
         cost = p.counter.count(omitted_text(c))
         if cost > room:
             break
