@@ -17,10 +17,10 @@ Sets 3 to 9 are written by ``memory_logs2.py``, differently on purpose (held out
 first generator's phrasing): daily stand-ups (many short notes), a lab notebook (few long ones, dated
 by ``created:``) and a mail digest, other topics and wordings, distractors that name what is asked,
 and a fifth kind, ``latest`` (the current value of a setting revised two or three times).
-Sets 10 to 19, 40 to 49, 60 to 69 and 80 up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
+Sets 10 to 19, 40 to 49, 60 to 69, 80 to 89 and 100 up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
 tokens of nested bullets a day, dated by file name only), each fact one block among errands,
 to-dos and small talk; in ctx's graph every block is a node, so it tests what the others cannot.
-Sets 20 to 29 and 50 to 59 are more ``memory_logs2.py`` seeds and sets 30 to 39 and 70 to 79 more
+Sets 20 to 29, 50 to 59 and 90 to 99 are more ``memory_logs2.py`` seeds and sets 30 to 39 and 70 to 79 more
 ``memory_logs.py`` seeds: fresh held-out sets of the first two kinds once their first ranges were used.
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
@@ -83,12 +83,12 @@ _JOURNAL_DAY = re.compile(r"^(\d{4})_(\d{2})_(\d{2})$")
 
 def set_maker(seed: int) -> ModuleType:
     """The generator of set ``seed``: ``memory_logs.py`` for sets 1, 2, 30-39 and 70-79,
-    ``memory_logs2.py`` (another kind of log) for 3-9, 20-29 and 50-59, ``memory_logs3.py``
-    (Logseq journals) for 10-19, 40-49, 60-69 and 80 up. The later ranges exist so every kind has
+    ``memory_logs2.py`` (another kind of log) for 3-9, 20-29, 50-59 and 90-99, ``memory_logs3.py``
+    (Logseq journals) for 10-19, 40-49, 60-69, 80-89 and 100 up. The later ranges exist so every kind has
     unused seeds left to hold out."""
     if seed < 3 or 30 <= seed < 40 or 70 <= seed < 80:
         return memory_logs
-    if seed < 10 or 20 <= seed < 30 or 50 <= seed < 60:
+    if seed < 10 or 20 <= seed < 30 or 50 <= seed < 60 or 90 <= seed < 100:
         return memory_logs2
     return memory_logs3
 
