@@ -173,6 +173,29 @@ def test_a_model_that_cannot_be_loaded_changes_nothing(graph_copy, run_cli):
     assert json.loads(synced.stdout)["embed_model"] == DEFAULT_MODEL
 
 
+def test_a_model_folder_with_broken_weights_changes_nothing(graph_copy, run_cli, tmp_path):
+    """A folder that looks like the bundled model (its tokenizer and configs) but whose weights
+    file is damaged: ``ctx embed --model`` and ``--fast --model`` fail in one line and leave the
+    graph as it was. At 962de9d the model's loading was skipped for a model with a first stage,
+    so the switch dropped every vector first and then died reading the weights (MemoryError: the
+    damaged header said a header of exabytes)."""
+    vault, db = graph_copy
+    bundled = resolve_model(None).path
+    assert bundled is not None
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    for entry in bundled.iterdir():
+        if entry.name != "model.safetensors":
+            (broken / entry.name).symlink_to(entry)
+    (broken / "model.safetensors").write_bytes(b"\xff" * 4096)
+    before = _vectors_by_model(db)
+    for flags in (("--model", str(broken)), ("--fast", "--model", str(broken))):
+        result = run_cli("embed", *flags, "--quiet", db=db)
+        assert result.exit_code == 1, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "internal error" not in result.stderr
+        assert _vectors_by_model(db) == before
+
+
 def test_a_graph_embedded_with_a_model_this_machine_lacks_still_syncs(graph_copy, run_cli):
     """A graph copied from a machine whose model is not here: ``ctx sync`` imports the edit and
     says in one line why vectors were not updated (exit 0, ``embed_skipped`` in JSON), touching no

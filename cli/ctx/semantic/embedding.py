@@ -21,6 +21,8 @@ from ctx.semantic.node_text import MAX_CHARS, node_text
 from ctx.store import as_store
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ctx.store.protocols import GraphReader, GraphStore
 
 # Progress callback: (phase, done, total). The first stage: "distilling static model" (word
@@ -130,14 +132,17 @@ def embed_graph(
             )
         first_stage_only = False  # a static model is its own fast stage: embed with it
     run = _EmbedRun(batch_size, progress)
-    if previous != model.name and first is None and not first_stage_only and total:
-        # Every text is embedded again for another model, so its encoder is loaded first: one
-        # that cannot be (a mistyped name, a folder that is not there) changes nothing. Switched
-        # first, the graph lost every passage vector of its own model and was left named after a
-        # model it cannot embed with (its ``ctx sync`` failing until a ``ctx embed`` redid all).
-        # A model with a first stage (a transformer folder found on disk) is not loaded ahead:
-        # its static vectors come first, in seconds, and the model only after them.
-        run.load(model, encoder_factory)
+    if previous != model.name and total:
+        # Every text is embedded again for another model, so what embeds them is loaded first:
+        # one that cannot be (a mistyped name, a folder that is not there, a folder whose weights
+        # are broken) changes nothing. Switched first, the graph lost every passage vector of its
+        # own model and was left named after a model it cannot embed with (its ``ctx sync``
+        # failing until a ``ctx embed`` redid all). A model with a first stage is distilled here
+        # too: the distillation reads the weights, which the encoder's loading may leave for later.
+        if not first_stage_only:
+            run.load(model, encoder_factory)
+        if first is not None:
+            _distilled(model, progress)
     pruned = _prune_and_activate(store, model.name, previous, first)
     report = EmbedReport(
         model=model.name, dim=0, embedded=0, unchanged=0, pruned=pruned, seconds=0.0,
@@ -213,21 +218,27 @@ def embed_graph(
     return report
 
 
+def _distilled(model: ModelRef, progress: Progress | None) -> Path:
+    """The model's distilled static folder, distilled now (with progress) if this machine lacks it."""
+    from ctx.semantic import first_stage as stage
+
+    folder = stage.ready(model)
+    if folder is None:
+        if progress:
+            progress(DISTILLING, 0, 1)
+        folder = stage.ensure(model, (lambda done, total: progress(DISTILLING, done, total)) if progress else None)
+    return folder
+
+
 def _first_stage(store: GraphStore, model: ModelRef, first: str, progress: Progress | None) -> int:
     """Static vectors for every passage text without one; returns how many were written."""
-    from ctx.semantic import first_stage as stage
     from ctx.semantic import static
 
     reader = store.reader(include_private=True)
     todo = reader.pending_passages(first)
     if not todo:
         return 0
-    folder = stage.ready(model)
-    if folder is None:
-        if progress:
-            progress(DISTILLING, 0, 1)
-        folder = stage.ensure(model, (lambda done, total: progress(DISTILLING, done, total)) if progress else None)
-    encoder = static.load(str(folder))
+    encoder = static.load(str(_distilled(model, progress)))
     chunk = 2048
     if progress:
         progress(STATIC, 0, len(todo))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
@@ -42,8 +43,15 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     byte offsets into the data that follows), then the raw little-endian data.
     """
     with open(path, "rb") as handle:
-        (header_len,) = struct.unpack("<Q", handle.read(8))
+        head = handle.read(8)
+        (header_len,) = struct.unpack("<Q", head) if len(head) == 8 else (-1,)
+        # A damaged file's first bytes can say a header of exabytes: reading that many ends in
+        # MemoryError (an "internal error") instead of saying the weights are not readable.
+        if not 0 < header_len <= os.fstat(handle.fileno()).st_size - 8:
+            raise UnsupportedModel(f"{path}: not a safetensors file")
         header = json.loads(handle.read(header_len))
+    if not isinstance(header, dict):
+        raise UnsupportedModel(f"{path}: not a safetensors file")
     data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + header_len)
     tensors: dict[str, np.ndarray] = {}
     for name, info in header.items():
