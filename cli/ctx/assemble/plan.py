@@ -200,7 +200,9 @@ def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, di
         value, _, ord_, part, c = unit
         cost, header = priced
         offered = knapsack.Part(c.id, -value, cost, header)
-        if not knapsack.worth_its_room(offered, parts_ahead(p, won, units, i, room, headers), room):
+        # A seed shows something whatever the room (``place_won``): its first part is never left out.
+        first_of_seed = c.seed and c.id not in won
+        if not first_of_seed and not knapsack.worth_its_room(offered, parts_ahead(p, won, units, i, room, headers), room):
             continue
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
         won.setdefault(c.id, {})[ord_] = part if piece.core is not None else REST
