@@ -33,7 +33,11 @@ class Part:
 
 def most_worth(parts: Sequence[Part], room: int, paid: frozenset[str] = frozenset()) -> float:
     """The most worth a subset of ``parts`` shows within ``room``, each node's header paid once
-    (those in ``paid`` are paid already). Exact: every subset, pruned where nothing more fits."""
+    (those in ``paid`` are paid already). Exact: every subset that could still beat the best found
+    (what is left of the parts' worth bounds what a branch can add)."""
+    left = [0.0] * (len(parts) + 1)
+    for j in range(len(parts) - 1, -1, -1):
+        left[j] = left[j + 1] + parts[j].worth
     best = 0.0
 
     def walk(i: int, room: int, paid: frozenset[str], worth: float) -> None:
@@ -41,6 +45,8 @@ def most_worth(parts: Sequence[Part], room: int, paid: frozenset[str] = frozense
         if worth > best:
             best = worth
         for j in range(i, len(parts)):
+            if worth + left[j] <= best:
+                return  # the parts from j on cannot add enough
             part = parts[j]
             cost = part.cost + (0 if part.node in paid else part.header)
             if cost <= room:
