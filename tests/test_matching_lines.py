@@ -320,38 +320,33 @@ def test_a_note_of_one_passage_is_shown_whole_or_not_at_all(standups):
     assert GAP not in text
 
 
-def test_without_vectors_a_log_s_other_entries_come_after_every_core(chats):
-    # A log's passage is its core (the entries holding the question's words) and its rest (its
-    # other entries, none holding a word the core lacks). Where full text alone ranked, the rest
-    # is worth nothing beside any core, however weakly the passage matched, and so are the
-    # entries of a log the question matched nowhere: every log's matching text is offered before
-    # any of it, and the matched logs' rests before the unmatched logs' entries (memory38).
+def test_the_rest_of_a_weakly_matched_passage_keeps_more_of_its_worth(chats):
+    # The best match's core is where it answers: its rest is worth half the passage. A passage
+    # matched on an incidental word (an open question's) is no surer of its core, so its rest
+    # keeps nearly the passage's worth and a loose budget shows it whole as before cores.
     from ctx.assemble.candidate import Candidate
     from ctx.assemble.counter import TokenCounter
-    from ctx.assemble.packing_order import CORE, REST, shown_units
+    from ctx.assemble.focus import REST_DECAY
     from ctx.assemble.passage_rank import rank_passages
     from ctx.assemble.passage_view import attach_pieces
     from ctx.store import as_store
 
     graph = as_store(chats).reader(include_private=False)
-    ranking = rank_passages(graph, QUESTION, None)
+    ranking = rank_passages(graph, "what do we know about the kayak for the lake trip, and the fridge?", None)
     assert ranking.method == "bm25" and set(ranking.passages) == set(ranking.lexical)
-    ids = [f"Family chat {s:02d}" for s in range(1, SESSIONS + 1)]
+    ids = sorted(set(ranking.node_of.values()))
     candidates = [Candidate(id=i, title=i, type="note", tags=[], fields={}, source_path=None, parent_id=None,
                             position=None, created=None, updated=None, store_tokens=0, hops=0, cost=0.0,
-                            path=(), seed=False, score=1.0 / (1 + n), rank=n) for n, i in enumerate(ids)]
+                            path=(), seed=False) for i in ids]
     attach_pieces(graph, candidates, ranking, TokenCounter("cl100k_base"))
     cut = [p for c in candidates for p in c.pieces or [] if p.core is not None]
     assert cut
-    assert all(p.rest_worth == 0.0 for p in cut)
-    unmatched = [c for c in candidates if c.pieces and not c.pieces_matched()]
-    assert unmatched
-    order = [(part, c.pieces_matched()) for _, _, _, part, c in shown_units(candidates)]
-    first_rest = order.index((REST, True))
-    first_unmatched = next(i for i, (_, matched) in enumerate(order) if not matched)
-    assert all(part == CORE and matched for part, matched in order[:first_rest])
-    assert first_rest < first_unmatched
-    assert all(part == REST for part, matched in order[first_rest:first_unmatched])
+    for piece in cut:
+        assert piece.rest_worth == pytest.approx(1.0 - (1.0 - REST_DECAY) * piece.relevance)
+    best = max(cut, key=lambda p: p.relevance)
+    weakest = min(cut, key=lambda p: p.relevance)
+    assert best.relevance == 1.0 and best.rest_worth == REST_DECAY
+    assert weakest.relevance < 0.5 and weakest.rest_worth > 0.75
 
 
 def test_a_passage_shown_as_its_core_only_is_not_counted_as_seen(tmp_path):

@@ -56,10 +56,6 @@ class Piece:
     # None when there is no such step.
     wide: str | None = None
     wide_tokens: int = 0
-    # The share of its worth a passage of a node the topic matched nowhere (reached by the walk
-    # or the feedback ranking) is offered at (``packing_order.passage_units``): 0 for a log's
-    # entries where full text alone ranked, as a matched log's other entries (``passage_view``).
-    unmatched_worth: float = 1.0
 
     @property
     def tokens(self) -> int:

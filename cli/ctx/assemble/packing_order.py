@@ -78,8 +78,7 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
             scale = best if len(pieces) == 1 else 1.0
             units.extend((-share * p.relevance / scale, c.rank, p.ord, c) for p in pieces if p.relevance > 0)
         else:
-            units.extend((-share * p.unmatched_worth * UNMATCHED_DECAY**k, c.rank, p.ord, c)
-                         for k, p in enumerate(pieces))
+            units.extend((-share * UNMATCHED_DECAY**k, c.rank, p.ord, c) for k, p in enumerate(pieces))
     units.sort(key=lambda u: u[:3])
     return units
 
@@ -100,8 +99,5 @@ def shown_units(members: list[Candidate]) -> list[tuple[float, int, int, int, Ca
             if piece.wide is not None:
                 units.append((value * WIDE_WORTH, rank, ord_, WIDE, c))
             units.append((value * piece.rest_worth, rank, ord_, REST, c))
-    # Of parts worth the same (a log's rests and its unmatched entries, all worth 0 where full
-    # text alone ranked), a matched note's come first: the rest of an answering session before
-    # a session the question never matched.
-    units.sort(key=lambda u: (u[0], not u[4].pieces_matched(), u[1], u[2], u[3]))
+    units.sort(key=lambda u: u[:4])
     return units

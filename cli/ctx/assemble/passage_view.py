@@ -154,19 +154,6 @@ def attach_pieces(
                 # they say which paragraphs answer, as the words do, and the core holds them; the
                 # rest is the paragraphs they did not place among the nearest.
                 rest_worth = min(rest_worth, 1.0 - (1.0 - REST_DECAY) * relevance)
-            if log and "vectors" not in ranking.method:
-                # A log's rest is its other entries, none of which holds a word of the question
-                # its core lacks: without vectors it comes after every note's matching text, as a
-                # day page's other entries and a meeting's next agenda items do. Priced at a share
-                # of the core's worth, the first logs' rests (100-250 tokens each) outbid the next
-                # logs' answering cores, and the second part of a two-part question went unshown
-                # where chunk BM25 packs its ~150-token chunk (memory38; docs/scale.md).
-                rest_worth = 0.0
-            # So are the entries of a log the topic matched nowhere: they hold none of the
-            # question's words either, and priced by the note's standing they took the room of
-            # the next logs' answering cores (``unmatched_worth``); they come after the matched
-            # logs' rests (``packing_order.shown_units``).
-            unmatched_worth = 0.0 if log and "vectors" not in ranking.method else 1.0
             if cut is not None and cut.sections:
                 # The core is a section about the topic (a meeting's agenda item) whole; the rest
                 # is the passage's next sections, other items holding no word of the question the
@@ -181,7 +168,7 @@ def attach_pieces(
             wide = cut.wide if cut is not None and core is not None else None
             wide_tokens = counter.count(wide) if wide is not None else 0
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing,
-                                  wide, wide_tokens, unmatched_worth))
+                                  wide, wide_tokens))
 
 
 def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool:

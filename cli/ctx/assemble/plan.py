@@ -17,7 +17,7 @@ the plan is summary-first: one line per related node, the seeds' text cut to wha
 
 from __future__ import annotations
 
-from ctx.assemble import focus, knapsack, outline_view
+from ctx.assemble import focus, outline_view
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.dedup import normalise
 from ctx.assemble.packer import Packer
@@ -188,76 +188,42 @@ def focused_fill(p: Packer, members: list[Candidate], room: int) -> tuple[int, l
 def win_passages(p: Packer, members: list[Candidate], room: int) -> dict[str, dict[int, int]]:
     """id -> the passages it wins (ord -> what it shows of it: ``CORE``, ``WIDE`` or ``REST``, the
     whole passage), best first while their estimated cost fits. A passage with a core is won as
-    its core first, its wider core and rest only after (``shown_units``). A part that fits is
-    left out where the next few parts would show more worth in its room (``knapsack``)."""
+    its core first, its wider core and rest only after (``shown_units``)."""
     won: dict[str, dict[int, int]] = {}
-    units = shown_units([c for c in members if c.id in p.has_body])
-    headers: dict[str, int] = {}
-    for i, unit in enumerate(units):
-        priced = part_cost(p, won, unit, room, headers)
-        if priced is None:
-            continue
-        value, _, ord_, part, c = unit
-        cost, header = priced
-        offered = knapsack.Part(c.id, -value, cost, header)
-        # A seed shows something whatever the room (``place_won``): its first part is never left out.
-        first_of_seed = c.seed and c.id not in won
-        if not first_of_seed and not knapsack.worth_its_room(offered, parts_ahead(p, won, units, i, room, headers), room):
-            continue
+    for _, _, ord_, part, c in shown_units([c for c in members if c.id in p.has_body]):
         piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
+        mine = won.get(c.id, {})
+        # Each test is ``cost <= room``, a passage's count asked only as far as that needs
+        # (``focus.Piece.within``): most passages tried here do not fit.
+        if part != CORE:
+            if mine.get(ord_, REST) >= part:
+                continue  # not won yet, or already shown this far
+            shown = piece.wide_tokens if mine[ord_] == WIDE else piece.core_tokens
+            if part == WIDE:
+                cost = piece.wide_tokens - shown
+                if cost > room:
+                    continue
+            else:
+                whole = piece.within(room + shown)
+                if whole is None:
+                    continue
+                cost = whole - shown
+        else:
+            extra = focus.LINE_OVERHEAD
+            if c.id not in won:
+                extra += p.cost(Item(c, SHORTENED, ""))
+            if piece.core is not None:
+                cost = piece.core_tokens + extra
+                if cost > room:
+                    continue
+            else:
+                whole = piece.within(room - extra)
+                if whole is None:
+                    continue
+                cost = whole + extra
         won.setdefault(c.id, {})[ord_] = part if piece.core is not None else REST
-        room -= cost + header
+        room -= cost
     return won
-
-
-def part_cost(
-    p: Packer, won: dict[str, dict[int, int]], unit: tuple[float, int, int, int, Candidate], room: int,
-    headers: dict[str, int],
-) -> tuple[int, int] | None:
-    """What showing ``unit`` costs now, as (its text, its node's header: 0 once the node shows a
-    passage), or None when it cannot be shown now (a rest whose core is not won, a part shown
-    already) or does not fit ``room``."""
-    _, _, ord_, part, c = unit
-    piece = next(piece for piece in c.pieces or [] if piece.ord == ord_)
-    mine = won.get(c.id, {})
-    # Each test is ``cost <= room``, a passage's count asked only as far as that needs
-    # (``focus.Piece.within``): most passages tried here do not fit.
-    if part != CORE:
-        if mine.get(ord_, REST) >= part:
-            return None  # not won yet, or already shown this far
-        shown = piece.wide_tokens if mine[ord_] == WIDE else piece.core_tokens
-        if part == WIDE:
-            cost = piece.wide_tokens - shown
-            return (cost, 0) if cost <= room else None
-        whole = piece.within(room + shown)
-        return None if whole is None else (whole - shown, 0)
-    header = 0
-    if c.id not in won:
-        header = headers.get(c.id, -1)
-        if header < 0:
-            header = headers[c.id] = p.cost(Item(c, SHORTENED, ""))
-    extra = focus.LINE_OVERHEAD + header
-    if piece.core is not None:
-        cost = piece.core_tokens + extra
-        return (cost - header, header) if cost <= room else None
-    whole = piece.within(room - extra)
-    return None if whole is None else (whole + focus.LINE_OVERHEAD, header)
-
-
-def parts_ahead(
-    p: Packer, won: dict[str, dict[int, int]], units: list[tuple[float, int, int, int, Candidate]], i: int,
-    room: int, headers: dict[str, int],
-) -> list[knapsack.Part]:
-    """The next ``knapsack.LOOKAHEAD`` parts after the ``i``-th that are worth something, as they
-    could be shown now (each alone within ``room``)."""
-    ahead: list[knapsack.Part] = []
-    for unit in units[i + 1:i + 1 + knapsack.LOOKAHEAD]:
-        if unit[0] >= 0:
-            break  # worth nothing, as is everything after it
-        priced = part_cost(p, won, unit, room, headers)
-        if priced is not None:
-            ahead.append(knapsack.Part(unit[4].id, -unit[0], *priced))
-    return ahead
 
 
 def place_won(
