@@ -135,27 +135,77 @@ def read_only_graph(tmp_path_factory: pytest.TempPathFactory, source: Path, **im
     return _read_only_graphs[key]
 
 
-def memory_set_graphs(root: Path, generate, *embedded: bool) -> tuple[dict[str, dict], list]:
-    """A memory set (``bench/memory_logs*.py``) written by ``generate(root / "set")``: its questions
-    by id, and one graph of its notes for each of ``embedded``, those marked True embedded as
-    ``ctx embed`` embeds (node, passage and a dated log's paragraph vectors, the bundled model)."""
+def memory_set(tmp_path_factory: pytest.TempPathFactory, maker: str, seed: int,
+               *embedded: bool) -> tuple[dict[str, dict], list]:
+    """Memory set ``seed`` of ``bench/<maker>.py`` (``memory_logs``, ``memory_logs2``,
+    ``memory_logs3``): its questions by id, and one graph of its notes for each of ``embedded``,
+    those marked True embedded as ``ctx embed`` embeds (node, passage and a dated log's paragraph
+    vectors, the bundled model); skips without the embed extra, or for ``memory_logs`` without the
+    shared MuSiQue paragraphs its sets are made with.
+
+    Embedding a set is ~40 s of CPU, the suite's largest setups: a set is generated, imported and
+    embedded once per test run (``_memory_set_files``), and each caller gets its own copy of the
+    graphs, as a module-scoped fixture of its own would have built them."""
+    if any(embedded):
+        pytest.importorskip("sentence_transformers", reason="needs the embed extra")
+    module = bench_module(maker)
+    extra: tuple[Path, ...] = ()
+    if maker == "memory_logs":
+        if not (module.MUSIQUE / "questions.jsonl").exists():
+            pytest.skip(f"needs the shared MuSiQue paragraphs (memory_logs' set {seed} is made with them)")
+        extra = (module.MUSIQUE,)
+    shared = _memory_set_files(tmp_path_factory, module, f"{maker}-{seed}", seed, extra, set(embedded))
+    lines = (shared / "set" / "questions.jsonl").read_text().splitlines()
+    questions = {q["id"]: q for q in map(json.loads, lines)}
+    from ctx.store import connect
+
+    own = tmp_path_factory.mktemp(f"{maker}-{seed}")
+    graphs = [connect(copy_graph(shared / f"graph-{int(e)}.db", own / f"graph{i}.db"))
+              for i, e in enumerate(embedded)]
+    return questions, graphs
+
+
+def _memory_set_files(tmp_path_factory: pytest.TempPathFactory, module, name: str, seed: int,
+                      extra: tuple[Path, ...], kinds: set[bool]) -> Path:
+    """The folder of one run's copy of a memory set: ``set/`` as generated, ``graph-0.db`` its
+    import, ``graph-1.db`` the same embedded, each made when first asked for. Under pytest-xdist
+    the folder is in the run's temp root, which every worker shares (the workers' own temp dirs
+    are inside it), and a lock on the folder makes one worker build what another waits for: the
+    modules reading a set need not run on one worker."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    root = base / "memory-sets" / name
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (root / "set" / "questions.jsonl").exists():
+            module.generate(seed, root / "set", *extra)
+        for embed in sorted(kinds):
+            db = root / f"graph-{int(embed)}.db"
+            if not db.exists():
+                _memory_set_graph(root / "set" / "notes", root / f"building-{int(embed)}.db", embed).rename(db)
+    return root
+
+
+def _memory_set_graph(notes: Path, db: Path, embed: bool) -> Path:
     from ctx.assemble.paragraph_vectors import pending
     from ctx.importers.engine import import_path
     from ctx.semantic.embedding import embed_graph
     from ctx.semantic.models import resolve_model
     from ctx.store import connect
 
-    generate(root / "set")
-    lines = (root / "set" / "questions.jsonl").read_text().splitlines()
-    questions = {q["id"]: q for q in map(json.loads, lines)}
-    graphs = []
-    for i, embed in enumerate(embedded):
-        conn = connect(root / f"graph{i}.db", create=True)
-        import_path(conn, root / "set" / "notes")
+    db.unlink(missing_ok=True)  # a build another worker left half done (it failed)
+    conn = connect(db, create=True)
+    try:
+        import_path(conn, notes)
         if embed:
             embed_graph(conn, resolve_model(None), paragraphs=pending)
-        graphs.append(conn)
-    return questions, graphs
+    finally:
+        conn.close()
+    return db
 
 
 def bench_module(name: str):

@@ -15,16 +15,13 @@ full text alone ranked (``passage_view._cores``).
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from conftest import bench_module
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.assemble import matching_lines as ml
 from ctx.tokens import count_tokens
 
-memory_logs3 = bench_module("memory_logs3")
 factcheck = bench_module("factcheck")
 
 SEED = 41
@@ -32,14 +29,7 @@ SEED = 41
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
-    from ctx.importers.engine import import_path
-    from ctx.store import connect
-
-    root = tmp_path_factory.mktemp("journal")
-    memory_logs3.generate(SEED, root / "set")
-    questions = {q["id"]: q for q in map(json.loads, (root / "set" / "questions.jsonl").read_text().splitlines())}
-    conn = connect(root / "plain.db", create=True)
-    import_path(conn, root / "set" / "notes")
+    questions, (conn,) = memory_set(tmp_path_factory, "memory_logs3", SEED, False)
     return questions, conn
 
 

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.assemble import matching_lines as ml
 from ctx.tokens import count_tokens
 
-memory_logs3 = bench_module("memory_logs3")
 factcheck = bench_module("factcheck")
 
 SEED = 40
@@ -32,9 +31,7 @@ WIDE_QUESTION_ID = "s40-047"
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    questions, (conn, plain) = memory_set_graphs(
-        tmp_path_factory.mktemp("journal"), lambda out: memory_logs3.generate(SEED, out), True, False)
+    questions, (conn, plain) = memory_set(tmp_path_factory, "memory_logs3", SEED, True, False)
     return questions, conn, plain
 
 

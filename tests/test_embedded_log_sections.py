@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
-memory_logs = bench_module("memory_logs")
 factcheck = bench_module("factcheck")
 
 SEED = 31
@@ -31,11 +30,7 @@ QUESTION_ID = "s31-074"
 
 @pytest.fixture(scope="module")
 def meetings(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    if not (memory_logs.MUSIQUE / "questions.jsonl").exists():
-        pytest.skip("needs the shared MuSiQue paragraphs (set 31 is generated with them)")
-    questions, (conn,) = memory_set_graphs(
-        tmp_path_factory.mktemp("meetings"), lambda out: memory_logs.generate(SEED, out, memory_logs.MUSIQUE), True)
+    questions, (conn,) = memory_set(tmp_path_factory, "memory_logs", SEED, True)
     return questions[QUESTION_ID], conn
 
 

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
-memory_logs2 = bench_module("memory_logs2")
 factcheck = bench_module("factcheck")
 
 SEED = 21
@@ -40,9 +39,7 @@ BANK_ID = "s21-080"
 
 @pytest.fixture(scope="module")
 def digest(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    questions, (plain, embedded) = memory_set_graphs(
-        tmp_path_factory.mktemp("digest"), lambda out: memory_logs2.generate(SEED, out), False, True)
+    questions, (plain, embedded) = memory_set(tmp_path_factory, "memory_logs2", SEED, False, True)
     return questions, {"plain": plain, "embedded": embedded}
 
 

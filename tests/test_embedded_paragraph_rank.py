@@ -19,11 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
-memory_logs2 = bench_module("memory_logs2")
 factcheck = bench_module("factcheck")
 
 SEED = 3
@@ -34,9 +33,7 @@ NEAR = 5
 
 @pytest.fixture(scope="module")
 def digest(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    questions, (conn,) = memory_set_graphs(
-        tmp_path_factory.mktemp("digest"), lambda out: memory_logs2.generate(SEED, out), True)
+    questions, (conn,) = memory_set(tmp_path_factory, "memory_logs2", SEED, True)
     return questions[QUESTION_ID], conn
 
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
-memory_logs2 = bench_module("memory_logs2")
 factcheck = bench_module("factcheck")
 
 CASES = {
@@ -42,10 +41,8 @@ CASES = {
 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def lab_notebook(request, tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
     seed, question_id, budget = CASES[request.param]
-    questions, (conn,) = memory_set_graphs(
-        tmp_path_factory.mktemp("lab"), lambda out: memory_logs2.generate(seed, out), True)
+    questions, (conn,) = memory_set(tmp_path_factory, "memory_logs2", seed, True)
     return questions[question_id], conn, budget
 
 

@@ -16,7 +16,7 @@ import sqlite3
 
 import pytest
 
-from conftest import bench_module, memory_set_graphs
+from conftest import bench_module, memory_set
 from ctx.assemble import BuildRequest, build_context
 from ctx.tokens import count_tokens
 
@@ -335,7 +335,6 @@ def test_a_graph_from_before_paragraph_vectors_is_migrated(vault):
 
 # -- a question answered by one paragraph of a long log passage ------------------------------------
 
-memory_logs2 = bench_module("memory_logs2")
 factcheck = bench_module("factcheck")
 
 SEED = 50
@@ -344,9 +343,7 @@ QUESTION_ID = "s50-003"
 
 @pytest.fixture(scope="module")
 def lab_notes(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="needs the embed extra")
-    questions, (conn,) = memory_set_graphs(
-        tmp_path_factory.mktemp("lab"), lambda out: memory_logs2.generate(SEED, out), True)
+    questions, (conn,) = memory_set(tmp_path_factory, "memory_logs2", SEED, True)
     return questions[QUESTION_ID], conn
 
 
