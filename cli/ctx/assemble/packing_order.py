@@ -71,9 +71,18 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
         pieces = c.pieces or []
         share = max(c.score, 0.0) / top
         power = pieces[0].standing if pieces else 1.0
-        if power < 1.0 and logs > 0:
-            share = logs / top * (max(c.score, 0.0) / logs) ** power
         best = max((p.relevance for p in pieces), default=0.0)
+        if power < 1.0 and logs > 0:
+            # A log stands no lower than its own best passage says, as a share of the best log's
+            # standing: its score is its rank in a fused node ranking (RRF), which put a session
+            # whose entry was the graph's 18th-78th passage (relevance 0.35-0.76) at 0.05-0.30
+            # of the best, and its answering core below every first session's weak entries.
+            # Only with the notes of the graph's best passages read (``prepare.OWNER_ESTIMATE``):
+            # alone, the floor lifted the read logs' other entries and lost more than it gained
+            # (memory sets 4, 30, 32, 51: -3.0 question-cells at 1,000 tokens; docs/scale.md,
+            # memory43).
+            score = max(c.score, best * logs)
+            share = logs / top * (score / logs) ** power
         if best > 0:
             scale = best if len(pieces) == 1 else 1.0
             units.extend((-share * p.relevance / scale, c.rank, p.ord, c) for p in pieces if p.relevance > 0)

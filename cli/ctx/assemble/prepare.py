@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 # matched passages are reckoned with at most.
 PASSAGE_ESTIMATE = 250
 PASSAGES_RECKONED = 4
+# What one of the graph's best passages is reckoned to cost when choosing whose notes to read for
+# it (``passage_owners``): what it can enter a context as, not what it holds. A log's passage
+# enters as its core, the paragraphs holding the question's words (40-70 tokens, its note's title
+# line besides): reckoned at a whole passage (250), a 2,000-token context read the notes of the
+# graph's ~17 best passages, and a two-part question's second answer, 18th-29th, relevance
+# 0.45-0.76, was in a note never read (memory sets 4, 6, 7, 20, 22; docs/scale.md, memory38/43).
+OWNER_ESTIMATE = 100
 
 
 def worth_reading(
@@ -102,14 +109,14 @@ def read_as_without_vectors(
 
 def passage_owners(ranking: PassageRanking, room: int) -> list[str]:
     """The notes holding the graph's best passages, best first, until those passages (reckoned
-    at ``PASSAGE_ESTIMATE`` each) would fill twice the room: what passage-by-passage packing can
+    at ``OWNER_ESTIMATE`` each) would fill twice the room: what passage-by-passage packing can
     choose from."""
     owners: dict[str, None] = {}
     running = 0
     for pid in sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p)):
         if running >= 2 * room + 200:
             break
-        running += PASSAGE_ESTIMATE
+        running += OWNER_ESTIMATE
         owners.setdefault(ranking.node_of[pid], None)
     return list(owners)
 
