@@ -14,7 +14,7 @@ from ctx.assemble.focus import Piece
 from ctx.assemble.packing_order import passage_units
 from ctx.assemble.passage_rank import PassageRanking
 from ctx.assemble.passage_view import STANDING
-from ctx.assemble.prepare import PASSAGE_ESTIMATE, PASSAGES_RECKONED, passage_owners, worth_reading
+from ctx.assemble.prepare import OWNER_ESTIMATE, PASSAGE_ESTIMATE, PASSAGES_RECKONED, passage_owners, worth_reading
 
 
 def _cand(node_id: str, tokens: int, seed: bool = False) -> Candidate:
@@ -123,8 +123,9 @@ def test_passage_owners_stop_once_the_best_passages_would_fill_twice_the_room():
         node_of={i: f"note-{i}" for i in range(1, 40)},
     )
     owners = passage_owners(ranking, 1000)
-    # Passages are reckoned at PASSAGE_ESTIMATE each until twice the room and 200 more.
-    assert len(owners) == -(-(2 * 1000 + 200) // PASSAGE_ESTIMATE)
+    # Passages are reckoned at OWNER_ESTIMATE each (what a log's core costs, not a whole
+    # passage) until twice the room and 200 more: 22 notes at 1,000 tokens.
+    assert len(owners) == -(-(2 * 1000 + 200) // OWNER_ESTIMATE) == 22
     assert owners == [f"note-{i}" for i in range(1, len(owners) + 1)]
 
 
@@ -135,18 +136,32 @@ def _log(node_id: str, score: float, rank: int, relevances: list[float]) -> Cand
 
 
 def test_a_log_s_standing_is_damped_toward_the_best_log_s_and_a_page_keeps_its_own():
-    # All logs: the lower log's standing counts to the power STANDING (its answering entry 0.9 at
+    # All logs: the lower log's standing counts to the power STANDING (its answering entry 0.35 at
     # 0.4 ** STANDING, ahead of the first log's weak entry), as memory14 priced every note.
-    first, lower = _log("log-1", 1.0, 1, [0.6, 0.5]), _log("log-2", 0.4, 2, [0.9, 0.0])
+    first, lower = _log("log-1", 1.0, 1, [0.6, 0.2]), _log("log-2", 0.4, 2, [0.35, 0.0])
     value = {(c.id, o): -v for v, _, o, c in passage_units([first, lower])}
-    assert value[("log-2", 0)] == pytest.approx(0.4**STANDING * 0.9)
-    assert value[("log-2", 0)] > value[("log-1", 1)] == 0.5
+    assert value[("log-2", 0)] == pytest.approx(0.4**STANDING * 0.35)
+    assert value[("log-2", 0)] > value[("log-1", 1)] == 0.2
     # A page above them keeps its share to the power 1, and no log is lifted over it: the best
     # log keeps its own share (0.5), the one below is damped toward it, not toward the page's.
     page = _with_pieces("page", 2.0, 1, [1.0, 0.3])
-    best, below = _log("log-1", 1.0, 2, [0.6, 0.5]), _log("log-2", 0.4, 3, [0.9, 0.0])
+    best, below = _log("log-1", 1.0, 2, [0.6, 0.5]), _log("log-2", 0.4, 3, [0.35, 0.0])
     value = {(c.id, o): -v for v, _, o, c in passage_units([page, best, below])}
     assert value[("page", 1)] == 0.3
     assert value[("log-1", 0)] == pytest.approx(0.5 * 0.6)
-    assert value[("log-2", 0)] == pytest.approx(0.5 * (0.4 / 1.0) ** STANDING * 0.9)
-    assert value[("log-2", 0)] < 0.5 * 0.9
+    assert value[("log-2", 0)] == pytest.approx(0.5 * (0.4 / 1.0) ** STANDING * 0.35)
+    assert value[("log-2", 0)] < 0.5 * 0.35
+
+
+def test_a_log_stands_no_lower_than_its_best_passage_says():
+    # The lower log's node score (a rank in a fused node ranking) is 0.1 of the best log's, but
+    # its best passage is 0.8 of the graph's best: it stands at 0.8 ** STANDING of the best log,
+    # and its answering entry (0.8 ** 1.5 ~ 0.72) comes before the first log's weak entry (0.5);
+    # its other entry is priced at the same standing, by its own relevance.
+    first, lower = _log("log-1", 1.0, 1, [1.0, 0.5]), _log("log-2", 0.1, 2, [0.8, 0.2])
+    value = {(c.id, o): -v for v, _, o, c in passage_units([first, lower])}
+    assert value[("log-2", 0)] == pytest.approx(0.8**STANDING * 0.8)
+    assert value[("log-2", 1)] == pytest.approx(0.8**STANDING * 0.2)
+    assert value[("log-2", 0)] > value[("log-1", 1)] == 0.5
+    # Never above the best log: its own best passage is the graph's best at most.
+    assert value[("log-1", 0)] == 1.0
