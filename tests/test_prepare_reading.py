@@ -159,9 +159,13 @@ def test_a_log_stands_no_lower_than_its_best_passage_says():
     # and its answering entry (0.8 ** 1.5 ~ 0.72) comes before the first log's weak entry (0.5);
     # its other entry is priced at the same standing, by its own relevance.
     first, lower = _log("log-1", 1.0, 1, [1.0, 0.5]), _log("log-2", 0.1, 2, [0.8, 0.2])
-    value = {(c.id, o): -v for v, _, o, c in passage_units([first, lower])}
+    floored = [replace(c, pieces=[replace(p, floored=True) for p in c.pieces or []]) for c in (first, lower)]
+    value = {(c.id, o): -v for v, _, o, c in passage_units(floored)}
     assert value[("log-2", 0)] == pytest.approx(0.8**STANDING * 0.8)
     assert value[("log-2", 1)] == pytest.approx(0.8**STANDING * 0.2)
     assert value[("log-2", 0)] > value[("log-1", 1)] == 0.5
     # Never above the best log: its own best passage is the graph's best at most.
     assert value[("log-1", 0)] == 1.0
+    # Not floored (a build with vectors, a day page): its node score alone.
+    value = {(c.id, o): -v for v, _, o, c in passage_units([first, lower])}
+    assert value[("log-2", 0)] == pytest.approx(0.1**STANDING * 0.8)

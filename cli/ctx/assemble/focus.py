@@ -56,6 +56,9 @@ class Piece:
     # None when there is no such step.
     wide: str | None = None
     wide_tokens: int = 0
+    # Whether its note (a file log, where full text alone ranked) stands no lower than its best
+    # passage says (``packing_order.passage_units``, ``passage_view``).
+    floored: bool = False
 
     @property
     def tokens(self) -> int:

@@ -81,7 +81,7 @@ def passage_units(members: list[Candidate]) -> list[tuple[float, int, int, Candi
             # alone, the floor lifted the read logs' other entries and lost more than it gained
             # (memory sets 4, 30, 32, 51: -3.0 question-cells at 1,000 tokens; docs/scale.md,
             # memory43).
-            score = max(c.score, best * logs)
+            score = max(c.score, best * logs) if pieces[0].floored else max(c.score, 0.0)
             share = logs / top * (score / logs) ** power
         if best > 0:
             scale = best if len(pieces) == 1 else 1.0

@@ -167,8 +167,13 @@ def attach_pieces(
                 rest_worth = 0.0
             wide = cut.wide if cut is not None and core is not None else None
             wide_tokens = counter.count(wide) if wide is not None else 0
+            # Where full text alone ranked, a file log stands no lower than its best passage says
+            # (``packing_order.passage_units``): with vectors the embedded gates fell (bench_facts
+            # with embeddings 0.881 -> 0.851; memory set 4 at 1,000 tokens 0.811 -> 0.802), and a
+            # day page's standing comes from its blocks (memory set 41, s41-052; memory43).
+            floored = log and "vectors" not in ranking.method and c.type != "journal"
             c.pieces.append(Piece(p.ord, p.heading, text, tokens, relevance, core, core_tokens, rest_worth, standing,
-                                  wide, wide_tokens))
+                                  wide, wide_tokens, floored))
 
 
 def _is_log(c: Candidate, rows: list["StoredPassage"], texts: list[str]) -> bool:

@@ -361,7 +361,7 @@ def collect(graph: GraphReader, build: Build) -> None:
         if lens.passages and build.ranking is not None:
             from ctx.assemble.prepare import passage_owners
 
-            _add_extras(build, walked, [i for i in passage_owners(build.ranking, request.max_tokens)
+            _add_extras(build, walked, [i for i in passage_owners(build.ranking, request.max_tokens, 250)
                                         if i not in walked.reached])
     added = build.extras | build.recent | set(sibling_offsets)
     build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))

@@ -104,19 +104,22 @@ def read_as_without_vectors(
     floors = {pid: floor if pid in ranking.lexical else ranking.passages.get(pid, 0.0)
               for pid, floor in ranking.floors.items()}
     by_words = PassageRanking(floors, ranking.node_of)
-    return matched, list(dict.fromkeys([*owners, *passage_owners(by_words, room)]))
+    return matched, list(dict.fromkeys([*owners, *passage_owners(by_words, room, PASSAGE_ESTIMATE)]))
 
 
-def passage_owners(ranking: PassageRanking, room: int) -> list[str]:
+def passage_owners(ranking: PassageRanking, room: int, estimate: int | None = None) -> list[str]:
     """The notes holding the graph's best passages, best first, until those passages (reckoned
-    at ``OWNER_ESTIMATE`` each) would fill twice the room: what passage-by-passage packing can
-    choose from."""
+    at ``estimate`` each) would fill twice the room: what passage-by-passage packing can
+    choose from. By default ``OWNER_ESTIMATE`` where full text alone ranked, ``PASSAGE_ESTIMATE``
+    with vectors (read deeper there, bench_facts with embeddings fell; memory43)."""
+    if estimate is None:
+        estimate = PASSAGE_ESTIMATE if "vectors" in ranking.method else OWNER_ESTIMATE
     owners: dict[str, None] = {}
     running = 0
     for pid in sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p)):
         if running >= 2 * room + 200:
             break
-        running += OWNER_ESTIMATE
+        running += estimate
         owners.setdefault(ranking.node_of[pid], None)
     return list(owners)
 
@@ -148,6 +151,13 @@ def prepare_text(
     by_passage = ranking is not None and lens.passages
     matched = matched_passages(ranking) if ranking is not None and by_passage else None
     owners = passage_owners(ranking, room) if ranking is not None and by_passage else None
+    if owners and ranking is not None:
+        # A day page's passage is offered whole after its core and wider core (its entries are
+        # blocks of their own): read past whole passages' reckoning, the days read took the
+        # room of the answering day's wider core (memory set 41, s41-052 at 2,000 tokens).
+        near = set(passage_owners(ranking, room, PASSAGE_ESTIMATE))
+        days = {c.id for c in ranked if c.type == "journal"}
+        owners = [n for n in owners if n in near or n not in days]
     if ranking is not None and by_passage and ranking.floors:
         matched, owners = read_as_without_vectors(ranking, room, owners or [])
     wanted = worth_reading(ranked, room, matched, owners)
