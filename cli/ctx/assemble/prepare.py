@@ -114,14 +114,29 @@ def passage_owners(ranking: PassageRanking, room: int, estimate: int | None = No
     with vectors (read deeper there, bench_facts with embeddings fell; memory43)."""
     if estimate is None:
         estimate = PASSAGE_ESTIMATE if "vectors" in ranking.method else OWNER_ESTIMATE
+    owners = _best_owners(ranking.passages, ranking.node_of, room, estimate)
+    if ranking.floors:
+        # With vectors a log's passage is packed at its floor (``passage_rank.at_least_alone``,
+        # ``passage_view``), which can be far above its fused share: an answer asked in other
+        # words, its paragraph among the nearest by meaning, floored at 0.5-0.85 of the best but
+        # 20th-90th by share, and its note was read by nothing (45 / 30 of the 76 / 60 open
+        # evidence paragraphs the embedded build missed at 1,000 / 2,000 tokens on memory sets
+        # 1, 3 and 30 were in no member note; docs/scale.md, memory46). The notes of the best
+        # passages by floor join after those by share, which stay as they were.
+        floored = {pid: max(share, ranking.floors.get(pid, 0.0)) for pid, share in ranking.passages.items()}
+        owners.update(dict.fromkeys(_best_owners(floored, ranking.node_of, room, estimate)))
+    return list(owners)
+
+
+def _best_owners(worth: dict[int, float], node_of: dict[int, str], room: int, estimate: int) -> dict[str, None]:
     owners: dict[str, None] = {}
     running = 0
-    for pid in sorted(ranking.passages, key=lambda p: (-ranking.passages[p], p)):
+    for pid in sorted(worth, key=lambda p: (-worth[p], p)):
         if running >= 2 * room + 200:
             break
         running += estimate
-        owners.setdefault(ranking.node_of[pid], None)
-    return list(owners)
+        owners.setdefault(node_of[pid], None)
+    return owners
 
 
 def matched_passages(ranking: PassageRanking) -> dict[str, int]:
