@@ -32,8 +32,14 @@ NEAR = 5
 
 
 @pytest.fixture(scope="module")
-def digest(tmp_path_factory):
+def set3(tmp_path_factory):
     questions, (conn,) = memory_set(tmp_path_factory, "memory_logs2", SEED, True)
+    return questions, conn
+
+
+@pytest.fixture(scope="module")
+def digest(set3):
+    questions, conn = set3
     return questions[QUESTION_ID], conn
 
 
@@ -64,4 +70,37 @@ def test_a_passage_is_worth_its_nearest_paragraph_s_rank(digest):
     assert _paragraph_rank(conn, question["question"], evidence) <= NEAR
     text = build_context(conn, BuildRequest((question["question"],), max_tokens=4000)).text
     assert count_tokens(text) <= 4000
+    assert factcheck.normalise(evidence) in factcheck.normalise(text)
+
+
+# Asked in other words ("watching which flowers the hives visit" for "the bee foraging study"),
+# answered by one paragraph of a lab-notebook session.
+FLOORED_ID = "s3-058"
+
+
+def test_a_note_whose_passage_is_floored_high_is_read(set3):
+    """The answering passage's paragraph is among the nearest by meaning, so its floor
+    (``at_least_alone``) is well above most passages', but by fused share it is ~35th: the notes
+    read for packing were those of the best passages by share alone (``prepare.passage_owners``),
+    its note was not among them, and at 2,000 tokens the answer was in no context (d736bcb),
+    though a log's passage is packed at its floor. The notes of the best passages by floor are
+    read too."""
+    from ctx.assemble.passage_rank import rank_passages
+    from ctx.assemble.similarity import text_vector
+    from ctx.store import as_store
+
+    questions, conn = set3
+    question = questions[FLOORED_ID]
+    assert question["kind"] == "open"
+    (evidence,) = question["evidence"]
+    reader = as_store(conn).reader()
+    ranking = rank_passages(reader, question["question"], text_vector(reader, question["question"]))
+    rows = reader.passages_of(sorted(set(ranking.node_of.values())))
+    (pid,) = [p.id for found in rows.values() for p in found
+              if p.id in ranking.passages and factcheck.normalise(evidence) in factcheck.normalise(p.text)]
+    by_share = sorted(ranking.passages, key=lambda p: -ranking.passages[p])
+    assert ranking.floors[pid] > 2 * ranking.passages[pid]
+    assert by_share.index(pid) >= 20  # past what 2,000 tokens read by share (2 x 2,000 + 200 at 250 a passage)
+    text = build_context(conn, BuildRequest((question["question"],), max_tokens=2000)).text
+    assert count_tokens(text) <= 2000
     assert factcheck.normalise(evidence) in factcheck.normalise(text)

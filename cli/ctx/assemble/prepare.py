@@ -122,8 +122,11 @@ def passage_owners(ranking: PassageRanking, room: int, estimate: int | None = No
         # 20th-90th by share, and its note was read by nothing (45 / 30 of the 76 / 60 open
         # evidence paragraphs the embedded build missed at 1,000 / 2,000 tokens on memory sets
         # 1, 3 and 30 were in no member note; docs/scale.md, memory46). The notes of the best
-        # passages by floor join after those by share, which stay as they were.
-        floored = {pid: max(share, ranking.floors.get(pid, 0.0)) for pid, share in ranking.passages.items()}
+        # passages by floor join after those by share, which stay as they were; only passages
+        # their own paragraphs' or blocks' vectors found (``found_blocks``) are read by floor,
+        # so a graph without paragraph vectors or day pages (MuSiQue's) reads as before.
+        floored = {pid: max(share, ranking.floors.get(pid, 0.0)) if pid in ranking.found_blocks else share
+                   for pid, share in ranking.passages.items()}
         owners.update(dict.fromkeys(_best_owners(floored, ranking.node_of, room, estimate)))
     return list(owners)
 
