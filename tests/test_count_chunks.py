@@ -13,16 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from conftest import CORPORA, FIXTURES
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.document import FULL, SUMMARY, Document, Item, SectionOut
 from ctx.assemble.packer import Packer
 from ctx.assemble.render import Rendering, render
 from ctx.lenses import parse_lens
-
-CORPORA = FIXTURES.parent.parent / "shared" / "corpora"
-
 
 def _reference():
     import tiktoken
@@ -63,7 +60,9 @@ def test_every_note_cut_at_every_line_start_counts_as_itself(plain, monkeypatch)
             chunks = _line_starts(text)
             cut += len(chunks) - 1
             assert counter.count_chunks(chunks) == len(reference.encode_ordinary(text))
-        assert cut > 1000  # the notes have lines enough for the claim to be tested
+        # The notes have lines enough for the claim to be tested: the fixtures alone hold ~570 line
+        # starts (a user's clone, without ../shared), the corpora thousands more.
+        assert cut > (1000 if CORPORA.is_dir() else 400)
     finally:
         tokens.get_encoding.cache_clear()
         tokens.tiktoken_encoding.cache_clear()
