@@ -359,9 +359,9 @@ def collect(graph: GraphReader, build: Build) -> None:
         # Extras by fused search rank: BM25 evidence counts as well as the vectors'.
         _add_extras(build, walked, [i for i in search_relevance if i not in walked.reached][: lens.semantic.top_k])
         if lens.passages and build.ranking is not None:
-            from ctx.assemble.prepare import passage_owners
+            from ctx.assemble.prepare import PASSAGE_ESTIMATE, passage_owners
 
-            _add_extras(build, walked, [i for i in passage_owners(build.ranking, request.max_tokens, 250)
+            _add_extras(build, walked, [i for i in passage_owners(build.ranking, request.max_tokens, PASSAGE_ESTIMATE)
                                         if i not in walked.reached])
     added = build.extras | build.recent | set(sibling_offsets)
     build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))

@@ -169,10 +169,11 @@ def prepare_text(
     by_passage = ranking is not None and lens.passages
     matched = matched_passages(ranking) if ranking is not None and by_passage else None
     owners = passage_owners(ranking, room) if ranking is not None and by_passage else None
-    if owners and ranking is not None:
+    if owners and ranking is not None and "vectors" not in ranking.method:
         # A day page's passage is offered whole after its core and wider core (its entries are
         # blocks of their own): read past whole passages' reckoning, the days read took the
-        # room of the answering day's wider core (memory set 41, s41-052 at 2,000 tokens).
+        # room of the answering day's wider core (memory set 41, s41-052 at 2,000 tokens). With
+        # vectors the owners are reckoned at whole passages already: nothing to filter.
         near = set(passage_owners(ranking, room, PASSAGE_ESTIMATE))
         days = {c.id for c in ranked if c.type == "journal"}
         owners = [n for n in owners if n in near or n not in days]
