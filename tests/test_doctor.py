@@ -151,3 +151,57 @@ def test_paragraph_vectors_of_the_wrong_size_and_of_passages_gone(graph, run_cli
 def test_no_graph(tmp_path, run_cli):
     out = run_cli("doctor", db=tmp_path / "missing.db")
     assert out.exit_code == 1 and "no graph at" in out.stderr
+
+
+def test_a_graph_another_process_is_writing_is_not_called_damaged(graph, run_cli, monkeypatch):
+    """While an import (or embed, or watch) holds the write lock, the full-text check, which FTS5
+    runs as a rolled-back INSERT, cannot take it. That is a lock, not a damaged index: at 1fdd446
+    doctor reported all six indexes 'out of step' (database is locked) and told the user to move
+    a sound graph aside and import everything again."""
+    monkeypatch.setenv("CTX_BUSY_TIMEOUT_MS", "200")
+    writer = _raw(graph)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO meta (key, value) VALUES ('probe', '1')")
+    try:
+        out = run_cli("doctor")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert out.exit_code == 1
+    assert out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "locked by another process" in out.stderr, out.stderr
+    assert "repair" not in out.stderr and "ctx import" not in out.stderr
+    # The lock gone, the same graph is sound.
+    assert _doctor(run_cli) == (0, [f"ok: {graph}: sqlite integrity, kept counts, passage spans, full-text indexes, vectors"])
+
+
+def test_a_graph_from_a_newer_ctx_is_not_called_sound(graph, run_cli):
+    """Every other command refuses a graph whose schema is newer than this ctx knows; doctor, which
+    opens the file as it is, called it 'ok' (its checks are this version's invariants, which a
+    newer schema need not keep)."""
+    from ctx.store.migrations import MIGRATIONS
+
+    conn = _raw(graph)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    conn.close()
+    assert run_cli("stats").exit_code == 1
+    code, lines = _doctor(run_cli)
+    assert code == 1
+    assert lines == [
+        f"schema: written by a newer ctx (schema {len(MIGRATIONS) + 1}; this ctx knows up to {len(MIGRATIONS)});"
+        " repair: upgrade ctx, then run ctx doctor again"
+    ]
+    report = json.loads(run_cli("doctor", "--format", "json").stdout)
+    assert report["ok"] is False and [p["check"] for p in report["problems"]] == ["schema"]
+    assert report["graph"] == str(graph)
+
+
+def test_a_database_that_is_not_a_graph_is_not_told_to_reimport(tmp_path, run_cli):
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    code, lines = _doctor(run_cli, "--db", str(other))
+    assert code == 1
+    assert lines == [f"graph: {other} is a SQLite database that is not a ctx graph; repair: give --db a ctx graph"]

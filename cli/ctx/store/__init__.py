@@ -33,11 +33,19 @@ __all__ = ["as_store", "check_graph", "connect", "discard_stale_wal", "discarded
 def check_graph(location: str | Path) -> Checkup:
     """``ctx doctor``: the graph file checked as it is (SQLite's integrity, then ctx's invariants),
     without opening it the usual way, which a damaged file could fail before any check ran."""
-    from ctx.store.doctor import check, open_for_check
+    import sqlite3
 
-    conn = open_for_check(Path(location))
+    from ctx.store.db import storage_error
+    from ctx.store.doctor import StillLocked, check, open_for_check
+
     try:
-        return check(conn)
+        conn = open_for_check(Path(location))
+    except sqlite3.DatabaseError as exc:  # not a database at all: said with its path, as stats says it
+        raise storage_error(exc, location) from None
+    try:
+        return check(conn, Path(location))
+    except StillLocked as exc:
+        raise storage_error(exc.error, location) from None
     finally:
         conn.close()
 

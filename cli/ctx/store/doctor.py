@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx.store import counts
-from ctx.store.db import REBUILD_HINT
+from ctx.store.db import GRAPH_TABLES, REBUILD_HINT, busy_timeout_ms
 from ctx.store.fts import PRIVATE_SUFFIX
+from ctx.store.migrations import APPLICATION_ID, MIGRATIONS, current_version
 
 # How many problems of one kind are listed before the rest is summed up.
 MAX_LISTED = 5
@@ -71,11 +72,58 @@ def open_for_check(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA schema_version").fetchone()
     except sqlite3.OperationalError:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    # A writer (an import, embed or watch) holding the graph is waited for as every command waits
+    # for it; without a timeout the FTS5 check failed at once with "database is locked".
+    conn.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
     return conn
 
 
-def check(conn: sqlite3.Connection) -> Checkup:
+class StillLocked(Exception):
+    """Another process held the graph's write lock past the busy timeout: nothing could be judged
+    by the checks that need it (the caller says so in one line, never as damage)."""
+
+    def __init__(self, error: sqlite3.DatabaseError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _locked(exc: sqlite3.DatabaseError) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def _not_checkable(conn: sqlite3.Connection, path: Path) -> Problem | None:
+    """A file these checks do not apply to, said instead of running them: another application's
+    database (whose tables are not ctx's, so 'rebuild from its sources' would be wrong advice), or
+    a graph written by a newer ctx (whose invariants this version does not know: every other
+    command refuses it, and doctor called it ok)."""
+    try:
+        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = current_version(conn)
+    except sqlite3.DatabaseError:
+        return None  # unreadable: SQLite's integrity check says what is wrong
+    if application_id not in (0, APPLICATION_ID):
+        return Problem("graph", f"{path} is another application's SQLite database (application id {application_id})",
+                       "give --db a ctx graph")
+    if application_id == 0 and not tables and version == 0:
+        return Problem("graph", f"{path} is empty, not a ctx graph", "give --db a ctx graph, or `ctx import` into it")
+    if application_id == 0 and not (version >= 1 and GRAPH_TABLES <= tables):
+        return Problem("graph", f"{path} is a SQLite database that is not a ctx graph", "give --db a ctx graph")
+    if version > len(MIGRATIONS):
+        return Problem("schema", f"written by a newer ctx (schema {version}; this ctx knows up to {len(MIGRATIONS)})",
+                       "upgrade ctx, then run ctx doctor again")
+    return None
+
+
+def check(conn: sqlite3.Connection, path: Path) -> Checkup:
+    """Every check, or the one line saying why none applies; StillLocked if a writer held the graph
+    throughout the busy timeout."""
     checkup = Checkup([], [])
+    foreign = _not_checkable(conn, path)
+    if foreign is not None:
+        checkup.checked.append(foreign.check)
+        checkup.problems.append(foreign)
+        return checkup
     steps = (
         ("sqlite", _sqlite_integrity),
         ("counts", _kept_counts),
@@ -88,6 +136,8 @@ def check(conn: sqlite3.Connection) -> Checkup:
         try:
             checkup.problems.extend(step(conn))
         except sqlite3.DatabaseError as exc:
+            if _locked(exc):
+                raise StillLocked(exc) from None
             checkup.problems.append(Problem(name, f"cannot be checked: {exc}"))
     try:
         checkup.notes.extend(_vector_notes(conn))
@@ -209,6 +259,8 @@ def _full_text(conn: sqlite3.Connection) -> list[Problem]:
             except sqlite3.DatabaseError as exc:
                 if "readonly" in str(exc):
                     continue  # a read-only file: FTS5 checks only by writing a command row
+                if _locked(exc):
+                    raise  # another process is writing: a lock, not an index out of step
                 problems.append(Problem("fts", f"{index}: the index is out of step with {content} ({exc})"))
     return problems
 
