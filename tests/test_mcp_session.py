@@ -24,12 +24,23 @@ ACCOUNT = re.compile(r"^session: (\d+)/(\d+) tokens used, (\d+) left$")
 APOLLO = "Projects/Project Apollo"
 
 
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The server's environment: a clean home; PYTHONPATH kept, so that a checkout run without
+    installing it serves its own code."""
+    import os
+
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "CTX_HOME": str(tmp_path / "ctx")}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
 def _sessions(db: Path, tmp_path: Path, *sessions: list[tuple[str, dict[str, Any]]]) -> list[list[Any]]:
     """Each list of calls on a connection of its own, one after the other."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "CTX_HOME": str(tmp_path / "ctx")}
+    env = _env(tmp_path)
     params = StdioServerParameters(command=CTX or "ctx", args=["mcp", "--db", str(db)], env=env)
     out: list[list[Any]] = []
 
@@ -90,7 +101,7 @@ def test_a_session_is_charged_exactly_never_resends_and_never_overruns(demo_db: 
     # The map: ranked candidates with their passages and costs.
     first = texts[0]
     assert first.startswith("# Map: Project Apollo\n")
-    assert f"1. Project Apollo (id: {APOLLO}) · project · the topic · " in first
+    assert f"1. Project Apollo (id: {APOLLO}) · project · 2025-12-04 · the topic · " in first  # its created:
     assert len(first.splitlines()) > 6 and count_tokens(first) <= 600
     # The first expand: the passage asked and the whole of Maya Chen's note.
     assert "Apollo is a mobile app" in texts[1] and "### Maya Chen (id: People/Maya Chen)" in texts[1]
@@ -164,7 +175,7 @@ def test_context_since_in_a_warm_server_is_never_an_old_answer(tmp_path: Path) -
     vault = tmp_path / "vault"
     sh.copytree(FIXTURES / "demo-vault", vault)
     db = tmp_path / "g.db"
-    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "CTX_HOME": str(tmp_path / "ctx")}
+    env = _env(tmp_path)
     subprocess.run([CTX or "ctx", "import", str(vault), "--db", str(db), "--quiet"], check=True, env=env)
     params = StdioServerParameters(command=CTX or "ctx", args=["mcp", "--db", str(db)], env=env)
     texts: list[str] = []
@@ -184,3 +195,39 @@ def test_context_since_in_a_warm_server_is_never_an_old_answer(tmp_path: Path) -
     assert texts[0].startswith("# Context: Project Apollo")
     assert "KESTREL-7" in texts[1] and "1 changed" in texts[1]
     assert texts[2].startswith("# Context diff: Project Apollo: unchanged since c-") and texts[3] == texts[2]
+
+
+def test_the_map_and_expand_date_every_node_as_context_does(tmp_path: Path) -> None:
+    """Dates anchor answers (issue 23): `context` heads each note with its date, and an agent that
+    reads by `context_map` then `expand` must get them too. At 1fdd446 neither tool showed one, so
+    'last week' in an expanded passage could not be placed in time. The dates here are the
+    notes' own `date:` fields, and the modified time of the note without one."""
+    import datetime as dt
+    import os
+    import subprocess
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "standup-a.md").write_text(
+        "---\ndate: 2026-02-11\n---\n\n# Standup\n\nThe pump in the greenhouse failed; Tom ordered a new valve.\n\n"
+        "Billing moves to the new database next quarter.\n", encoding="utf-8")
+    (vault / "standup-b.md").write_text(
+        "---\ndate: 2026-03-12\n---\n\n# Standup\n\nThe greenhouse pump valve arrived and was fitted.\n",
+        encoding="utf-8")
+    undated = vault / "pump-notes.md"
+    undated.write_text("# Pump notes\n\nThe greenhouse pump is a 0.5 kW model with a brass valve.\n", encoding="utf-8")
+    stamp = dt.datetime(2025, 7, 4, 12, 0, tzinfo=dt.timezone.utc).timestamp()
+    os.utime(undated, (stamp, stamp))
+    days = {"standup-a": "2026-02-11", "standup-b": "2026-03-12", "pump-notes": "2025-07-04"}
+    db = tmp_path / "g.db"
+    env = _env(tmp_path)
+    subprocess.run([CTX or "ctx", "import", str(vault), "--db", str(db), "--quiet"], check=True, env=env)
+    [results] = _sessions(db, tmp_path, [
+        ("context_map", {"topic": "greenhouse pump valve", "session_budget": 3000, "max_tokens": 1000}),
+        ("expand", {"ids": ["standup-a#0", "standup-b", "pump-notes"]}),
+    ])
+    assert not any(r.is_error for r in results)
+    listed, expanded = (r.content[0].text for r in results)
+    for node, day in days.items():
+        assert re.search(rf"^\d+\. .* \(id: {node}\) · note · {day} · ", listed, re.M), listed
+        assert f"(id: {node}) · {day}\n" in expanded, expanded

@@ -167,7 +167,12 @@ def _day(stamp: float) -> str | None:
 def node_date(c: Candidate) -> str | None:
     """The day a node is about, as the context shows it: its own date (a note's ``date`` or
     ``created``, a journal's day, an outliner's creation time), else when it was last modified."""
-    stamp = c.created if c.created is not None else c.updated
+    return day_of(c.created, c.updated)
+
+
+def day_of(created: float | None, updated: float | None) -> str | None:
+    """``node_date`` of a node known by its stored times (a candidate or ``NodeFacts``)."""
+    stamp = created if created is not None else updated
     return None if stamp is None else _day(stamp)
 
 

@@ -178,6 +178,7 @@ class MapNode:
     passages: list[MapPassage]
     tokens: int  # all its passages (or its body, when it has none)
     sent: bool  # everything of it already sent
+    date: str | None = None  # as `context` dates it (None where the lens turns dates off)
 
 
 def _why(c: Any) -> str:
@@ -199,6 +200,7 @@ def _why(c: Any) -> str:
 def candidate_map(graph: GraphReader, request: BuildRequest, session: Session) -> tuple[bool, str, list[MapNode]]:
     """(found, lens name, the ranked candidates) for ``request``'s topics, as a build ranks them."""
     from ctx.assemble import pipeline
+    from ctx.assemble.document import node_date
     from ctx.passages import collapse_attachments
 
     build = pipeline.start(graph, request)
@@ -228,7 +230,8 @@ def candidate_map(graph: GraphReader, request: BuildRequest, session: Session) -
             body = bodies.get(c.id) or ""
             tokens = counter.count(body) if body.strip() else 0
             sent = (c.id, _body_key(body)) in session.sent
-        nodes.append(MapNode(c.id, c.title, c.type, c.score, _why(c), passages, tokens, sent))
+        date = node_date(c) if build.doc.show_dates else None
+        nodes.append(MapNode(c.id, c.title, c.type, c.score, _why(c), passages, tokens, sent, date))
     return True, build.lens.name, nodes
 
 
@@ -246,7 +249,8 @@ def _passage_entry(p: MapPassage) -> str:
 
 
 def map_lines(node: MapNode, rank: int) -> list[str]:
-    head = (f"{rank}. {node.title} (id: {node.id}) · {node.type} · {node.why} · {node.tokens} tokens"
+    day = f" · {node.date}" if node.date else ""
+    head = (f"{rank}. {node.title} (id: {node.id}) · {node.type}{day} · {node.why} · {node.tokens} tokens"
             + (" · sent" if node.sent else ""))
     if not node.passages:
         return [head]
@@ -316,6 +320,7 @@ class Unit:
     ord: int | None  # None: the node's body
     tokens: int
     body: str = ""  # the body, for a node without passages
+    date: str | None = None  # the node's date, as `context` shows it (issue 23: dates anchor answers)
 
 
 def parse_ids(graph: GraphReader, ids: Sequence[str]) -> list[tuple[str, int | None]]:
@@ -342,11 +347,14 @@ def _units(
     """The units the ids name, in the order asked (each once), the ids that name nothing
     visible, and each node's passages as ``focus.Piece`` (to render excerpts)."""
     from ctx.assemble import focus
+    from ctx.assemble.document import day_of
     from ctx.passages import collapse_attachments
 
     visible = graph.visible_ids(list(dict.fromkeys(n for n, _ in wanted)))
     stored = graph.passages_of(sorted(visible))
-    titles = {f.id: f.title for f in graph.node_facts(sorted(visible), with_fields=False)}
+    facts = graph.node_facts(sorted(visible), with_fields=False)
+    titles = {f.id: f.title for f in facts}
+    dates = {f.id: day_of(f.created, f.updated) for f in facts}
     pieces: dict[str, list[Any]] = {
         node_id: [focus.Piece(p.ord, p.heading, collapse_attachments(p.text), 0, 0.0) for p in rows]
         for node_id, rows in stored.items()
@@ -371,13 +379,13 @@ def _units(
         rows = stored.get(node_id, [])
         if ord_ is None and not rows:
             body = (bodies.get(node_id) or "").strip()
-            add(Unit(node_id, title, _body_key(body), None, counter.count(body), body))
+            add(Unit(node_id, title, _body_key(body), None, counter.count(body), body, dates.get(node_id)))
             continue
         chosen = [p for p in rows if ord_ is None or p.ord == ord_]
         if not chosen:
             missing.append(raw)
         for p in chosen:
-            add(Unit(node_id, title, p.hash, p.ord, counter.count(collapse_attachments(p.text))))
+            add(Unit(node_id, title, p.hash, p.ord, counter.count(collapse_attachments(p.text)), "", dates.get(node_id)))
     return units, missing, pieces
 
 
@@ -392,7 +400,8 @@ def render_expand(
     for unit in given:
         by_node.setdefault(unit.node, []).append(unit)
     for node_id, units in by_node.items():
-        head = f"### {units[0].title} (id: {node_id})"
+        day = f" · {units[0].date}" if units[0].date else ""
+        head = f"### {units[0].title} (id: {node_id}){day}"
         if units[0].ord is None:
             parts.append(head + ("\n" + units[0].body if units[0].body else ""))
         else:
