@@ -231,3 +231,20 @@ def test_the_map_and_expand_date_every_node_as_context_does(tmp_path: Path) -> N
     for node, day in days.items():
         assert re.search(rf"^\d+\. .* \(id: {node}\) · note · {day} · ", listed, re.M), listed
         assert f"(id: {node}) · {day}\n" in expanded, expanded
+
+
+def test_a_map_asked_smaller_than_its_smallest_answer_says_so_not_that_the_session_is_spent(
+    demo_db: Path, tmp_path: Path,
+) -> None:
+    """At 1fdd446 `max_tokens: 50` on a fresh session was refused as 'the session budget is spent
+    (0/1500 used, 1500 left ...)': the budget was untouched, the map's own size was too small."""
+    [results] = _sessions(demo_db, tmp_path, [
+        ("context_map", {"topic": "Project Apollo", "session_budget": 1500, "max_tokens": 50}),
+        ("context_map", {"topic": "Project Apollo", "max_tokens": 600}),
+    ])
+    refused, listed = results
+    text = refused.content[0].text
+    assert refused.is_error and len(text.splitlines()) == 1
+    assert text.startswith("ctx: error: context_map: max_tokens 50 is below the smallest map (") and "spent" not in text
+    assert "the session has 1500 left" in text
+    assert not listed.is_error and _account(listed.content[0].text)[0] == count_tokens(listed.content[0].text)

@@ -293,8 +293,12 @@ def context_map(
         return fit_exact(lambda c: render_map(label, lens, nodes, n, session, c, stale), counter)[1]
 
     lo, hi = 0, len(nodes)
-    if cost_of(0) > room:
-        raise spent(session, "context_map", cost_of(0))
+    smallest = cost_of(0)
+    if smallest > room:
+        if smallest <= session.left:  # the session has room; the map's own max_tokens is what is short
+            raise SessionError(f"context_map: max_tokens {size or MAP_TOKENS} is below the smallest map ({smallest} tokens);"
+                               f" ask for at least {smallest} (the session has {session.left} left)")
+        raise spent(session, "context_map", smallest)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if cost_of(mid) <= room:
