@@ -111,3 +111,14 @@ def test_the_messages_name_each_argument_once() -> None:
     with pytest.raises(ArgumentError) as items:
         check_arguments(spec, {"topic": ["a", 5]})
     assert str(items.value) == "topic must be a list of strings, not a list"
+
+
+def test_mcp_help_names_every_tool_the_server_lists(run_cli):
+    """`ctx mcp --help` is where an integrator first reads what the server offers; at 1fdd446 it
+    named four tools and not the session's context_map and expand."""
+    from ctx.mcp_server import tool_specs
+
+    import re
+
+    named = set(re.findall(r"[a-z_]+", run_cli("mcp", "--help").stdout.split("Tools: ", 1)[1]))
+    assert {spec.name for spec in tool_specs()} <= named

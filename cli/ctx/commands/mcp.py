@@ -23,8 +23,9 @@ def register(app: typer.Typer) -> None:
         epilog=(
             "Register it with an agent: `ctx mcp --print-config` prints the JSON for an MCP client's\n"
             "config file and the `claude mcp add` line, with absolute paths.\n\n"
-            "Tools: context (= ctx build), search, show, lenses. The server reads the graph on every\n"
-            "call, so imports made while it runs are seen at once."
+            "Tools: context (= ctx build), search, show, lenses; context_map and expand, under one\n"
+            "token budget per session. The server reads the graph on every call, so imports made\n"
+            "while it runs are seen at once."
         ),
     )(mcp_command)
 
