@@ -361,3 +361,40 @@ def test_the_paragraph_that_answers_finds_its_passage_at_a_small_budget(lab_note
     assert count_tokens(text) <= 1000
     context = factcheck.normalise(text)
     assert all(factcheck.normalise(e) in context for e in question["evidence"])
+
+
+def test_a_vector_of_the_wrong_size_is_one_clear_error_and_ctx_embed_repairs_it(tmp_path_factory, run_cli):
+    """A damaged file's vector of the wrong size (one node, one passage -- the model's and the first
+    stage's -- and one paragraph vector of set 21's embedded graph, cut to one float): at 1fdd446 every free-text build failed with
+    'internal error: ValueError: cannot reshape', and `ctx embed` -- the repair `ctx doctor`
+    names -- called every vector unchanged and rewrote none, so the graph stayed broken. Now the
+    build says what is wrong and what to do in one line, and `ctx embed` embeds exactly those four
+    again: the build is then byte for byte the undamaged graph's."""
+    from ctx.errors import CtxError
+
+    questions, (conn, sound) = memory_set(tmp_path_factory, "memory_logs2", SEED, True, True)
+    request = BuildRequest((questions[QUESTION_ID]["question"],), max_tokens=1000)
+    expected = build_context(sound, request).text
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    model = conn.execute("SELECT model FROM embeddings LIMIT 1").fetchone()[0]
+    for table, of in (("embeddings", model), ("passage_vectors", model), ("passage_vectors", f"{model}@static1"),
+                      ("paragraph_vectors", model)):
+        conn.execute(f"UPDATE {table} SET vector = x'0000803f'"
+                     f" WHERE rowid = (SELECT MIN(rowid) FROM {table} WHERE model = ?)", (of,))
+    with pytest.raises(CtxError, match=r"vectors of the wrong size .*`ctx doctor` lists them; `ctx embed` embeds them"):
+        build_context(conn, request)
+    conn.close()
+    assert run_cli("doctor", "--db", path).exit_code == 1
+    embedded = run_cli("embed", "--db", path, "--quiet", "--output", "json")
+    assert embedded.exit_code == 0, embedded.stderr
+    summary = json.loads(embedded.stdout)
+    assert (summary["embedded"], summary["passages_embedded"], summary["paragraphs_embedded"]) == (1, 1, 1)
+    assert summary["static_passages"] == 1  # the first stage's vector too
+    assert run_cli("doctor", "--db", path).exit_code == 0
+    from ctx.store import connect
+
+    repaired = connect(path)
+    try:
+        assert build_context(repaired, request).text == expected
+    finally:
+        repaired.close()

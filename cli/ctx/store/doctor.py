@@ -280,7 +280,7 @@ def _vectors(conn: sqlite3.Connection) -> list[Problem]:
             "SELECT passage_hash, hash, model FROM paragraph_vectors WHERE length(vector) != 4 * dim"
             " ORDER BY passage_hash, hash, model") if _has_table(conn, "paragraph_vectors") else ())
     ]
-    return _listed("vectors", "vectors of the wrong size", wrong_size, "`ctx embed` after an import of the source; or " + REBUILD_HINT)
+    return _listed("vectors", "vectors of the wrong size", wrong_size, "`ctx embed` (it embeds them again)")
 
 
 def _vector_notes(conn: sqlite3.Connection) -> list[str]:

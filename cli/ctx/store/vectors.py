@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from ctx.errors import CtxError
 from ctx.store.db import content_state
 from ctx.store.transaction import transaction
 from ctx.store.types import EmbeddingStatus
@@ -23,6 +24,16 @@ _ACTIVE_MODEL_KEY = "embedding_model"
 
 def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def _matrix(blobs: list[bytes]) -> np.ndarray:
+    """Stored vectors as one float32 matrix. One of another size (a damaged file: ``ctx doctor``
+    lists it) cannot be shaped; every build that ranked by these failed with 'internal error:
+    ValueError: cannot reshape', which said neither what was wrong nor what to do."""
+    if len({len(b) for b in blobs}) > 1:
+        raise CtxError("the graph holds vectors of the wrong size (a damaged file): `ctx doctor` lists them;"
+                       " `ctx embed` embeds them again")
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
 
 
 def from_blob(blob: bytes) -> np.ndarray:
@@ -65,8 +76,10 @@ def pending_node_ids(conn: sqlite3.Connection, model: str) -> list[str]:
     return [
         r[0]
         for r in conn.execute(
+            # A vector of the wrong size (a damaged file) is re-embedded, as ``ctx doctor`` advises.
             "SELECT n.id FROM nodes n LEFT JOIN embeddings e ON e.node_id = n.id"
             " WHERE e.node_id IS NULL OR e.model != ? OR e.content_hash != n.content_hash"
+            " OR length(e.vector) != 4 * e.dim"
             " ORDER BY n.rowid",
             (model,),
         )
@@ -150,7 +163,8 @@ def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, st
     rows = conn.execute(
         # The node's own title: the view's is the one the indexes hold (migration 18).
         "SELECT p.hash, n.title, p.context, p.heading, p.text FROM passage_texts p JOIN nodes n ON n.id = p.node_id"
-        " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)"
+        " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash"
+        " AND length(v.vector) = 4 * v.dim)"
         " GROUP BY p.hash ORDER BY length(p.text), p.hash",
         (model,),
     ).fetchall()
@@ -185,7 +199,7 @@ def paragraph_vector_keys(conn: sqlite3.Connection, model: str) -> set[tuple[str
     if not _has_paragraph_vectors(conn):
         return set()
     return {(r[0], r[1]) for r in conn.execute(
-        "SELECT passage_hash, hash FROM paragraph_vectors WHERE model = ?", (model,))}
+        "SELECT passage_hash, hash FROM paragraph_vectors WHERE model = ? AND length(vector) = 4 * dim", (model,))}
 
 
 def write_paragraph_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, str, np.ndarray]]) -> None:
@@ -206,7 +220,8 @@ def copy_paragraph_vectors(conn: sqlite3.Connection, model: str, rows: list[tupl
         for passage_hash, hash_ in rows:
             written += conn.execute(
                 "INSERT OR IGNORE INTO paragraph_vectors (model, passage_hash, hash, dim, vector)"
-                " SELECT model, ?, hash, dim, vector FROM paragraph_vectors WHERE model = ? AND hash = ? LIMIT 1",
+                " SELECT model, ?, hash, dim, vector FROM paragraph_vectors WHERE model = ? AND hash = ?"
+                " AND length(vector) = 4 * dim LIMIT 1",
                 (passage_hash, model, hash_),
             ).rowcount
     return written
@@ -216,7 +231,8 @@ def paragraph_vector_hashes(conn: sqlite3.Connection, model: str) -> set[str]:
     """Every paragraph text hash with a vector of ``model``."""
     if not _has_paragraph_vectors(conn):
         return set()
-    return {r[0] for r in conn.execute("SELECT DISTINCT hash FROM paragraph_vectors WHERE model = ?", (model,))}
+    return {r[0] for r in conn.execute(
+        "SELECT DISTINCT hash FROM paragraph_vectors WHERE model = ? AND length(vector) = 4 * dim", (model,))}
 
 
 def paragraph_vector_count(conn: sqlite3.Connection, model: str | None, *, include_private: bool = True) -> int:
@@ -259,7 +275,7 @@ def all_paragraph_vectors(
         ).fetchall()
     if not rows:
         return [], [], [], np.zeros((0, 0), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    matrix = _matrix([r[3] for r in rows])
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], matrix
 
 
@@ -312,7 +328,7 @@ def all_passage_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[int]
         rows = []
     if not rows:
         return [], [], np.zeros((0, 0), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    matrix = _matrix([r[2] for r in rows])
     return [r[0] for r in rows], [r[1] for r in rows], matrix
 
 
@@ -428,7 +444,7 @@ def all_fresh_vectors(conn: sqlite3.Connection, model: str) -> tuple[list[str], 
     if not rows:
         return [], np.zeros((0, 0), dtype=np.float32)
     ids = [r[0] for r in rows]
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    matrix = _matrix([r[1] for r in rows])
     return ids, matrix
 
 
