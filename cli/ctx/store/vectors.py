@@ -30,10 +30,13 @@ def _matrix(blobs: list[bytes]) -> np.ndarray:
     """Stored vectors as one float32 matrix. One of another size (a damaged file: ``ctx doctor``
     lists it) cannot be shaped; every build that ranked by these failed with 'internal error:
     ValueError: cannot reshape', which said neither what was wrong nor what to do."""
-    if len({len(b) for b in blobs}) > 1:
+    # Asked of numpy rather than checked blob by blob beforehand: a sound graph pays nothing (a set
+    # of 100k blob lengths cost ~8% of joining them).
+    try:
+        return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    except ValueError:
         raise CtxError("the graph holds vectors of the wrong size (a damaged file): `ctx doctor` lists them;"
-                       " `ctx embed` embeds them again")
-    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+                       " `ctx embed` embeds them again") from None
 
 
 def from_blob(blob: bytes) -> np.ndarray:
