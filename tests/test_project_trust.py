@@ -8,6 +8,7 @@ machine is never synced until `ctx trust`, and a project graph reads only its ow
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -152,3 +153,33 @@ def test_graph_in_a_project_config_stays_inside_the_project(home: Path, tmp_path
     (project / ".ctx" / "config.yaml").write_text("graph: data/g.db\n", encoding="utf-8")
     assert cli("import", ".").exit_code == 0
     assert (project / ".ctx" / "data" / "g.db").exists()
+
+
+def test_a_project_config_names_its_lens_and_reads_no_file_it_chooses(home: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build.lens`` in a cloned folder's config was read as a path: every build (and MCP call)
+    in the clone read that file wherever it was and showed its keys in the error ("SECRETLINE:
+    unknown key"). Now a project names a lens; its own lenses live in .ctx/lenses/."""
+    secret = tmp_path / "secrets.yaml"
+    secret.write_text("SECRETLINE: hunter2\n", encoding="utf-8")
+    project = tmp_path / "clone"
+    (project / ".ctx" / "lenses").mkdir(parents=True)
+    (project / "N.md").write_text("# N\n\nTomatoes want sun.\n", encoding="utf-8")
+    monkeypatch.chdir(project)
+    assert cli("import", ".", "-q").exit_code == 0
+    config = project / ".ctx" / "config.yaml"
+    for named in (str(secret), "../secrets.yaml", "~/secrets.yaml", "lenses/x.yml"):
+        config.write_text(f"build:\n  lens: {named}\n", encoding="utf-8")
+        refused = cli("build", "N")
+        assert refused.exit_code == 2, (named, refused.stdout)
+        assert "names a lens, not a file" in refused.stderr and "SECRETLINE" not in refused.stdout + refused.stderr
+    from ctx.lenses.lookup import builtin_lens_dir
+
+    general = (builtin_lens_dir() / "general.yaml").read_text(encoding="utf-8")
+    assert "name: general\n" in general
+    (project / ".ctx" / "lenses" / "mine.yaml").write_text(general.replace("name: general\n", "name: mine\n"), encoding="utf-8")
+    config.write_text("build:\n  lens: mine\n", encoding="utf-8")
+    chosen = cli("build", "N", "--format", "json")
+    assert chosen.exit_code == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["meta"]["lens"] == "mine"
+    assert cli("build", "N", "--lens", str(project / ".ctx" / "lenses" / "mine.yaml")).exit_code == 0  # the user's own flag

@@ -283,3 +283,70 @@ def test_without_the_extra_the_error_says_how_to_install(tmp_path):
     assert len(lines) == 1, result.stderr
     assert "pip install 'ctx-graph[embed]'" in lines[0]
     assert "Traceback" not in result.stderr
+
+
+def _named_model(db: Path, name: str) -> None:
+    """The graph's vectors relabelled as ``name``'s, as a graph embedded with that model stores them."""
+    conn = connect(db)
+    for table in ("embeddings", "passage_vectors"):
+        conn.execute(f"UPDATE {table} SET model = ? WHERE model = ?", (name, DEFAULT_MODEL))
+    vectors.set_active_model(conn, name)
+    conn.commit()
+    conn.close()
+
+
+def _model_folder(at: Path) -> Path:
+    """A loadable model folder: the bundled model's files, linked."""
+    bundled = resolve_model(None).path
+    assert bundled is not None
+    at.mkdir(parents=True)
+    for entry in bundled.iterdir():
+        (at / entry.name).symlink_to(entry)
+    return at
+
+
+def _semantic(result) -> str:
+    assert result.exit_code == 0, result.stderr
+    return json.dumps(json.loads(result.stdout), sort_keys=True)
+
+
+def test_a_copied_graph_never_loads_the_model_folder_it_names(graph_copy, run_cli, tmp_path):
+    """A graph that came with a clone or a download names the model folder its vectors are from: a
+    build must not load weights and code a file it cannot vouch for chose (issue 24's rule for
+    sources, now for models). At eec7e4f the build embedded the question with that folder's model;
+    now similarity is left out, saying why and how to allow it, until the user trusts the file."""
+    vault, db = graph_copy
+    folder = _model_folder(tmp_path / "shipped-model")
+    _named_model(db, str(folder))
+    here = run_cli("build", "how do I grow tomatoes", "--format", "json", db=db)
+    assert "shipped-model" not in here.stderr and "similarity left out" not in _semantic(here)
+    downloaded = tmp_path / "downloaded" / "graph.db"
+    downloaded.parent.mkdir()
+    downloaded.write_bytes(db.read_bytes())  # a new file: not born here
+    copied = run_cli("build", "how do I grow tomatoes", "--format", "json", db=downloaded)
+    said = _semantic(copied) + copied.stderr
+    assert "names a model folder" in said and "ctx trust --db" in said
+    assert run_cli("trust", db=downloaded).exit_code == 0
+    trusted = run_cli("build", "how do I grow tomatoes", "--format", "json", db=downloaded)
+    assert "names a model folder" not in _semantic(trusted) + trusted.stderr
+
+
+def test_a_model_name_is_never_read_from_the_current_folder(graph_copy, run_cli, tmp_path, monkeypatch):
+    """Run from inside a clone, a graph's model name must not resolve to a folder of the clone: the
+    default's name (at eec7e4f a folder called all-MiniLM-L6-v2 in the current folder was loaded
+    in place of the bundled model) nor any other stored name that is no absolute path."""
+    vault, db = graph_copy
+    elsewhere = run_cli("build", "how do I grow tomatoes", "--format", "json", db=db)
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    decoy = clone / DEFAULT_MODEL
+    decoy.mkdir()
+    (decoy / "config.json").write_text("{not json", encoding="utf-8")
+    monkeypatch.chdir(clone)
+    assert resolve_model(DEFAULT_MODEL).path == resolve_model(None).path != decoy.resolve()
+    inside = run_cli("build", "how do I grow tomatoes", "--format", "json", db=db)
+    assert _semantic(inside) == _semantic(elsewhere)
+    _model_folder(clone / "org" / "model")
+    _named_model(db, "org/model")
+    relative = run_cli("build", "how do I grow tomatoes", "--format", "json", db=db)
+    assert "never read from the current folder" in _semantic(relative) + relative.stderr

@@ -253,7 +253,22 @@ def _settings_of(path: Path, *, project: bool = False) -> dict[str, Any]:
             if name not in SETTINGS[key]:
                 raise UsageError(f"{path}: {key}.{name}: unknown key (expected {', '.join(SETTINGS[key])})")
             out[f"{key}.{name}"] = _typed(item, SETTINGS[key][name][0], f"{path}: {key}.{name}")
+            if project and (key, name) == ("build", "lens"):
+                _project_lens(path, out["build.lens"])
     return out
+
+
+def _project_lens(path: Path, lens: str) -> None:
+    """A project's file names its default lens by name only (a built-in, the user's, or one in the
+    project's own ``.ctx/lenses/``): a path would have every build, and every MCP call, read a file
+    anywhere on the machine a cloned folder chose, and show parts of it in errors."""
+    from ctx.lenses.lookup import lens_name_problem
+
+    if lens_name_problem(lens) is not None:
+        raise UsageError(
+            f"{path}: build.lens: a project's config names a lens, not a file ({lens!r});"
+            " put the file in the project's .ctx/lenses/ and give its name"
+        )
 
 
 def load_settings() -> Settings:

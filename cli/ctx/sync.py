@@ -189,7 +189,7 @@ def _embed_pending(
     at_first_stage = bool(reader.setting("embedding_first_stage"))
     try:
         embedded = embed_graph(
-            store, resolve_model(model_name), progress=progress, encoder_factory=encoder_factory,
+            store, resolve_model(model_name, stored=True), progress=progress, encoder_factory=encoder_factory,
             first_stage_only=at_first_stage, paragraphs=pending,
         )
     except EmbedExtraMissing:

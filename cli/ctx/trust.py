@@ -20,9 +20,12 @@ from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
 
-from ctx.store.protocols import GraphStore
+from ctx.store.protocols import GraphReader, GraphStore
 
 BIRTH_KEY = "birth"
+# How a similarity note begins when the graph's own model was refused (``model_folder_refusal``),
+# not merely absent: a build says it as a warning too, the answer lens showing no scoring note.
+MODEL_REFUSED = "similarity left out: "
 
 
 class UntrustedGraph(CtxError):
@@ -87,10 +90,32 @@ def is_trusted(store: GraphStore) -> bool:
     path = graph_file(store)
     if path is None:
         return True  # no file of this machine: nothing a download could have brought
-    birth = store.reader(include_private=True).setting(BIRTH_KEY)
-    if birth is not None and birth == file_inode(path):
-        return True
-    return users_own(path)
+    return _trusted_file(path, store.reader(include_private=True).setting(BIRTH_KEY))
+
+
+def _trusted_file(path: Path, birth: str | None) -> bool:
+    return (birth is not None and birth == file_inode(path)) or users_own(path)
+
+
+def model_folder_refusal(graph: GraphReader, name: str) -> str | None:
+    """Why a build may not load the embedding model the graph names (None: it may). A model folder
+    is weights and code a build would load, and a graph that came with a clone or a download could
+    name one it brought along: only a graph born here, the user's own or one they trusted names a
+    folder a build reads. A name that is no absolute path is never looked up in the folder ctx runs
+    in (a clone's folder could hold one of that name)."""
+    from ctx.semantic.models import names_folder_here, stored_folder
+
+    if names_folder_here(name):
+        return (f"the graph's embedding model {name!r} is also a folder here, and a graph's model is never"
+                " read from the current folder")
+    if stored_folder(name) is None:
+        return None
+    path = graph.file_path()
+    if path is None or _trusted_file(path, graph.setting(BIRTH_KEY)):
+        return None
+    return (f"{path} was not created by ctx on this machine and names a model folder ({name}), which"
+            f" builds do not load (`ctx trust --db {path}` allows it, or"
+            " `ctx embed` embeds it with your own model)")
 
 
 def check_trusted(store: GraphStore) -> None:

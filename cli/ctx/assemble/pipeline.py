@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.result import BuildResult
+from ctx.trust import MODEL_REFUSED
 from ctx.assemble.budget import choose_header, content_room, pack
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
@@ -366,6 +367,8 @@ def collect(graph: GraphReader, build: Build) -> None:
     added = build.extras | build.recent | set(sibling_offsets)
     build.pool = Pool(limit.pool, drop_hopeless(walked, bound, limit.pool, added))
     build.similarity, build.similarity_note = compute_similarity(graph, topic, sorted(walked.reached))
+    if build.similarity is None and build.similarity_note.startswith(MODEL_REFUSED):
+        build.warnings.append(build.similarity_note)
     if search_relevance is None and lens.semantic.top_k > 0:
         similar = semantic_extras(
             graph, topic, seeds, set(walked.reached) | build.pool.beyond, lens.semantic.top_k,

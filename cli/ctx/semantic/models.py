@@ -35,15 +35,50 @@ def default_model_name() -> str:
     return os.environ.get(MODEL_ENV) or DEFAULT_MODEL
 
 
-def resolve_model(name: str | None = None) -> ModelRef:
+def resolve_model(name: str | None = None, *, stored: bool = False) -> ModelRef:
     """The model called ``name`` (default: $CTX_EMBED_MODEL, else all-MiniLM-L6-v2), read through
-    the window its name ends with (``#128``), else ``$CTX_EMBED_MAX_PIECES`` when no name is given."""
+    the window its name ends with (``#128``), else ``$CTX_EMBED_MAX_PIECES`` when no name is given.
+    ``stored``: a name read from a graph, not typed by the user: only an absolute path names a
+    folder, and a name that is also a path in the current folder is refused (ModelUnavailable)
+    rather than left to sentence-transformers, which would load that path."""
     window = _window_from_env() if not name else None
     name = (name or default_model_name()).strip()
+    if stored and names_folder_here(name):
+        from ctx.semantic.encoder import ModelUnavailable
+
+        raise ModelUnavailable(f"the graph's embedding model {name!r} is also a path in the current folder;"
+                               " a graph's model is never read from there")
     windowed = _WINDOWED.match(name)
-    if windowed and not Path(name).expanduser().is_dir():
-        return with_window(_resolve_base(windowed["base"]), int(windowed["window"]))
-    return with_window(_resolve_base(name), window)
+    if windowed and not _folder(name, stored):
+        return with_window(_resolve_base(windowed["base"], stored), int(windowed["window"]))
+    return with_window(_resolve_base(name, stored), window)
+
+
+def _folder(name: str, stored: bool) -> Path | None:
+    """The folder ``name`` is a path to; for a ``stored`` name only an absolute one."""
+    candidate = Path(name).expanduser()
+    if stored and not candidate.is_absolute():
+        return None
+    return candidate.resolve() if candidate.is_dir() else None
+
+
+def stored_folder(name: str) -> Path | None:
+    """The model folder a name stored in a graph names (after its window, if any), or None."""
+    name = name.strip()
+    windowed = _WINDOWED.match(name)
+    return _folder(name, True) or (_folder(windowed["base"], True) if windowed else None)
+
+
+def names_folder_here(name: str) -> bool:
+    """Whether a stored name that is no default alias is a relative path something in the current
+    folder answers to (with or without its window)."""
+    name = name.strip()
+    windowed = _WINDOWED.match(name)
+    bases = [name] + ([windowed["base"]] if windowed else [])
+    return any(
+        b.lower() not in _DEFAULT_ALIASES and not Path(b).expanduser().is_absolute() and Path(b).exists()
+        for b in bases
+    )
 
 
 def with_window(model: ModelRef, window: int | None) -> ModelRef:
@@ -64,12 +99,13 @@ def _window_from_env() -> int | None:
     return int(chosen)
 
 
-def _resolve_base(name: str) -> ModelRef:
-    candidate = Path(name).expanduser()
-    if candidate.is_dir():
-        return ModelRef(str(candidate.resolve()), candidate.resolve())
+def _resolve_base(name: str, stored: bool = False) -> ModelRef:
+    # The default's names first: a folder called "all-MiniLM-L6-v2" wherever ctx runs is not it.
     if name.lower() in _DEFAULT_ALIASES:
         return ModelRef(DEFAULT_MODEL, _packaged_default_model())
+    folder = _folder(name, stored)
+    if folder is not None:
+        return ModelRef(str(folder), folder)
     return ModelRef(name, None)
 
 

@@ -48,6 +48,11 @@ def graph_model(graph: GraphReader) -> tuple[str | None, str | None]:
     model = graph.active_model()
     if model is None:
         return None, "no embeddings in this graph (run `ctx embed`)"
+    from ctx.trust import MODEL_REFUSED, model_folder_refusal
+
+    refused = model_folder_refusal(graph, model)
+    if refused is not None:
+        return None, MODEL_REFUSED + refused
     state = graph.embedding_status(model)
     if state.fresh == 0 and not graph.setting("embedding_first_stage"):
         # (A graph at ``ctx embed``'s first stage has no node vectors yet, only passages' static
@@ -91,7 +96,7 @@ def from_text(graph: GraphReader, texts: list[str]) -> TopicVector:
             from ctx.semantic.models import resolve_model
 
             try:
-                encode, method = query_encoder(resolve_model(model))
+                encode, method = query_encoder(resolve_model(model, stored=True))
             except Exception as exc:  # noqa: BLE001 - any failure here means "no similarity"
                 return TopicVector(
                     model, None, "none",

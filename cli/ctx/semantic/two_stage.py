@@ -97,7 +97,7 @@ def _encode(model_name: str, texts: list[str]) -> tuple[np.ndarray, str]:
     from ctx.semantic import numpy_bert
     from ctx.semantic.models import resolve_model
 
-    model = resolve_model(model_name)
+    model = resolve_model(model_name, stored=True)
     if model.path is not None and not model.window:
         try:
             numpy_encoder = numpy_bert.load(str(model.path))
@@ -151,7 +151,7 @@ def _static_encoder(model_name: str) -> Any:
     from ctx.semantic.models import resolve_model
 
     try:
-        model = resolve_model(model_name)
+        model = resolve_model(model_name, stored=True)
         # Seconds, once per machine: whoever runs the build may show it (ctx.long_waits).
         progress = None if stage.ready(model) is not None else long_waits.reporter(DISTILLING)
         if progress is not None:

@@ -594,6 +594,10 @@ class GraphReader(Protocol):
         """A graph setting (``meta`` key/value), or None."""
         ...
 
+    def file_path(self) -> Path | None:
+        """The graph's file on this machine; None for a graph held by a server (``ctx.trust``)."""
+        ...
+
     def remember_context(
         self, context_id: str, key: str, graph_version: int, manifest: str, *, keep: int, keep_total: int,
     ) -> bool:

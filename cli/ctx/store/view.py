@@ -954,6 +954,12 @@ class GraphView:
 
         return get_meta(self.conn, key)
 
+    def file_path(self) -> Path | None:
+        for _, schema, file in self.conn.execute("PRAGMA database_list"):
+            if schema == "main":
+                return Path(file) if file else None  # "": an in-memory graph
+        return None
+
     def stats(self) -> dict[str, Any]:
         return reads.stats(self.conn, include_private=self.include_private)
 

@@ -1052,6 +1052,9 @@ class PostgresReader:
         row = self._one("SELECT value FROM meta WHERE key = %s", (key,))
         return None if row is None else row[0]
 
+    def file_path(self) -> Path | None:
+        return None  # a server's graph: no file of this machine
+
     def stats(self) -> dict[str, Any]:
         from ctx.store.postgres import counts
 
