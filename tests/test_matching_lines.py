@@ -320,10 +320,12 @@ def test_a_note_of_one_passage_is_shown_whole_or_not_at_all(standups):
     assert GAP not in text
 
 
-def test_the_rest_of_a_weakly_matched_passage_keeps_more_of_its_worth(chats):
+def test_without_vectors_a_log_s_rest_is_worth_half_its_passage_however_weak_the_match(chats):
     # The best match's core is where it answers: its rest is worth half the passage. A passage
-    # matched on an incidental word (an open question's) is no surer of its core, so its rest
-    # keeps nearly the passage's worth and a loose budget shows it whole as before cores.
+    # matched on an incidental word (an open question's) once kept nearly its passage's worth for
+    # its rest, but a log's rest is its other entries, which on the memory sets held 3 of the 308
+    # evidence paragraphs ctx showed at 4,000 tokens while the next entries' matching lines
+    # waited (memory48): without vectors every log's rest is worth half its passage.
     from ctx.assemble.candidate import Candidate
     from ctx.assemble.counter import TokenCounter
     from ctx.assemble.focus import REST_DECAY
@@ -341,12 +343,10 @@ def test_the_rest_of_a_weakly_matched_passage_keeps_more_of_its_worth(chats):
     attach_pieces(graph, candidates, ranking, TokenCounter("cl100k_base"))
     cut = [p for c in candidates for p in c.pieces or [] if p.core is not None]
     assert cut
-    for piece in cut:
-        assert piece.rest_worth == pytest.approx(1.0 - (1.0 - REST_DECAY) * piece.relevance)
+    assert all(piece.rest_worth == REST_DECAY for piece in cut)
     best = max(cut, key=lambda p: p.relevance)
     weakest = min(cut, key=lambda p: p.relevance)
-    assert best.relevance == 1.0 and best.rest_worth == REST_DECAY
-    assert weakest.relevance < 0.5 and weakest.rest_worth > 0.75
+    assert best.relevance == 1.0 and weakest.relevance < 0.5
 
 
 def test_a_passage_shown_as_its_core_only_is_not_counted_as_seen(tmp_path):

@@ -154,6 +154,15 @@ def attach_pieces(
                 # they say which paragraphs answer, as the words do, and the core holds them; the
                 # rest is the paragraphs they did not place among the nearest.
                 rest_worth = min(rest_worth, 1.0 - (1.0 - REST_DECAY) * relevance)
+            if log and "vectors" not in ranking.method:
+                # Without vectors a log's rest is worth ``REST_DECAY`` of its passage however
+                # weakly the words matched: the rest is the entries beside the matching ones, and
+                # on the memory sets they held 3 of the 308 evidence paragraphs ctx showed at
+                # 4,000 tokens (sets 1 and 24), yet took 32% of the text at 1,000 tokens and 57% at
+                # 4,000 (set 24), kept at up to 0.9 of a weak match's worth. Priced so, a two-part
+                # question's first part's weak rest came before the second part's answering core
+                # (memory48, docs/scale.md).
+                rest_worth = REST_DECAY
             if cut is not None and cut.sections:
                 # The core is a section about the topic (a meeting's agenda item) whole; the rest
                 # is the passage's next sections, other items holding no word of the question the
