@@ -181,7 +181,8 @@ def _embed_pending(
         return
     from ctx.assemble.paragraph_vectors import pending
     from ctx.semantic.embedding import embed_graph
-    from ctx.semantic.encoder import EmbedExtraMissing, ModelUnavailable
+    from ctx.semantic.encoder import EmbedExtraMissing
+    from ctx.semantic.models import ModelUnavailable
     from ctx.semantic.models import resolve_model
 
     # A graph left at ``ctx embed``'s first stage (``--fast``) stays there: a sync or a watch gives

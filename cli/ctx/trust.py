@@ -15,17 +15,13 @@ commit. So (issue 24, H3):
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ctx.errors import CtxError, UsageError
 
-from ctx.store.protocols import GraphReader, GraphStore
+from ctx.store import BIRTH_KEY, file_inode, trusted_file
+from ctx.store.protocols import GraphStore
 
-BIRTH_KEY = "birth"
-# How a similarity note begins when the graph's own model was refused (``model_folder_refusal``),
-# not merely absent: a build says it as a warning too, the answer lens showing no scoring note.
-MODEL_REFUSED = "similarity left out: "
 
 
 class UntrustedGraph(CtxError):
@@ -51,13 +47,6 @@ def graph_file(store: GraphStore) -> Path | None:
     return Path(location)
 
 
-def file_inode(path: Path) -> str | None:
-    try:
-        return str(os.stat(path).st_ino)
-    except OSError:
-        return None
-
-
 def trust(store: GraphStore) -> None:
     """Record that the user trusts this very file (as ctx does for a file it creates)."""
     path = graph_file(store)
@@ -67,55 +56,11 @@ def trust(store: GraphStore) -> None:
             session.set_setting(BIRTH_KEY, inode)
 
 
-def users_own(path: Path) -> bool:
-    """Whether ``path`` is where the user keeps their own graph: ``$CTX_DB``, ``graph:`` in the
-    user's config file, or the default location (never a folder's choice)."""
-    from ctx.config import load_settings
-    from ctx.paths import DB_FILE_NAME, user_data_dir
-
-    own = [user_data_dir() / DB_FILE_NAME]
-    if os.environ.get("CTX_DB") and "://" not in os.environ["CTX_DB"]:
-        own.append(Path(os.environ["CTX_DB"]).expanduser())
-    settings = load_settings()
-    if isinstance(settings.graph, Path) and not settings.graph_in_project:
-        own.append(settings.graph)
-    try:
-        here = path.resolve()
-        return any(here == p.resolve() for p in own)
-    except OSError:
-        return False
-
-
 def is_trusted(store: GraphStore) -> bool:
     path = graph_file(store)
     if path is None:
         return True  # no file of this machine: nothing a download could have brought
-    return _trusted_file(path, store.reader(include_private=True).setting(BIRTH_KEY))
-
-
-def _trusted_file(path: Path, birth: str | None) -> bool:
-    return (birth is not None and birth == file_inode(path)) or users_own(path)
-
-
-def model_folder_refusal(graph: GraphReader, name: str) -> str | None:
-    """Why a build may not load the embedding model the graph names (None: it may). A model folder
-    is weights and code a build would load, and a graph that came with a clone or a download could
-    name one it brought along: only a graph born here, the user's own or one they trusted names a
-    folder a build reads. A name that is no absolute path is never looked up in the folder ctx runs
-    in (a clone's folder could hold one of that name)."""
-    from ctx.semantic.models import names_folder_here, stored_folder
-
-    if names_folder_here(name):
-        return (f"the graph's embedding model {name!r} is also a folder here, and a graph's model is never"
-                " read from the current folder")
-    if stored_folder(name) is None:
-        return None
-    path = graph.file_path()
-    if path is None or _trusted_file(path, graph.setting(BIRTH_KEY)):
-        return None
-    return (f"{path} was not created by ctx on this machine and names a model folder ({name}), which"
-            f" builds do not load (`ctx trust --db {path}` allows it, or"
-            " `ctx embed` embeds it with your own model)")
+    return trusted_file(path, store.reader(include_private=True).setting(BIRTH_KEY))
 
 
 def check_trusted(store: GraphStore) -> None:

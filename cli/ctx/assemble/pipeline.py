@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble.result import BuildResult
-from ctx.trust import MODEL_REFUSED
 from ctx.assemble.budget import choose_header, content_room, pack
 from ctx.assemble.candidate import Candidate
 from ctx.assemble.counter import TokenCounter
 from ctx.assemble.collect import add_recent, add_siblings, annotate_neighbours, sibling_window
 from ctx.assemble.describe import describe
+from ctx.semantic.models import MODEL_REFUSED
 from ctx.assemble.bound import ScoreBound
 from ctx.assemble.enrich import enrich, graph_reference_time, load_bodies
 from ctx.assemble.explain import explain_caption, explain_rows, explain_text

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ctx.errors import CtxError
-from ctx.semantic.models import ModelRef
+from ctx.semantic.models import ModelRef, ModelUnavailable
 
 INSTALL_HINT = "pip install 'ctx-graph[embed]'"
 
@@ -26,10 +26,6 @@ class EmbedExtraMissing(CtxError):
 
     def __init__(self) -> None:
         super().__init__(f"embedding needs the optional extra; install it with: {INSTALL_HINT}")
-
-
-class ModelUnavailable(CtxError):
-    """The model cannot be found locally (nothing is ever downloaded)."""
 
 
 def _no_hub() -> None:

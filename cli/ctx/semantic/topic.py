@@ -48,7 +48,7 @@ def graph_model(graph: GraphReader) -> tuple[str | None, str | None]:
     model = graph.active_model()
     if model is None:
         return None, "no embeddings in this graph (run `ctx embed`)"
-    from ctx.trust import MODEL_REFUSED, model_folder_refusal
+    from ctx.semantic.models import MODEL_REFUSED, model_folder_refusal
 
     refused = model_folder_refusal(graph, model)
     if refused is not None:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctx.store.birth import BIRTH_KEY, file_inode, trusted_file
 from ctx.store.db import connect, discard_stale_wal, discarded_on_failure, file_birth, open_graph
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphStore
     from ctx.store.types import WordCover
 
-__all__ = ["as_store", "check_graph", "connect", "discard_stale_wal", "discarded_on_failure", "file_birth", "open_graph",
-           "open_store", "word_cover"]
+__all__ = ["BIRTH_KEY", "as_store", "check_graph", "connect", "discard_stale_wal", "discarded_on_failure", "file_birth",
+           "file_inode", "open_graph", "open_store", "trusted_file", "word_cover"]
 
 
 def check_graph(location: str | Path) -> Checkup:
