@@ -99,6 +99,9 @@ def test_the_first_stage_on_postgres_answers_by_candidates_as_sqlite_does(pg_url
         with Graph.open(target) as g:
             model = g.reader.active_model()
             assert g.reader.setting(first_stage.SETTING) == first_stage.name_for(str(model))
+            # Every passage has its static vector: the graph is not stale (freshness counts these).
+            assert g.reader.nodes_without_static_vectors(first_stage.name_for(str(model))) == 0
+            assert g.reader.nodes_without_static_vectors("a model nothing was embedded with") > 0
             found = g.build(question, format="json", max_tokens=1500)
             embedded.append(two_stage.LAST["embedded"])
             answers.append(json.loads(found.text))

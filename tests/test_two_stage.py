@@ -305,3 +305,25 @@ def test_a_sync_keeps_a_first_stage_graph_at_its_first_stage(tmp_path):
     assert _model_vectors(db) == 0 and _count(db, "SELECT COUNT(*) FROM embeddings") == 0
     doc = json.loads(_build(db, "what keeps satellites up in the sky?"))
     assert doc["nodes"][0]["id"] == "Orbit basics"
+
+
+def _stale_line(run_cli, db: Path) -> str | None:
+    built = run_cli("build", BREAD_QUESTION, db=db)
+    assert built.exit_code == 0, built.stderr
+    return next((line for line in built.stdout.splitlines() if line.startswith("stale:")), None)
+
+
+def test_a_first_stage_graph_is_stale_only_for_passages_without_static_vectors(fast_graphs, tmp_path, run_cli):
+    """After `ctx embed --fast` the model's own node vectors are made per question, by design: at
+    1fdd446 every context built from such a graph said "stale: vectors 0 stale, N missing" (N =
+    every node) and warned. Now only a passage without its static vector makes it stale, as an
+    import that nobody embedded leaves it; counted by nodes."""
+    assert _stale_line(run_cli, _copy(fast_graphs["small"], tmp_path)) is None
+    lacking = _copy(fast_graphs["small"], tmp_path, "lacking.db")
+    conn = connect(lacking)
+    node, hash_ = conn.execute("SELECT node_id, hash FROM passages ORDER BY id LIMIT 1").fetchone()
+    conn.execute("DELETE FROM passage_vectors WHERE model = ? AND hash = ?", (STATIC, hash_))
+    owners = conn.execute("SELECT COUNT(DISTINCT node_id) FROM passages WHERE hash = ?", (hash_,)).fetchone()[0]
+    conn.commit()
+    conn.close()
+    assert _stale_line(run_cli, lacking) == f"stale: vectors 0 stale, {owners} missing"

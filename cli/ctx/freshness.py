@@ -222,6 +222,7 @@ def check_before_build(store: GraphStore) -> Refresh | None:
 # -- what every answer says about how fresh the graph is -------------------------------------------
 
 PENDING_KEY = "sources_pending"  # the last stat check's result: {"at", "version", "pending"}
+FIRST_STAGE_KEY = "embedding_first_stage"  # as ctx.semantic.first_stage.SETTING (not imported: no vectors' code here)
 VECTORS_VERSION_KEY = "vectors_version"  # the graph version every vector was last brought up to
 # What a before_build check that could not get the graph's lock records (the `trust` side sets
 # ``Refresh.skipped``); shown as it is.
@@ -240,15 +241,27 @@ def graph_freshness(
     version = reader.graph_version()
     model = reader.active_model()
     stale = missing = 0
+    # A graph left at `ctx embed --fast`'s first stage (the setting names its static model) has no
+    # node vectors by design, each question embedding its candidates: what it can lack is its
+    # passages' static vectors, which `ctx sync` and `ctx embed` give. Counting node vectors said
+    # "N missing" in every context built from such a graph.
+    first_stage = reader.setting(FIRST_STAGE_KEY) if model is not None else None
     if model is not None and reader.setting(VECTORS_VERSION_KEY) != str(version):
-        coverage = reader.embedding_coverage()
-        stale, missing = int(coverage["stale"]), int(coverage["missing"])
+        if first_stage:
+            missing = reader.nodes_without_static_vectors(first_stage)
+        else:
+            coverage = reader.embedding_coverage()
+            stale, missing = int(coverage["stale"]), int(coverage["missing"])
         if not stale and not missing:
             reader.remember_setting(VECTORS_VERSION_KEY, str(version))  # counted once per version
         elif not include_private:
             # Of the nodes this reader may see: how many private notes changed is not its business.
-            coverage = store.reader(include_private=False).embedding_coverage()
-            stale, missing = int(coverage["stale"]), int(coverage["missing"])
+            visible = store.reader(include_private=False)
+            if first_stage:
+                missing = visible.nodes_without_static_vectors(first_stage)
+            else:
+                coverage = visible.embedding_coverage()
+                stale, missing = int(coverage["stale"]), int(coverage["missing"])
     skipped = getattr(refreshed, "skipped", None)
     return Freshness(
         graph_version=version,

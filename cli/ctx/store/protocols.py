@@ -461,6 +461,12 @@ class GraphReader(Protocol):
         active one)."""
         ...
 
+    def nodes_without_static_vectors(self, model: str) -> int:
+        """Nodes this reader may see with a passage that has no vector of ``model``, the static
+        model of ``ctx embed --fast``'s first stage: what a graph at that stage can lack (its node
+        vectors are not missing, they are made per question by design)."""
+        ...
+
     def embedding_coverage(self) -> dict[str, Any]:
         """{model, nodes, fresh, stale, missing} for ``ctx stats``: fresh = vectors of the active
         model from the node's current content, stale = any other vector of an existing node."""

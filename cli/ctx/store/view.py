@@ -803,6 +803,14 @@ class GraphView:
         ).fetchone()
         return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
 
+    def nodes_without_static_vectors(self, model: str) -> int:
+        return int(self.conn.execute(
+            "SELECT COUNT(DISTINCT p.node_id) FROM passages p"
+            + ("" if self.include_private else " JOIN nodes n ON n.id = p.node_id AND n.private = 0")
+            + " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash)",
+            (model,),
+        ).fetchone()[0])
+
     def _has_embeddings(self) -> bool:
         try:
             return conn_has(self.conn, "SELECT 1 FROM embeddings LIMIT 1")

@@ -717,6 +717,16 @@ class PostgresReader:
         fresh, stale = (int(row[0]), int(row[1])) if row else (0, 0)
         return {"model": model, "nodes": nodes, "fresh": fresh, "stale": stale, "missing": nodes - fresh - stale}
 
+    def nodes_without_static_vectors(self, model: str) -> int:
+        # The owner reads private rows too: without --include-private they are left out here.
+        row = self._one(
+            "SELECT count(DISTINCT p.node_id) FROM passages p"
+            + ("" if self.include_private else " JOIN nodes n ON n.id = p.node_id AND NOT n.private")
+            + " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = %s AND v.hash = p.hash)",
+            (model,),
+        )
+        return int(row[0]) if row else 0
+
     def has_embeddings(self) -> bool:
         return self._one("SELECT 1 FROM embeddings LIMIT 1") is not None
 
