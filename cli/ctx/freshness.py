@@ -245,8 +245,8 @@ def graph_freshness(
     # node vectors by design, each question embedding its candidates: what it can lack is its
     # passages' static vectors, which `ctx sync` and `ctx embed` give. Counting node vectors said
     # "N missing" in every context built from such a graph.
-    first_stage = reader.setting(FIRST_STAGE_KEY) if model is not None else None
     if model is not None and reader.setting(VECTORS_VERSION_KEY) != str(version):
+        first_stage = reader.setting(FIRST_STAGE_KEY)
         if first_stage:
             missing = reader.nodes_without_static_vectors(first_stage)
         else:
