@@ -69,7 +69,8 @@ def register(app: typer.Typer) -> None:
             "Examples:\n\n  ctx trust\n\n  ctx trust --db ~/Downloads/vault/.ctx/graph.db\n\n"
             "A graph ctx did not create on this machine (a copy, a clone's .ctx/graph.db) is never\n"
             "synced until you trust it: it could name any folder as a source. Check its sources\n"
-            "(they are listed) before trusting it."
+            "(they are listed) before trusting it. Nor is a model folder it names loaded by builds\n"
+            "until then (similarity is left out, with a warning)."
         ),
     )(trust_command)
 
@@ -184,10 +185,10 @@ def print_sync_summary(report: "SyncReport", db: str) -> None:
 
 @handle_errors
 def trust_command(db: DbOption = None) -> None:
-    """Allow ctx to sync a graph it did not create here (a copy, a clone's .ctx/graph.db).
+    """Allow ctx to sync a graph it did not create here (a copy, a clone's .ctx/graph.db), and builds to load the model folder it names.
 
     Its sources are then re-imported by `ctx sync`, `ctx watch`, builds with sync.before_build and
-    the MCP server."""
+    the MCP server, and a model folder it was embedded with is loaded to embed questions."""
     from ctx.store import open_store
     from ctx.trust import inside, project_root, trust
 
