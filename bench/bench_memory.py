@@ -82,11 +82,11 @@ _JOURNAL_DAY = re.compile(r"^(\d{4})_(\d{2})_(\d{2})$")
 
 
 def set_maker(seed: int) -> ModuleType:
-    """The generator of set ``seed``: ``memory_logs.py`` for sets 1, 2, 30-39 and 70-79,
+    """The generator of set ``seed``: ``memory_logs.py`` for sets 1, 2, 30-39, 70-79 and 110-119,
     ``memory_logs2.py`` (another kind of log) for 3-9, 20-29, 50-59 and 90-99, ``memory_logs3.py``
-    (Logseq journals) for 10-19, 40-49, 60-69, 80-89 and 100 up. The later ranges exist so every kind has
-    unused seeds left to hold out."""
-    if seed < 3 or 30 <= seed < 40 or 70 <= seed < 80:
+    (Logseq journals) for 10-19, 40-49, 60-69, 80-89, 100-109 and 120 up. The later ranges exist so
+    every kind has unused seeds left to hold out."""
+    if seed < 3 or 30 <= seed < 40 or 70 <= seed < 80 or 110 <= seed < 120:
         return memory_logs
     if seed < 10 or 20 <= seed < 30 or 50 <= seed < 60 or 90 <= seed < 100:
         return memory_logs2
