@@ -179,3 +179,36 @@ def test_one_date_shared_by_every_note_is_said_once(tmp_path):
     assert re.findall(r"^### (.*)$", text, re.M) and count_tokens(text) <= 1000
     nodes = json.loads(_build(db, "harbour crane", max_tokens=1000, format="json"))["nodes"]
     assert nodes and all(n["date"] == "2024-03-11" for n in nodes)  # JSON keeps it per node
+
+
+def test_a_date_with_a_zone_is_shown_as_the_day_its_author_wrote(tmp_path):
+    # Converted to UTC, 07:30 on 28 May at +10:00 is 27 May and 21:00 on 28 May at -05:00 is 29 May:
+    # every context contradicted the note's own date field. The wall clock is kept, the zone dropped.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    written = {  # file -> (frontmatter line, the day its author wrote)
+        "sydney.md": ("created: 2024-05-28T07:30:00+10:00", "2024-05-28"),
+        "toronto.md": ("date: 2024-05-28T21:00:00-05:00", "2024-05-28"),
+        "quoted.md": ('created: "2024-05-28 23:45 +02:00"', "2024-05-28"),
+        "utc.md": ("date: 2024-05-28T23:59:00Z", "2024-05-28"),
+        "naive.md": ("date: 2024-05-28 00:10", "2024-05-28"),
+    }
+    for name, (line, _) in written.items():
+        (notes / name).write_text(f"---\ntitle: {name[:-3]}\n{line}\n---\n\nThe harbour crane was checked "
+                                  f"by the {name[:-3]} team.\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, notes)
+    conn.close()
+    text = _build(db, "harbour crane checked", max_tokens=2000)
+    assert "all 2024-05-28" in text.splitlines()[0]  # one day for all five, said once
+    nodes = json.loads(_build(db, "harbour crane checked", max_tokens=2000, format="json"))["nodes"]
+    assert {n["title"]: n["date"] for n in nodes} == {name[:-3]: day for name, (_, day) in written.items()}
+
+    from typer.testing import CliRunner
+
+    from ctx.app import app
+
+    shown = CliRunner().invoke(app, ["show", "sydney", "--db", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "created: 2024-05-28 07:30  updated:" in shown.output  # as written, no zone claimed

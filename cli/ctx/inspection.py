@@ -40,11 +40,11 @@ def json_document(data: Any) -> str:
     return dumps(data, indent=2, sort_keys=False) + "\n"
 
 
-def _when(epoch: float | None) -> str:
+def _when(epoch: float | None, zone: str = " UTC") -> str:
     if epoch is None:
         return "-"
     try:
-        return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return dt.datetime.fromtimestamp(epoch, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M") + zone
     except (ValueError, OverflowError, OSError):  # stored by a ctx that did not check dates yet
         return "-"
 
@@ -141,7 +141,9 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         lines.append("aliases: " + ", ".join(found.aliases))
     if found.source_path:
         lines.append(f"source: {printable(found.source_path)}")
-    lines.append(f"created: {_when(found.created)}  updated: {_when(found.updated)}")
+    # A source's own date is kept as written, its zone dropped (importers/dates.py); a file's
+    # modified time is an instant, shown in UTC.
+    lines.append(f"created: {_when(found.created, '')}  updated: {_when(found.updated)}")
     lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in found.fields.items()]
     if body.strip():
         lines += ["", body.rstrip()]

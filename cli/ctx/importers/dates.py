@@ -1,4 +1,12 @@
-"""Turning the many ways sources write dates into epoch seconds (UTC)."""
+"""Turning the many ways sources write dates into epoch seconds.
+
+A date and time is kept as its source wrote it: the wall clock read as UTC, any zone offset
+dropped. A note's date is the day its author wrote down; converted to UTC, a note written at 07:30
+on 28 May in Sydney (``+10:00``) would be shown as 27 May in every context, its own ``date:``
+field contradicted. Times without a zone were always read this way, so a graph is the same
+wherever it is imported; the cost is that two zoned times from different zones compare by their
+wall clocks (hours apart at most), which no ranking or date filter here can tell at a day's grain.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +22,15 @@ _EPOCH_TEXT = re.compile(r"\d{9,14}(\.\d+)?")
 def parse_date(value: object) -> float | None:
     """Epoch seconds for an ISO 8601 string, a date, or an epoch number (s or ms); else None.
 
-    Times without a zone are taken as UTC so that the same file imports the same everywhere.
+    The wall clock is kept, a zone dropped (see above): ``2024-05-28T07:30+10:00`` is 07:30 UTC
+    that day, as ``2024-05-28T07:30`` without a zone always was.
     Never raises; a number comes back as it is (even ``inf`` or 1e22): the engine checks every
     record's dates with ``date_problem`` and drops those it cannot store, with a warning.
     """
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, dt.datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-        return stamp.timestamp()
+        return value.replace(tzinfo=dt.timezone.utc).timestamp()
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc).timestamp()
     if isinstance(value, (int, float)):
@@ -38,15 +46,12 @@ def parse_date(value: object) -> float | None:
             return None
         if _EPOCH_TEXT.fullmatch(text):
             return parse_date(float(text))
-        text = _TZ_RE.sub("+00:00", text)
+        text = _TZ_RE.sub("", text)
         if _DATE_ONLY.match(text):
-            text += "T00:00:00+00:00"
+            text += "T00:00:00"
         text = text.replace(" ", "T", 1) if "T" not in text and " " in text else text
         try:
-            stamp = dt.datetime.fromisoformat(text)
-            if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=dt.timezone.utc)
-            return stamp.timestamp()
+            return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc).timestamp()
         except (ValueError, OverflowError):
             return None
     return None
