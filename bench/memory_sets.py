@@ -1,5 +1,5 @@
-"""What the memory-log generators (memory_logs2.py, memory_logs3.py) share: values drawn until
-one is new, and a generated set checked and written out the same way."""
+"""What the memory-log generators (memory_logs2.py, memory_logs3.py, memory_logs4.py) share: values
+drawn until one is new, and a generated set checked and written out the same way."""
 
 from __future__ import annotations
 
