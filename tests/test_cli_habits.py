@@ -187,7 +187,7 @@ def test_stats_reports_embedding_coverage_model_and_staleness(tmp_path, run_cli,
     coverage = json.loads(run_cli("stats", "--format", "json").stdout)["embeddings"]
     # No note of the vault is a dated log: no paragraph vectors (``ctx.assemble.paragraph_vectors``).
     assert coverage == {"model": FAKE_MODEL.name, "nodes": nodes, "fresh": nodes - 2, "stale": 1, "missing": 1,
-                        "paragraph_vectors": 0}
+                        "paragraph_vectors": 0, "first_stage": None}
     assert f"embeddings: {nodes - 2}/{nodes} nodes fresh ({FAKE_MODEL.name}); 1 stale, 1 missing" in run_cli("stats").stdout
 
 

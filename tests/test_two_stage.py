@@ -327,3 +327,27 @@ def test_a_first_stage_graph_is_stale_only_for_passages_without_static_vectors(f
     conn.commit()
     conn.close()
     assert _stale_line(run_cli, lacking) == f"stale: vectors 0 stale, {owners} missing"
+
+
+def test_stats_on_a_first_stage_graph_says_what_builds_say(fast_graphs, tmp_path, run_cli):
+    """At dc7f3bd `ctx stats` on a graph after `ctx embed --fast` said "0/N nodes fresh; N
+    missing (`ctx embed` or `ctx sync` updates them)", though a sync keeps such a graph at its
+    first stage and builds call it fresh. Now it names the first stage, and counts as missing only
+    the nodes whose passages lack static vectors, as the builds' freshness line does."""
+    db = _copy(fast_graphs["small"], tmp_path)
+    stats = run_cli("stats", db=db)
+    assert stats.exit_code == 0, stats.stderr
+    line = next(line for line in stats.stdout.splitlines() if line.startswith("embeddings:"))
+    assert line.startswith(f"embeddings: first stage ({STATIC})") and "ctx sync" not in line
+    assert json.loads(run_cli("stats", "--format", "json", db=db).stdout)["embeddings"]["first_stage"] == {
+        "model": STATIC, "nodes_without_static_vectors": 0,
+    }
+    conn = connect(db)
+    hash_ = conn.execute("SELECT hash FROM passages ORDER BY id LIMIT 1").fetchone()[0]
+    conn.execute("DELETE FROM passage_vectors WHERE model = ? AND hash = ?", (STATIC, hash_))
+    owners = conn.execute("SELECT COUNT(DISTINCT node_id) FROM passages WHERE hash = ?", (hash_,)).fetchone()[0]
+    conn.commit()
+    conn.close()
+    assert _stale_line(run_cli, db) == f"stale: vectors 0 stale, {owners} missing"
+    lacking = run_cli("stats", db=db).stdout
+    assert f"; {owners} nodes with passages lacking static vectors (`ctx sync` or `ctx embed` gives them)" in lacking

@@ -171,6 +171,7 @@ def stats_report(graph: Graph, *, fmt: str) -> Report:
     from ctx.assemble.paragraph_vectors import visible_count
 
     data["embeddings"]["paragraph_vectors"] = visible_count(graph.reader, data["embeddings"]["model"])
+    _first_stage(graph.reader, data["embeddings"])
     lines = [f"graph: {data['graph']}", f"nodes: {data['nodes']}"]
     lines += [f"  {t}: {n}" for t, n in data["nodes_by_type"].items()]
     if data["private_nodes"] and not include_private:
@@ -200,9 +201,34 @@ def embedding_coverage(reader: GraphReader) -> dict[str, Any]:
     return reader.embedding_coverage()
 
 
+def _first_stage(reader: GraphReader, coverage: dict[str, Any]) -> None:
+    """A graph left at `ctx embed --fast`'s first stage has none of the model's node vectors by
+    design (each question embeds its candidates), and `ctx sync` keeps it there: what it can lack
+    is its passages' static vectors, counted by nodes as builds' freshness line counts them
+    (``ctx.freshness.graph_freshness``). Stats said "0/N fresh; N missing (`ctx embed` or
+    `ctx sync` updates them)" of every such graph, and a sync changed nothing."""
+    from ctx.freshness import FIRST_STAGE_KEY
+
+    static = reader.setting(FIRST_STAGE_KEY) if coverage["model"] else None
+    coverage["first_stage"] = (
+        {"model": static, "nodes_without_static_vectors": reader.nodes_without_static_vectors(static)}
+        if static else None
+    )
+
+
 def _coverage_line(coverage: dict[str, Any]) -> str:
     if coverage["model"] is None:
         return "embeddings: none (`ctx embed` adds similarity scoring and semantic search)"
+    first = coverage.get("first_stage")
+    if first:
+        lacking = first["nodes_without_static_vectors"]
+        line = (
+            f"embeddings: first stage ({first['model']}), {coverage['fresh']}/{coverage['nodes']} nodes with"
+            f" {coverage['model']}'s own vectors (each question embeds its candidates; `ctx embed` computes them all)"
+        )
+        if lacking:
+            line += f"; {lacking} nodes with passages lacking static vectors (`ctx sync` or `ctx embed` gives them)"
+        return line
     line = f"embeddings: {coverage['fresh']}/{coverage['nodes']} nodes fresh ({coverage['model']})"
     if coverage["stale"] or coverage["missing"]:
         line += f"; {coverage['stale']} stale, {coverage['missing']} missing (`ctx embed` or `ctx sync` updates them)"
