@@ -141,6 +141,33 @@ def test_json_has_the_diff_section_and_is_valid(run_cli, vault):
     assert same["diff"]["unchanged"] is True and same["nodes"] == []
 
 
+def test_since_last_compares_with_a_context_of_the_same_format(run_cli, vault):
+    """JSON packs fewer nodes than markdown into the same budget: at dc7f3bd a markdown build
+    after a JSON one (`--since last`) listed as new, or "dropped out: no room", nodes that only
+    the other format's packing left out, though nothing in the graph changed. Now `--since last`
+    takes the newest context of the build's own format; an id of the other format is still
+    compared, and the diff says the earlier context was the other format."""
+    _imported(run_cli, vault)
+    shown = run_cli("build", TOPIC, "--max-tokens", "1200")
+    as_json = json.loads(run_cli("build", TOPIC, "--max-tokens", "1200", "--format", "json").stdout)
+    markdown_ids = re.findall(r"^### .*$", shown.stdout, re.MULTILINE)
+    assert len(markdown_ids) != len(as_json["nodes"])  # the two formats pack other nodes
+
+    again = run_cli("build", TOPIC, "--max-tokens", "1200", "--since", "last")
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout.startswith(f"# Context diff: {TOPIC}: unchanged since {_context_id(shown.stdout)}")
+    json_again = json.loads(run_cli("build", TOPIC, "--max-tokens", "1200", "--format", "json", "--since", "last").stdout)
+    assert json_again["diff"]["unchanged"] is True and "since_format" not in json_again["diff"]
+
+    across = run_cli("build", TOPIC, "--max-tokens", "1200", "--since", as_json["meta"]["context"])
+    assert across.exit_code == 0, across.stderr
+    assert f"since {as_json['meta']['context']} (graph v1; a json context: other nodes fit its budget)" in across.stdout
+    other = run_cli("build", TOPIC, "--max-tokens", "1200", "--format", "json", "--since", _context_id(shown.stdout))
+    document = json.loads(other.stdout)
+    assert_valid_build(document)
+    assert document["diff"]["since_format"] == "markdown"
+
+
 @pytest.mark.parametrize("budget", ["300", "700", "4000"])
 def test_a_question_s_json_names_its_context_at_every_budget(run_cli, vault, db_path, budget):
     # The answer lens's lean header left ``meta.context`` out at every budget, so a script asking
@@ -263,7 +290,7 @@ def test_a_removed_passage_is_said_to_be_removed(run_cli, vault):
     # The last section (a passage of its own) goes; the note's other passages stay as they were.
     note.write_text(text.split("## Plan and status", 1)[0].rstrip() + "\n", encoding="utf-8")
     _imported(run_cli, vault)
-    diff = run_cli("build", TOPIC, "--max-tokens", "4000", "--since", "last", "--format", "json")
+    diff = run_cli("build", TOPIC, "--max-tokens", "4000", "--since", _context_id(full.stdout), "--format", "json")
     document = json.loads(diff.stdout)
     assert_valid_build(document)
     changed = {c["id"]: c for c in document["diff"]["changed"]}

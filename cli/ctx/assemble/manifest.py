@@ -58,6 +58,14 @@ def key_digest(key: dict[str, Any]) -> str:
     return _digest(key, 24)
 
 
+def stored_key(key: dict[str, Any], fmt: str) -> str:
+    """The key a manifest is kept under: its build's key and format. A JSON context packs fewer
+    nodes than a markdown one in the same budget (and shows other passages of them), so a diff
+    across formats counted as "dropped out: no room" nodes the reader's own format had room for:
+    ``--since last`` compares with the newest context of the same format (an id names any)."""
+    return key_digest({**key, "format": fmt})
+
+
 # Each lens's digest (``_lens_digest``) by the lens's whole text (``Lens.as_key``): a warm process
 # builds with the same few lens objects call after call.
 _LENS_DIGESTS: dict[str, str] = {}
@@ -143,6 +151,7 @@ def manifest_of(graph: GraphReader, build: Build, doc: Document) -> dict[str, An
     return {
         "id": build.meta["context"],
         "key": key_of(build),
+        "format": build.request.format,
         "graph_version": build.request.freshness.graph_version if build.request.freshness else graph.graph_version(),
         "nodes": nodes,
         "also": [{"id": i.cand.id, "title": i.cand.title} for i in sorted(doc.also, key=lambda i: i.cand.rank)],
@@ -156,14 +165,14 @@ def record(graph: GraphReader, manifest: dict[str, Any]) -> bool:
     settings = load_settings()
     text = json.dumps(manifest, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return graph.remember_context(
-        manifest["id"], key_digest(manifest["key"]), int(manifest["graph_version"]), text,
+        manifest["id"], stored_key(manifest["key"], manifest["format"]), int(manifest["graph_version"]), text,
         keep=settings.contexts_keep, keep_total=settings.contexts_keep_total,
     )
 
 
-def recorded(graph: GraphReader, since: str, key: dict[str, Any]) -> dict[str, Any] | None:
-    """The manifest ``since`` names (``last``: the newest with ``key``), or None."""
-    found = graph.recorded_context(None if since == LAST else since, key_digest(key))
+def recorded(graph: GraphReader, since: str, key: dict[str, Any], fmt: str) -> dict[str, Any] | None:
+    """The manifest ``since`` names (``last``: the newest with ``key`` in format ``fmt``), or None."""
+    found = graph.recorded_context(None if since == LAST else since, stored_key(key, fmt))
     if found is None:
         return None
     try:

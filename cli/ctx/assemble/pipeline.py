@@ -163,7 +163,7 @@ def earlier_context(graph: GraphReader, build: Build) -> dict[str, Any] | None:
     from ctx.errors import UsageError
 
     since = build.request.since or ""
-    found = manifest.recorded(graph, since, manifest.key_of(build))
+    found = manifest.recorded(graph, since, manifest.key_of(build), build.request.format)
     if found is None:
         if since != manifest.LAST:
             raise UsageError(

@@ -72,6 +72,7 @@ class Diff:
     left_out: list[str] = field(default_factory=list)  # kinds of the entries left out for room
     current: dict[str, dict[int, str]] = field(default_factory=dict)  # node -> ord -> passage hash, now
     level: int = 0  # 0 the full header; 1, 2, 3 smaller ones when nothing else is left to give
+    since_format: str | None = None  # the earlier context's format when not this one's (an id named it)
 
     @property
     def unchanged(self) -> bool:
@@ -98,6 +99,10 @@ def compare(
 ) -> Diff:
     """``doc`` (packed, with manifest ``now``) against the earlier manifest ``before``."""
     diff = Diff(str(before.get("id", "")), _int(before.get("graph_version")), now["id"], int(now["graph_version"]))
+    if isinstance(before.get("format"), str) and before["format"] != now.get("format"):
+        # Another format packs other nodes into the same budget: what "dropped out: no room"
+        # means then is said plainly.
+        diff.since_format = before["format"]
     earlier = {str(n.get("id")): n for n in before.get("nodes", []) if isinstance(n, dict)}
     listed_before = set(earlier) | {str(a.get("id")) for a in before.get("also", []) if isinstance(a, dict)}
     current = {n["id"]: n for n in now["nodes"]}
@@ -328,7 +333,8 @@ def _markdown_head(doc: Document, diff: Diff, used: int) -> list[str]:
                 f"since {diff.since}, now {diff.context}: {_counts_text(diff)}"]
     head = [
         f"# Context diff: {_label(doc)}",
-        f"since {diff.since} (graph v{diff.since_version if diff.since_version is not None else '?'})"
+        f"since {diff.since} (graph v{diff.since_version if diff.since_version is not None else '?'}"
+        + (f"; a {diff.since_format} context: other nodes fit its budget" if diff.since_format else "") + ")"
         f" · now {diff.context} (graph v{diff.version}) · tokens: {used}/{doc.budget}",
         _counts_text(diff),
     ]
@@ -369,6 +375,7 @@ def json_section(diff: Diff) -> dict[str, Any]:
     return {
         "since": diff.since,
         "since_graph_version": diff.since_version,
+        **({"since_format": diff.since_format} if diff.since_format else {}),
         "context": diff.context,
         "graph_version": diff.version,
         "unchanged": diff.unchanged,
