@@ -263,6 +263,26 @@ def test_a_private_reader_s_manifest_is_not_a_public_reader_s(run_cli, vault, db
     assert refused.exit_code == 2 and "Apollo Salaries" not in refused.stderr
 
 
+def test_a_private_note_s_change_shows_to_a_public_diff_only_as_the_graph_s_version(run_cli, vault):
+    """What docs/configuration.md says a public reader can learn of a private note's edit: the
+    graph's version moved (the context id and `graph vN`), nothing else; the diff is the one line
+    of an unchanged context."""
+    salaries = vault / "Projects" / "Apollo Salaries.md"
+    salaries.write_text(
+        "---\nproject: \"[[Project Apollo]]\"\ntags: [private]\n---\n# Apollo Salaries\n\nSecret.\n", encoding="utf-8"
+    )
+    _imported(run_cli, vault)
+    first = run_cli("build", TOPIC, "--max-tokens", "4000")
+    salaries.write_text(salaries.read_text(encoding="utf-8").replace("Secret.", "Secret, raised."), encoding="utf-8")
+    _imported(run_cli, vault)
+    diff = run_cli("build", TOPIC, "--max-tokens", "4000", "--since", _context_id(first.stdout))
+    assert diff.exit_code == 0, diff.stderr
+    assert re.fullmatch(
+        rf"# Context diff: {TOPIC}: unchanged since {_context_id(first.stdout)} \(graph v2; \d+/4000 tokens\)\n",
+        diff.stdout,
+    )
+
+
 def test_the_mcp_context_tool_takes_since(vault, db_path, run_cli):
     from ctx.mcp_server import CtxTools
 
