@@ -75,6 +75,16 @@ def test_an_empty_node_name_is_a_usage_error(demo_db):
     assert result.stderr == "ctx: error: give a node id, title or alias\n"
 
 
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_search_is_a_usage_error_as_an_empty_build_is(demo_db, query):
+    """At dc7f3bd `ctx search ""` printed "no matches for ''" and exited 0, while `ctx build ""`
+    was a usage error."""
+    for command, message in (("search", "give some text to search for"), ("build", "give at least one topic or node id")):
+        result = _ctx(command, query, "--db", str(demo_db), cwd=demo_db.parent)
+        assert result.returncode == EXIT_USAGE, (command, result.stdout)
+        assert result.stderr == f"ctx: error: {message}\n" and result.stdout == ""
+
+
 def test_format_has_the_same_short_flag_everywhere(demo_db):
     for command in (["stats"], ["search", "apollo"], ["show", "Project Apollo"]):
         result = _ctx(*command, "-f", "json", "--db", str(demo_db), cwd=demo_db.parent)

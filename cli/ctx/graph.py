@@ -133,6 +133,11 @@ class Graph:
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Full-text (BM25) hits for any text, best first; private nodes only if this reader may see them."""
+        if not query.strip():
+            # As `build ""` is: an empty query is a mistake, not a search that found nothing.
+            from ctx.errors import UsageError
+
+            raise UsageError("give some text to search for")
         return self.reader.search(query, limit=limit)
 
     def show(self, node: str) -> ShownNode:
