@@ -248,3 +248,21 @@ def test_a_map_asked_smaller_than_its_smallest_answer_says_so_not_that_the_sessi
     assert text.startswith("ctx: error: context_map: max_tokens 50 is below the smallest map (") and "spent" not in text
     assert "the session has 1500 left" in text
     assert not listed.is_error and _account(listed.content[0].text)[0] == count_tokens(listed.content[0].text)
+
+
+def test_an_expanded_passage_opening_on_a_heading_has_a_blank_line_before_it(demo_db: Path, tmp_path: Path) -> None:
+    """At dc7f3bd `expand` of a note's first passage that opens on its own heading printed
+    `### Apollo Launch Plan (id: …)` and `#### Milestones` on adjacent lines, where every other
+    heading of its answer has a blank line before it; a passage opening on prose (or a `#tag`)
+    still follows its node's line directly."""
+    node = "Projects/Apollo Launch Plan"
+    heading = _passages(demo_db, node)[0][1]
+    assert heading  # the note's first passage is under a heading of its own
+    [results] = _sessions(demo_db, tmp_path, [
+        ("context_map", {"topic": "Project Apollo", "session_budget": 4000, "max_tokens": 800}),
+        ("expand", {"ids": [f"{node}#0", f"{APOLLO}#0"]}),
+    ])
+    assert not any(r.is_error for r in results)
+    text = results[1].content[0].text
+    assert re.search(rf"^### Apollo Launch Plan \(id: {node}\) · [0-9-]+\n\n#### {heading}\n", text, re.M), text
+    assert re.search(rf"^### Project Apollo \(id: {APOLLO}\) · [0-9-]+\nApollo is", text, re.M), text

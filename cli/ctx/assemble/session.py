@@ -407,10 +407,10 @@ def render_expand(
         day = f" · {units[0].date}" if units[0].date else ""
         head = f"### {units[0].title} (id: {node_id}){day}"
         if units[0].ord is None:
-            parts.append(head + ("\n" + units[0].body if units[0].body else ""))
+            parts.append(head + (_after_head(units[0].body) if units[0].body else ""))
         else:
             ords = [u.ord for u in units if u.ord is not None]
-            parts.append(head + "\n" + focus.excerpt(pieces.get(node_id, []), ords))
+            parts.append(head + _after_head(focus.excerpt(pieces.get(node_id, []), ords)))
     notes = []
     if already:
         notes.append("already sent in this session (not sent again): " + _ids(already))
@@ -422,6 +422,13 @@ def render_expand(
     body = "\n\n".join(parts)
     tail = "\n".join(notes + [session.account(cost)])
     return (body + "\n\n" if body else "") + tail + "\n"
+
+
+def _after_head(text: str) -> str:
+    """``text`` below a node's ``###`` line: a blank line first when it opens with a heading of
+    its own (a first passage under `#### Milestones`), as every heading after it has one."""
+    heading = text.startswith("#") and text.lstrip("#").startswith((" ", "\t")) and len(text) - len(text.lstrip("#")) <= 6
+    return ("\n\n" if heading else "\n") + text
 
 
 def _ids(units: list[Unit]) -> str:
