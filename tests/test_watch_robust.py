@@ -124,3 +124,39 @@ def test_watch_reopens_a_graph_replaced_at_its_path(vault: Path, tmp_path: Path)
         assert w.edit_until(note, "# Security review\n\nAfter the replacement.\n",
                             lambda: "After the replacement." in body(db, "Tasks/Security review"))
         assert any("replaced" in p for p in w.problems)
+
+
+def test_an_edit_made_during_the_first_sync_is_synced(vault: Path, tmp_path: Path) -> None:
+    """At dc7f3bd the watch began only after the first sync (and the embedding after it, ~20 s of
+    model loading on a graph with vectors): a note saved meanwhile stayed out of the graph until
+    the next edit of its source. The edit here is made while the first sync reports, before
+    anything else edits the vault."""
+    from ctx.watch import watch
+
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, vault)
+    conn.close()
+    note = vault / "Tasks" / "Security review.md"
+    reports: list[object] = []
+    seen = threading.Condition()
+    stop = threading.Event()
+
+    def on_sync(report: object) -> None:
+        if not reports:
+            note.write_text("# Security review\n\nSaved during the first sync.\n", encoding="utf-8")
+        with seen:
+            reports.append(report)
+            seen.notify_all()
+
+    thread = threading.Thread(target=watch, args=(db,),
+                              kwargs={"on_sync": on_sync, "stop_event": stop, "debounce_ms": 100})
+    thread.start()
+    try:
+        with seen:
+            synced = seen.wait_for(lambda: "Saved during the first sync." in body(db, "Tasks/Security review"),
+                                   timeout=30)
+        assert synced, f"{len(reports)} sync(s), the edit never imported"
+    finally:
+        stop.set()
+        thread.join(timeout=30)

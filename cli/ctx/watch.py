@@ -67,7 +67,7 @@ def watch(
     progress: Callable[[str, int, int], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
 ) -> int:
-    """Sync now, then after every debounced batch of changes until ``stop_event`` is set or
+    """Sync at the first wake (within a second), then after every debounced batch of changes until ``stop_event`` is set or
     Ctrl-C. ``on_sync`` receives each SyncReport: the import's as soon as the graph is updated,
     then, when vectors were brought up to date (which may load the model), one with the
     embedding alone (no sources). Returns how many batches were synced.
@@ -88,7 +88,9 @@ def watch(
     graph = _Graph(db_path, open_store)
     try:
         watcher = _Watcher(graph, db_path, on_sync, embed, progress, on_problem or (lambda _line: None))
-        watcher.settle(watcher.run(watcher.pending))
+        # The first sync runs at the watcher's first wake, once the file watch is in place: run
+        # before it, an edit made while it ran (a model loading for vectors takes ~20 s) was seen
+        # by nobody until the next edit of that source.
         for changes in watchfiles.watch(
             *sorted({str(w.folder) for w in watcher.watched}),
             watch_filter=watcher.relevant,
@@ -127,6 +129,7 @@ class _Watcher:
         self.pending: set[str] = {s.root for s in sources}  # what changed while nobody watched
         self.retry_at = 0.0
         self.batches = 0
+        self.started = False  # the first sync (of every source) is not a batch of changes
         self.watched = _watched(syncable(graph.store, sources)[0])
         if not self.watched:
             raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
@@ -154,7 +157,8 @@ class _Watcher:
         self.pending |= touched
         if not self.pending or (not touched and time.monotonic() < self.retry_at):
             return
-        if self.settle(self.run(self.pending)):
+        first, self.started = not self.started, True
+        if self.settle(self.run(self.pending)) and not first:
             self.batches += 1
 
     def settle(self, synced: bool) -> bool:
