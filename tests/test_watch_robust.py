@@ -160,3 +160,23 @@ def test_an_edit_made_during_the_first_sync_is_synced(vault: Path, tmp_path: Pat
     finally:
         stop.set()
         thread.join(timeout=30)
+
+
+def test_a_project_graph_whose_sources_are_all_outside_it_says_so(vault: Path, tmp_path: Path) -> None:
+    """A graph moved into a project's `.ctx/` keeps sources outside the project, which sync
+    refuses. At dc7f3bd `ctx watch` said "none of the registered sources exists any more" of
+    folders that were all there."""
+    from ctx.errors import CtxError
+    from ctx.watch import watch
+
+    made = tmp_path / "made.db"
+    conn = connect(made, create=True)
+    import_path(conn, vault)
+    conn.close()
+    project = tmp_path / "project"
+    (project / ".ctx").mkdir(parents=True)
+    db = made.rename(project / ".ctx" / "graph.db")  # the same file: created by ctx here, trusted
+    with pytest.raises(CtxError) as raised:
+        watch(db, on_sync=lambda _report: None, stop_event=threading.Event())
+    message = str(raised.value)
+    assert message.startswith(f"nothing to watch: {vault}: outside the project") and "exists" not in message

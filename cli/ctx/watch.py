@@ -130,8 +130,14 @@ class _Watcher:
         self.retry_at = 0.0
         self.batches = 0
         self.started = False  # the first sync (of every source) is not a batch of changes
-        self.watched = _watched(syncable(graph.store, sources)[0])
+        allowed, refused = syncable(graph.store, sources)
+        self.watched = _watched(allowed)
         if not self.watched:
+            if refused and not allowed:
+                # They exist, but a project graph reads only its own folder: "none exists any
+                # more" sent the user looking for folders that were there.
+                more = f" (and {len(refused) - 1} more source(s) like it)" if len(refused) > 1 else ""
+                raise CtxError(f"nothing to watch: {refused[0].root}: {refused[0].error}{more}")
             raise CtxError("none of the registered sources exists any more (see `ctx sources`)")
         self.graph_files = (
             set() if isinstance(db_path, str)  # a database URL: no graph file among the sources
