@@ -250,6 +250,19 @@ def test_a_map_asked_smaller_than_its_smallest_answer_says_so_not_that_the_sessi
     assert not listed.is_error and _account(listed.content[0].text)[0] == count_tokens(listed.content[0].text)
 
 
+def test_a_session_budget_below_the_smallest_map_says_so_not_that_it_is_spent(demo_db: Path, tmp_path: Path) -> None:
+    """At dc7f3bd a fresh session whose `session_budget` (50, the least allowed) is below the
+    smallest map was refused as "the session budget is spent (0/50 used, 50 left ...)"."""
+    [results] = _sessions(demo_db, tmp_path, [
+        ("context_map", {"topic": "Project Apollo", "session_budget": 50}),
+    ])
+    [refused] = results
+    text = refused.content[0].text
+    assert refused.is_error and len(text.splitlines()) == 1 and "spent" not in text
+    assert re.fullmatch(r"ctx: error: context_map: the session's budget, 50, is below the smallest answer \(\d+ tokens\);"
+                        r" start a new session with a larger session_budget", text.strip()), text
+
+
 def test_an_expanded_passage_opening_on_a_heading_has_a_blank_line_before_it(demo_db: Path, tmp_path: Path) -> None:
     """At dc7f3bd `expand` of a note's first passage that opens on its own heading printed
     `### Apollo Launch Plan (id: …)` and `#### Milestones` on adjacent lines, where every other

@@ -151,6 +151,10 @@ def charge(session: Session, render: Callable[[int], str], counter: TokenCounter
 
 def spent(session: Session, what: str, smallest: int | None = None) -> SessionError:
     need = f" (the smallest answer takes {smallest})" if smallest is not None else ""
+    if session.used == 0 and smallest is not None:
+        # Nothing was spent: the budget set for the session is below the smallest answer.
+        return SessionError(f"{what}: the session's budget, {session.budget}, is below the smallest answer"
+                            f" ({smallest} tokens); start a new session with a larger session_budget")
     return SessionError(f"{what}: the session budget is spent ({session.used}/{session.budget} used,"
                         f" {session.left} left{need}); start a new session for more")
 
