@@ -339,6 +339,9 @@ def test_stats_on_a_first_stage_graph_says_what_builds_say(fast_graphs, tmp_path
     assert stats.exit_code == 0, stats.stderr
     line = next(line for line in stats.stdout.splitlines() if line.startswith("embeddings:"))
     assert line.startswith(f"embeddings: first stage ({STATIC})") and "ctx sync" not in line
+    listed = run_cli("sources", db=db).stdout.splitlines()[-1]
+    assert listed == (f"vectors: fresh/nodes for {MODEL}; first stage ({STATIC}): each question embeds its"
+                      " candidates, `ctx embed` computes them all")
     assert json.loads(run_cli("stats", "--format", "json", db=db).stdout)["embeddings"]["first_stage"] == {
         "model": STATIC, "nodes_without_static_vectors": 0,
     }

@@ -281,4 +281,10 @@ def sources_report(store: GraphStore, *, fmt: str) -> Report:
         for r in table
     ]
     footer = f"vectors: fresh/nodes for {model}" if model else "vectors: none (run `ctx embed` for similarity)"
+    from ctx.freshness import FIRST_STAGE_KEY
+
+    static = reader.setting(FIRST_STAGE_KEY) if model else None
+    if static:
+        # `ctx embed --fast`: "0/N" alone read as a graph nobody embedded (as `ctx stats` said).
+        footer += f"; first stage ({static}): each question embeds its candidates, `ctx embed` computes them all"
     return _report(fmt, data, "\n".join(lines) + "\n" + footer + "\n")
