@@ -85,6 +85,14 @@ def test_an_empty_search_is_a_usage_error_as_an_empty_build_is(demo_db, query):
         assert result.stderr == f"ctx: error: {message}\n" and result.stdout == ""
 
 
+def test_watch_without_a_graph_says_one_line(tmp_path):
+    """At dc7f3bd `ctx watch` wrote "ctx: watching the sources of ... (Ctrl-C to stop)" above
+    the error saying there was no graph to watch."""
+    result = _ctx("watch", "--db", str(tmp_path / "none.db"), cwd=tmp_path)
+    assert result.returncode == EXIT_RUNTIME
+    assert result.stderr.startswith("ctx: error: no graph at") and result.stderr.count("\n") == 1
+
+
 def test_format_has_the_same_short_flag_everywhere(demo_db):
     for command in (["stats"], ["search", "apollo"], ["show", "Project Apollo"]):
         result = _ctx(*command, "-f", "json", "--db", str(demo_db), cwd=demo_db.parent)

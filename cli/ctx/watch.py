@@ -66,6 +66,7 @@ def watch(
     stop_event: Any = None,
     progress: Callable[[str, int, int], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> int:
     """Sync at the first wake (within a second), then after every debounced batch of changes until ``stop_event`` is set or
     Ctrl-C. ``on_sync`` receives each SyncReport: the import's as soon as the graph is updated,
@@ -74,7 +75,9 @@ def watch(
 
     The watcher outlives what a batch meets: a graph locked by another writer or a failed import
     is reported through ``on_problem`` and its sources tried again (issue 24, M2); a graph file
-    deleted and created again at its path is reopened, as the MCP server does (M4)."""
+    deleted and created again at its path is reopened, as the MCP server does (M4). ``on_start``
+    is called once the graph is open and has sources to watch (an error before it is all there is
+    to say)."""
     try:
         import watchfiles
     except ImportError:
@@ -88,6 +91,8 @@ def watch(
     graph = _Graph(db_path, open_store)
     try:
         watcher = _Watcher(graph, db_path, on_sync, embed, progress, on_problem or (lambda _line: None))
+        if on_start is not None:
+            on_start()
         # The first sync runs at the watcher's first wake, once the file watch is in place: run
         # before it, an edit made while it ran (a model loading for vectors takes ~20 s) was seen
         # by nobody until the next edit of that source.

@@ -249,11 +249,16 @@ def watch_command(
         # Always said, --quiet or not: the watcher goes on, but the graph is behind until it works.
         sys.stderr.write(f"[{stamp()}] ctx: warning: {line}\n")
 
-    if not quiet:
-        sys.stderr.write(f"ctx: watching the sources of {shown(db_path)} (Ctrl-C to stop)\n")
+    def on_start() -> None:
+        # Once there is something to watch: before it, "watching ..." came above the one line
+        # saying there was no graph or no source.
+        if not quiet:
+            sys.stderr.write(f"ctx: watching the sources of {shown(db_path)} (Ctrl-C to stop)\n")
+
     try:
         with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=200) as progress:
-            watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress, on_problem=on_problem)
+            watch(db_path, on_sync=on_sync, debounce_ms=debounce, embed=embed, progress=progress, on_problem=on_problem,
+                  on_start=on_start)
     except KeyboardInterrupt:
         pass
     if not quiet:
