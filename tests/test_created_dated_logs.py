@@ -65,32 +65,3 @@ def test_markdown_keeps_a_written_created_date_and_dendron_does_not(tmp_path):
             assert '"created"' in rows[0][0] and wanted
         else:
             assert '"created"' not in rows[0][0] and not wanted
-
-
-def test_a_creation_date_kept_as_a_field_is_never_shown_as_one(tmp_path):
-    # The node's date says it already: shown as a field too, every note of the demo vault (22 of
-    # them dated by created:) spent a line on it and the general lens packed other notes.
-    from typer.testing import CliRunner
-
-    from ctx.app import app
-    from ctx.assemble import BuildRequest, build_context
-    from ctx.assemble.enrich import CREATION_FIELDS
-    from ctx.importers.markdown import CREATED_FIELD_KEYS
-
-    assert CREATED_FIELD_KEYS == CREATION_FIELDS  # the importer's names are the ones hidden
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (vault / "budget-help.md").write_text(_log("created: 2024-05-28T07:30:00+10:00\nstatus: open"))
-    db = tmp_path / "g.db"
-    conn = connect(db, create=True)
-    try:
-        import_path(conn, vault)
-        for fmt in ("markdown", "json"):
-            text = build_context(conn, BuildRequest(topics=("Budget help",), lens="general", format=fmt,
-                                                    max_tokens=3000)).text
-            assert "status" in text and "2024-05-28" in text
-            assert "created" not in text.lower().replace("created_at", "")  # no field line or key
-    finally:
-        conn.close()
-    shown = CliRunner().invoke(app, ["show", "budget-help", "--db", str(db)])
-    assert shown.exit_code == 0 and shown.output.count("created") == 1  # the date line only

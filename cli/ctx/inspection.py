@@ -106,10 +106,6 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
     found, edges = shown.node, shown.edges
     # Block references as the text they name, with its page (the `ref` edges keep the ids).
     body, title = resolve([found.body, found.title], graph.reader.block_texts)
-    from ctx.assemble.enrich import CREATION_FIELDS
-
-    # A creation date kept as a field restates the node's own date (``created`` below).
-    fields = {name: values for name, values in found.fields.items() if name.lower() not in CREATION_FIELDS}
     data = {
         "schema": SCHEMA_VERSION,
         "id": found.id,
@@ -117,7 +113,7 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
         "type": found.type,
         "tags": found.tags,
         "aliases": found.aliases,
-        "fields": fields,
+        "fields": found.fields,
         "source_path": found.source_path,
         "parent_id": found.parent_id,
         "created": found.created,
@@ -148,7 +144,7 @@ def show_report(graph: Graph, node: str, *, fmt: str) -> Report:
     # A source's own date is kept as written, its zone dropped (importers/dates.py); a file's
     # modified time is an instant, shown in UTC.
     lines.append(f"created: {_when(found.created, '')}  updated: {_when(found.updated)}")
-    lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in fields.items()]
+    lines += [f"{name}: {', '.join(str(v) for v in values)}" for name, values in found.fields.items()]
     if body.strip():
         lines += ["", body.rstrip()]
     if edges:

@@ -14,13 +14,6 @@ if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
 
 
-# Field names that hold a node's own creation date as its source wrote it (Markdown keeps its
-# frontmatter's ``created:`` as a field: ``importers.markdown.CREATED_FIELD_KEYS``, the same names).
-# A build reads them to tell a note its author dated from one a tool stamped
-# (``paragraph_vectors._dated``); no candidate carries them, since the node's date says it.
-CREATION_FIELDS = frozenset({"created", "created_at", "date_created", "creation_date"})
-
-
 def enrich(graph: GraphReader, walk: Walk, lens: Lens, include_fields: bool) -> list[Candidate]:
     from ctx.assemble import warm
 
@@ -35,7 +28,7 @@ def enrich(graph: GraphReader, walk: Walk, lens: Lens, include_fields: bool) -> 
             fields = {
                 name: [str(v) for v in (values if isinstance(values, list) else [values])]
                 for name, values in facts.fields.items()
-                if name.lower() not in CREATION_FIELDS and lens.fields.allows(name)
+                if lens.fields.allows(name)
             }
         # ``Candidate(...)`` with these fields, its others at their defaults: the same attributes
         # in the same order (a dict copied from the defaults, each default factory's dict made

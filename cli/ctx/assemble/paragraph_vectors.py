@@ -31,7 +31,6 @@ from ctx.assemble import matching_lines as ml
 from ctx.digest import text_digest
 from ctx.assemble.note_shape import _WHEN, is_log
 from ctx.semantic.node_text import MAX_CHARS
-from ctx.assemble.enrich import CREATION_FIELDS
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
@@ -116,7 +115,7 @@ def visible_count(reader: GraphReader, model: str | None) -> int:
 # 0.817 / 0.878 / 0.963 and 0.749 / 0.798 / 0.892 with them, open questions 0.00-0.45 -> 0.35-0.90.) ``is_log`` alone also calls a how-to page a log (foam-docs'
 # installation and get-started pages: their paragraphs' lent ranks pushed answering pages out,
 # bench_facts with embeddings 0.881 -> 0.862).
-DATE_FIELDS = frozenset({"date", "day"}) | CREATION_FIELDS
+DATE_FIELDS = frozenset({"date", "created", "day", "created_at", "date_created", "creation_date"})
 
 
 def _dated(fields: object, rows: Sequence[Any]) -> bool:
