@@ -107,15 +107,12 @@ def visible_count(reader: GraphReader, model: str | None) -> int:
 
 
 # A log worth paragraph vectors is a record of dated sessions: a note dated by its own field
-# (``date``, ``day``, a creation date where an importer keeps it as a field: Markdown frontmatter's
-# ``created`` and its spellings, not Dendron's, which stamps every note with one) or one whose
-# passages are mostly under timed headings. (Until Markdown kept ``created`` as a field, an
-# assistant chat export dated by it got none: bench_memory's memory_logs4 dev sets 1300 / 1301
-# with embeddings 0.756 / 0.793 / 0.841 and 0.658 / 0.734 / 0.838 at 1k / 2k / 4k without them,
-# 0.817 / 0.878 / 0.963 and 0.749 / 0.798 / 0.892 with them, open questions 0.00-0.45 -> 0.35-0.90.) ``is_log`` alone also calls a how-to page a log (foam-docs'
+# (``date``, ``day``, ``created`` where an importer keeps it as a field: Markdown frontmatter's
+# ``created`` is a node column, not a field, as every Dendron note has one) or one whose passages
+# are mostly under timed headings. ``is_log`` alone also calls a how-to page a log (foam-docs'
 # installation and get-started pages: their paragraphs' lent ranks pushed answering pages out,
 # bench_facts with embeddings 0.881 -> 0.862).
-DATE_FIELDS = frozenset({"date", "created", "day", "created_at", "date_created", "creation_date"})
+DATE_FIELDS = frozenset({"date", "created", "day"})
 
 
 def _dated(fields: object, rows: Sequence[Any]) -> bool:

@@ -28,7 +28,6 @@ DENDRON_URL_PREFIX = "dendron://"
 class DendronImporter(MarkdownImporter):
     format = "dendron"
     tag_chars = r"\w/.\-"
-    created_is_field = False  # Dendron stamps every note: not a date the note records
 
     @classmethod
     def detect(cls, path: Path) -> int:

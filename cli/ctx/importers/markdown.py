@@ -52,11 +52,6 @@ UPDATED_KEYS = ("updated", "modified", "updated_at", "last_modified", "lastmod",
 # meeting or a journal entry it is data the reader wants to see, not only a timestamp.
 NON_FIELD_KEYS = frozenset({"title", "tags", "tag", "aliases", "alias", *UPDATED_KEYS,
                             "created", "created_at", "date_created", "creation_date"})
-# A creation date the note's author or exporter wrote (a chat export's, a Notion page's) is the
-# note's own date as ``date`` is, and stays a field as well; that is how an assembled context knows
-# the note is dated (``paragraph_vectors._dated``). A tool that stamps every note with one
-# (Dendron) turns this off: its stamps say when a page was started, not what day it records.
-CREATED_FIELD_KEYS = frozenset({"created", "created_at", "date_created", "creation_date"})
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 # Both link patterns start at their bracket, not at an optional '!': a pattern that begins with a
@@ -150,8 +145,6 @@ class MarkdownImporter(Importer):
     # Characters a tag may contain after '#'. Obsidian allows letters, digits, _ - and /.
     tag_chars = r"\w/\-"
     handle_link_definitions = False
-    # Whether a frontmatter creation date is also a field (see CREATED_FIELD_KEYS).
-    created_is_field = True
 
     def __init__(self) -> None:
         # A tag starts after whitespace, '(', ',' or ';' -- so '[[note#heading]]', 'a#b' and URL
@@ -382,10 +375,7 @@ class MarkdownImporter(Importer):
     def fields_of(self, meta: dict[str, Any]) -> dict[str, list[str]]:
         fields: dict[str, list[str]] = {}
         for key, value in meta.items():
-            low = key.lower()
-            if value is None or value == "" or value == []:
-                continue
-            if low in NON_FIELD_KEYS and not (self.created_is_field and low in CREATED_FIELD_KEYS):
+            if key.lower() in NON_FIELD_KEYS or value is None or value == "" or value == []:
                 continue
             values = [_as_wikilink(value)] if _is_unquoted_wikilink(value) else value
             values = values if isinstance(values, list) else [values]
