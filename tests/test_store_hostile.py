@@ -213,3 +213,27 @@ def test_a_build_does_not_wait_on_a_lock_for_its_query_cache(tmp_path, run_cli):
     cache_query_vector(conn, "fake", "a question", np.ones(4, dtype=np.float32))
     assert cached_query_vector(conn, "fake", "a question") is not None
     conn.close()
+
+
+def test_a_failed_first_import_never_removes_a_graph_another_process_is_writing(tmp_path):
+    # Two first imports at one instant: the one that failed removed the new file the other was
+    # writing, whose next statement then failed with "no such file" (seen once in a clean-clone CI).
+    from ctx.store import connect, discarded_on_failure
+
+    db = tmp_path / "shared.db"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from ctx.store import connect\n"
+        f"conn = connect({str(db)!r}, create=True); print('open', flush=True); time.sleep(30)")],
+        stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        with pytest.raises(RuntimeError), discarded_on_failure(db):
+            assert holder.stdout is not None and holder.stdout.readline().strip() == b"open"
+            raise RuntimeError("this import failed")
+        assert db.exists()  # the other process's graph is left to it
+    finally:
+        holder.kill()
+        holder.wait()
+    with pytest.raises(RuntimeError), discarded_on_failure(tmp_path / "alone.db"):
+        connect(tmp_path / "alone.db", create=True).close()
+        raise RuntimeError("this import failed")
+    assert not (tmp_path / "alone.db").exists()  # a graph no one else has open is removed, as before

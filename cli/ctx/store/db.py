@@ -106,6 +106,10 @@ def discarded_on_failure(path: str | Path) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        if _open_elsewhere(path):
+            # Another process made the same new graph at the same instant (two first imports)
+            # and is writing it: removed, its next statement failed with "no such file".
+            raise
         for leftover in (path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
             try:
                 leftover.unlink()
@@ -290,6 +294,25 @@ def _no_checkpoint_by_ctypes(conn: sqlite3.Connection) -> bool:
 # a read lock on this range for as long as it is open.
 _SHARED_FIRST = 0x40000000 + 2
 _SHARED_SIZE = 510
+
+
+def _open_elsewhere(path: Path) -> bool:
+    """Whether another process has the SQLite graph at ``path`` open (the read lock every open
+    connection holds on SQLite's shared range; this process's own locks never conflict)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        with open(path, "r+b") as file:
+            try:
+                fcntl.lockf(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB, _SHARED_SIZE, _SHARED_FIRST)
+            except OSError:
+                return True
+            fcntl.lockf(file.fileno(), fcntl.LOCK_UN, _SHARED_SIZE, _SHARED_FIRST)
+    except OSError:
+        return False
+    return False
 
 
 def discard_stale_wal(path: str | Path) -> bool:
