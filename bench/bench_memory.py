@@ -22,7 +22,7 @@ tokens of nested bullets a day, dated by file name only), each fact one block am
 to-dos and small talk; in ctx's graph every block is a node, so it tests what the others cannot.
 Sets 20 to 29, 50 to 59 and 90 to 99 are more ``memory_logs2.py`` seeds and sets 30 to 39, 70 to 79 and 110
 to 119 more ``memory_logs.py`` seeds: fresh held-out sets of the first two kinds once their first ranges were used.
-Sets 130 up are written by ``memory_logs4.py``: conversations exported from an AI assistant, one note
+Sets 130 up are written by ``memory_logs4.py`` (130-139 held out; the tests use 150 and 151): conversations exported from an AI assistant, one note
 per conversation (``created:`` with a time and offset), every turn under a ``#### User`` or ``####
 Assistant`` heading, the facts said in passing by the user inside turns about another task.
 

@@ -15,15 +15,15 @@ memory_logs4 = bench_module("memory_logs4")
 
 
 def test_same_seed_same_bytes_other_seed_other_export(tmp_path):
-    memory_logs4.generate(130, tmp_path / "a")
-    memory_logs4.generate(130, tmp_path / "b")
-    memory_logs4.generate(131, tmp_path / "c")
+    memory_logs4.generate(150, tmp_path / "a")
+    memory_logs4.generate(150, tmp_path / "b")
+    memory_logs4.generate(151, tmp_path / "c")
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
     assert tree_bytes(tmp_path / "a") != tree_bytes(tmp_path / "c")
 
 
 def test_conversations_are_turns_and_evidence_is_the_users_and_unique(tmp_path):
-    summary = memory_logs4.generate(130, tmp_path)
+    summary = memory_logs4.generate(150, tmp_path)
     root = tmp_path / "notes"
     notes = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.md")}
     assert summary["notes"] == len(notes) >= 26
@@ -56,7 +56,7 @@ def test_ctx_dates_each_conversation_by_the_day_written(tmp_path):
     from ctx.importers.engine import import_path
     from ctx.store import connect
 
-    memory_logs4.generate(130, tmp_path / "set")
+    memory_logs4.generate(150, tmp_path / "set")
     chats = sorted((tmp_path / "set" / "notes" / "chats").glob("*.md"))
     conn = connect(tmp_path / "graph.db", create=True)
     try:
