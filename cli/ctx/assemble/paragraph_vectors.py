@@ -24,6 +24,7 @@ Here in assembly, not in ``ctx.semantic``: which notes are logs is the assembler
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -77,9 +78,14 @@ def wanted(reader: GraphReader) -> list[tuple[str, str, str]]:
 
 
 def _is_dated_log(facts: NodeFacts, rows: Sequence[StoredPassage]) -> bool:
-    """Whether a node (its facts with fields, its passages) gets paragraph vectors: a dated log
-    that is not a day page."""
-    if facts.type == "journal" or not _dated(facts.fields, rows):
+    """Whether a node (its facts with fields, its passages) gets paragraph vectors: a log, dated
+    or a transcript, that is not a day page."""
+    if facts.type == "journal":
+        return False
+    # A conversation is a record of turns by its shape, whatever its frontmatter says: a chat
+    # export's ``created:`` (a node column: every note has a date, a written one or its file's)
+    # cannot tell it from a page a template stamped.
+    if not (_dated(facts.fields, rows) or is_transcript(rows)):
         return False
     return is_log(facts.title, [(p.heading, p.text) for p in rows])
 
@@ -113,6 +119,34 @@ def visible_count(reader: GraphReader, model: str | None) -> int:
 # installation and get-started pages: their paragraphs' lent ranks pushed answering pages out,
 # bench_facts with embeddings 0.881 -> 0.862).
 DATE_FIELDS = frozenset({"date", "created", "day"})
+
+# A transcript's turns: an assistant chat export's ``#### User`` / ``#### Assistant``, a meeting
+# transcript's speakers, an interview's ``## Q`` / ``## A``. Dated by ``created:`` only (a column,
+# not a field: see above), such a note got no paragraph vectors, and each passage's one vector was
+# diluted over a user's turn of unrelated asides: bench_memory's memory_logs4 dev sets 1300 / 1301
+# with embeddings 0.756 / 0.793 / 0.841 and 0.658 / 0.734 / 0.838 at 1k / 2k / 4k without them,
+# 0.817 / 0.878 / 0.963 and 0.749 / 0.798 / 0.892 with them (docs/scale.md). Counting the key
+# alone made the demo vault's project pages logs (a template stamps ``created:`` on every page);
+# a page's headings each name a part of its one subject and rarely repeat. Of the bench_facts
+# corpora, the demo vault and ``../shared``'s exports, no note is a transcript by this reading.
+TRANSCRIPT_MIN_HEADINGS = 4
+TRANSCRIPT_REPEATS = 3  # each heading text used this many times on average, or more
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+
+
+def is_transcript(rows: Sequence[Any]) -> bool:
+    """Whether the headings of a note's passages (``rows``, their ``text``) are turns: four or
+    more, and a few names said over and over (code fences skipped: a comment is not a heading)."""
+    names: list[str] = []
+    for p in rows:
+        fenced = False
+        for line in p.text.splitlines():
+            if _FENCE.match(line):
+                fenced = not fenced
+            elif not fenced and (m := _HEADING_LINE.match(line)):
+                names.append(m.group(1).strip().lower())
+    return len(names) >= TRANSCRIPT_MIN_HEADINGS and TRANSCRIPT_REPEATS * len(set(names)) <= len(names)
 
 
 def _dated(fields: object, rows: Sequence[Any]) -> bool:
