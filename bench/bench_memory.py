@@ -17,14 +17,17 @@ Sets 3 to 9 are written by ``memory_logs2.py``, differently on purpose (held out
 first generator's phrasing): daily stand-ups (many short notes), a lab notebook (few long ones, dated
 by ``created:``) and a mail digest, other topics and wordings, distractors that name what is asked,
 and a fifth kind, ``latest`` (the current value of a setting revised two or three times).
-Sets 10 to 19, 40 to 49, 60 to 69, 80 to 89 and 100 up are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
+Sets 10 to 19, 40 to 49, 60 to 69, 80 to 89, 100 to 109 and 120 to 129 are written by ``memory_logs3.py``: a Logseq graph of daily journal pages (~1,000
 tokens of nested bullets a day, dated by file name only), each fact one block among errands,
 to-dos and small talk; in ctx's graph every block is a node, so it tests what the others cannot.
 Sets 20 to 29, 50 to 59 and 90 to 99 are more ``memory_logs2.py`` seeds and sets 30 to 39, 70 to 79 and 110
 to 119 more ``memory_logs.py`` seeds: fresh held-out sets of the first two kinds once their first ranges were used.
-Sets 130 up are written by ``memory_logs4.py`` (130-139 held out; the tests use 150 and 151): conversations exported from an AI assistant, one note
+Sets 130 to 159 are written by ``memory_logs4.py`` (130-139 held out; the tests use 150 and 151): conversations exported from an AI assistant, one note
 per conversation (``created:`` with a time and offset), every turn under a ``#### User`` or ``####
 Assistant`` heading, the facts said in passing by the user inside turns about another task.
+Sets 160 up are written by ``memory_logs5.py`` (160-169 held out; the tests use 170 and 171): the
+logs of ``memory_logs.py`` for the same seed as a vault of daily notes, ``2024-05-28.md`` (a
+meeting series ``2024-05-28 Ops review 3.md``) with no frontmatter, dated by file name only.
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
 case, whitespace, emphasis and list markers: ``factcheck.normalise``); no LLM. For ``when``
@@ -68,6 +71,7 @@ import memory_logs  # noqa: E402
 import memory_logs2  # noqa: E402
 import memory_logs3  # noqa: E402
 import memory_logs4  # noqa: E402
+import memory_logs5  # noqa: E402
 from factcheck import normalise  # noqa: E402
 
 OUT = HERE / "out" / "memory"
@@ -89,8 +93,11 @@ def set_maker(seed: int) -> ModuleType:
     """The generator of set ``seed``: ``memory_logs.py`` for sets 1, 2, 30-39, 70-79 and 110-119,
     ``memory_logs2.py`` (another kind of log) for 3-9, 20-29, 50-59 and 90-99, ``memory_logs3.py``
     (Logseq journals) for 10-19, 40-49, 60-69, 80-89, 100-109 and 120-129, ``memory_logs4.py``
-    (assistant chat exports) for 130 up. The later ranges exist so every kind has unused seeds left
-    to hold out."""
+    (assistant chat exports) for 130-159, ``memory_logs5.py`` (``memory_logs.py``'s logs as daily
+    notes dated by file name only) for 160 up. The later ranges exist so every kind has unused seeds
+    left to hold out."""
+    if seed >= 160:
+        return memory_logs5
     if seed >= 130:
         return memory_logs4
     if seed < 3 or 30 <= seed < 40 or 70 <= seed < 80 or 110 <= seed < 120:
@@ -427,7 +434,7 @@ def main() -> int:
         if args.kinds:
             questions = [q for q in questions if q["kind"] in args.kinds.split(",")]
         kind = {memory_logs: "", memory_logs2: ", memory_logs2", memory_logs3: ", memory_logs3: Logseq journals",
-                memory_logs4: ", memory_logs4: assistant chats"}
+                memory_logs4: ", memory_logs4: assistant chats", memory_logs5: ", memory_logs5: daily notes"}
         name = f"set {seed}" + (" (dev)" if seed == 1 else f" (held out{kind[set_maker(seed)]})")
         for config in configs:
             if config.startswith("ctx"):
