@@ -212,3 +212,65 @@ def test_a_date_with_a_zone_is_shown_as_the_day_its_author_wrote(tmp_path):
     shown = CliRunner().invoke(app, ["show", "sydney", "--db", str(db)])
     assert shown.exit_code == 0, shown.output
     assert "created: 2024-05-28 07:30  updated:" in shown.output  # as written, no zone claimed
+
+
+def test_a_daily_note_is_dated_by_its_name_not_its_files_mtime(tmp_path):
+    # Obsidian's daily notes are files named for their day with no frontmatter: a context showed the
+    # day the file was last touched (here 2026-01-15, as a fresh clone would) beside the day's title.
+    notes = tmp_path / "notes"
+    (notes / "daily").mkdir(parents=True)
+    (notes / "meetings").mkdir()
+    named = {  # file -> the day it is dated by
+        "daily/2024-05-28.md": "2024-05-28",
+        "daily/2024_05_29.md": "2024-05-29",
+        "meetings/2024-05-30 Ops review 3.md": "2024-05-30",
+        "daily/2024-02-30.md": "2026-01-15",  # no such day: the mtime stands
+        "daily/202405311030 crane.md": "2026-01-15",  # a zettelkasten id, not a day
+    }
+    touched = dt.datetime(2026, 1, 15, 9, tzinfo=dt.timezone.utc).timestamp()
+    for rel in named:
+        (notes / rel).write_text(f"The harbour crane was checked; see {rel[:-3]}.\n", encoding="utf-8")
+        os.utime(notes / rel, (touched, touched))
+    (notes / "daily" / "2024-06-01.md").write_text(  # a frontmatter date still wins over the name
+        "---\ndate: 2024-06-02\n---\n\nThe harbour crane was checked again.\n", encoding="utf-8")
+    named["daily/2024-06-01.md"] = "2024-06-02"
+    db = tmp_path / "g.db"
+    conn = connect(db, create=True)
+    import_path(conn, notes)
+    conn.close()
+    nodes = json.loads(_build(db, "harbour crane checked", max_tokens=3000, format="json"))["nodes"]
+    assert {n["source_path"]: n["date"] for n in nodes} == named
+    text = _build(db, "harbour crane checked", max_tokens=3000)
+    assert "(2024-05-28)" in text and text.count("2026-01-15") == 2
+
+
+def test_a_graph_read_at_an_earlier_reading_reads_every_file_again_once(tmp_path):
+    # An import reads only changed files: without this, a graph made before daily notes were dated
+    # by name kept each one's mtime until the note was edited. Simulated as such a graph is: the
+    # old date in the node, no reading recorded (graphs before readings were recorded said none).
+    from ctx.importers.engine import read_at
+    from ctx.importers.markdown import MarkdownImporter
+    from ctx.store import as_store
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "2024-05-28.md").write_text("The harbour crane was checked.\n", encoding="utf-8")
+    (notes / "crane.md").write_text("# Crane\n\nOn pier four.\n", encoding="utf-8")
+    touched = dt.datetime(2026, 1, 15, 9, tzinfo=dt.timezone.utc).timestamp()
+    for path in notes.iterdir():
+        os.utime(path, (touched, touched))
+    conn = connect(tmp_path / "g.db", create=True)
+    try:
+        first = import_path(conn, notes)
+        assert (first.files_parsed, read_at(as_store(conn).reader(), 1)) == (2, MarkdownImporter.reading)
+        assert import_path(conn, notes).files_unchanged == 2  # nothing to read again
+        with conn:
+            conn.execute("UPDATE nodes SET created = ?, updated = ? WHERE id = '2024-05-28'", (touched, touched))
+            conn.execute("DELETE FROM meta WHERE key = 'source_reading:1'")
+        again = import_path(conn, notes)
+        day = conn.execute("SELECT created FROM nodes WHERE id = '2024-05-28'").fetchone()[0]
+        assert (again.files_parsed, again.files_unchanged, again.changed) == (2, 0, True)
+        assert dt.datetime.fromtimestamp(day, dt.timezone.utc).date().isoformat() == "2024-05-28"
+        assert import_path(conn, notes).files_unchanged == 2  # once
+    finally:
+        conn.close()

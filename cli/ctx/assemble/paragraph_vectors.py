@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ctx.assemble import matching_lines as ml
 from ctx.digest import text_digest
+from ctx.importers.dates import day_named
 from ctx.assemble.note_shape import _WHEN, is_log
 from ctx.semantic.node_text import MAX_CHARS
 
@@ -85,7 +87,7 @@ def _is_dated_log(facts: NodeFacts, rows: Sequence[StoredPassage]) -> bool:
     # A conversation is a record of turns by its shape, whatever its frontmatter says: a chat
     # export's ``created:`` (a node column: every note has a date, a written one or its file's)
     # cannot tell it from a page a template stamped.
-    if not (_dated(facts.fields, rows) or is_transcript(rows)):
+    if not (_dated(facts.fields, rows) or _named_for_a_day(facts) or is_transcript(rows)):
         return False
     return is_log(facts.title, [(p.heading, p.text) for p in rows])
 
@@ -147,6 +149,13 @@ def is_transcript(rows: Sequence[Any]) -> bool:
             elif not fenced and (m := _HEADING_LINE.match(line)):
                 names.append(m.group(1).strip().lower())
     return len(names) >= TRANSCRIPT_MIN_HEADINGS and TRANSCRIPT_REPEATS * len(set(names)) <= len(names)
+
+
+def _named_for_a_day(facts: NodeFacts) -> bool:
+    """A daily note: its file (or, without one, its title) is named for its day (``2024-05-28.md``,
+    Obsidian's default), with no date field to say so."""
+    name = PurePosixPath(facts.source_path).stem if facts.source_path else facts.title
+    return day_named(name) is not None
 
 
 def _dated(fields: object, rows: Sequence[Any]) -> bool:

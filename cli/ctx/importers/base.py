@@ -52,6 +52,11 @@ class Importer(ABC):
     # Formats whose single file can be a whole graph (a JSON graph of a million nodes) read it
     # a batch at a time with ``parse_stream``, so an import's memory does not grow with it.
     streams: ClassVar[bool] = False
+    # How this format's files are read: raised whenever the same bytes now give other records (a
+    # date read differently). A source last read at another reading has every file read again
+    # at its next import or sync, once (``engine._load_source``): an import reads only changed
+    # files, so a graph would otherwise keep the old reading of every file not edited since.
+    reading: ClassVar[int] = 1
 
     @classmethod
     @abstractmethod

@@ -57,6 +57,25 @@ def parse_date(value: object) -> float | None:
     return None
 
 
+# A file named for its day: Obsidian's daily notes (``2024-05-28.md``, the core plugin's default),
+# ``2024_05_28``, ``2024.05.28``, or the day and then a name (``2024-05-28 Standup``). A
+# zettelkasten id (``202405281030 - Title``) has no separators and is not read as one.
+_DAY_NAME = re.compile(r"(\d{4})([-_.])(\d{2})\2(\d{2})(?:$|[\s_-])")
+
+
+def day_named(name: str) -> float | None:
+    """Epoch seconds of the day a file or note ``name`` opens with (UTC midnight), or None when it
+    does not open with a calendar day."""
+    found = _DAY_NAME.match(name)
+    if found is None:
+        return None
+    try:
+        day = dt.date(int(found.group(1)), int(found.group(3)), int(found.group(4)))
+    except ValueError:  # 2024-02-30: no such day
+        return None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp()
+
+
 # The dates every reader can print: ``datetime`` covers years 1 to 9999, and a day of margin on
 # each side keeps any time zone's rendering inside it.
 EPOCH_MIN = -62135510400.0  # 0001-01-02T00:00:00Z

@@ -143,7 +143,7 @@ def import_path(
         # mistake and left an empty source behind in the graph.
         what = "folder" if root.is_dir() else "file"
         raise ImportFormatError(f"nothing to import: the {importer.format} importer reads no files in {what} {path}")
-    source_id, known, as_stored = _load_source(reader, root, importer.format)
+    source_id, known, as_stored = _load_source(reader, root, importer)
     report.files_seen = len(relpaths)
     candidates, refused = _stat_files(importer.base_dir(root), root, relpaths, known, report)
     vanished = sorted(set(known) - (set(relpaths) - refused))
@@ -285,24 +285,37 @@ class _Steps:
 
 
 def _load_source(
-    reader: GraphReader, root: Path, fmt: str
+    reader: GraphReader, root: Path, importer: Importer
 ) -> tuple[int | None, dict[str, FileState], dict[str, FileState]]:
     """(source id, what each known file counts as for this import, what each file's stored state
     is now) -- (None, {}, {}) for a source never imported: its row is written in the import's own
     transaction, so a failed or killed first import leaves none.
 
-    The two differ when the format changes: every file is then read again, but what the write
-    transaction compares against (``_not_older``) is still the state as stored when looked at."""
+    The two differ when the format or its reading (``Importer.reading``) changes: every file is
+    then read again, but what the write transaction compares against (``_not_older``) is still
+    the state as stored when looked at."""
     row = reader.source_at(root)
     if row is None:
         return None, {}, {}
     source_id, recorded_format = row
     as_stored = reader.file_states(source_id)
     known = dict(as_stored)
-    if recorded_format != fmt:
-        # Read in another format, every file's records change even where its bytes did not.
+    if recorded_format != importer.format or read_at(reader, source_id) != importer.reading:
+        # Read in another format, or read differently now, every file's records change even
+        # where its bytes did not.
         known = {rel: (-1, -1, "") for rel in known}
     return source_id, known, as_stored
+
+
+def _reading_key(source_id: int) -> str:
+    return f"source_reading:{source_id}"
+
+
+def read_at(reader: GraphReader, source_id: int) -> int:
+    """The ``Importer.reading`` a source was last imported at: 1 for a graph that never said (every
+    reading before the first raise was 1)."""
+    stored = reader.setting(_reading_key(source_id))
+    return int(stored) if stored and stored.isdigit() else 1
 
 
 def _read_and_parse(
@@ -527,6 +540,8 @@ def _apply(
         # Another import of the same folder may have committed while this one parsed: its rows
         # are replaced only by what is newer than them (``_not_older``).
         source_id = session.ensure_source(root, importer.format) if source_id is None else source_id
+        if read_at(store.reader(include_private=True), source_id) != importer.reading:
+            session.set_setting(_reading_key(source_id), str(importer.reading))
         plan = _not_older(store, source_id, known, plan)
         _replace_changed(session, importer, source_id, plan, run)
         written = bool(plan.changes or plan.vanished)

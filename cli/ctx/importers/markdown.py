@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from ctx.code_spans import blank_code
 from ctx import speedups
 from ctx.importers.base import EdgeRecord, FileInfo, Importer, NodeRecord, ParsedFile
-from ctx.importers.dates import parse_date
+from ctx.importers.dates import day_named, parse_date
 
 # Folders that belong to tools, not to the notes.
 SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
@@ -145,6 +145,9 @@ class MarkdownImporter(Importer):
     # Characters a tag may contain after '#'. Obsidian allows letters, digits, _ - and /.
     tag_chars = r"\w/\-"
     handle_link_definitions = False
+    # 2: a date with a zone is its written day (it was converted to UTC); a daily note without a
+    # frontmatter date is dated by its file name (it was dated by its file's mtime).
+    reading = 2
 
     def __init__(self) -> None:
         # A tag starts after whitespace, '(', ',' or ';' -- so '[[note#heading]]', 'a#b' and URL
@@ -260,6 +263,11 @@ class MarkdownImporter(Importer):
             updated=_first_date(meta, UPDATED_KEYS, date_problems),
             keys=self.note_keys(info.relpath, node_id),
         )
+        if node.created is None and node.updated is None:
+            # A daily note (``2024-05-28.md``, no frontmatter) is dated by its name, as a Logseq
+            # journal is: its file's mtime (the engine's fallback) is when it was last touched or
+            # checked out, and a context showed that instead of the day it records.
+            node.created = day_named(Path(info.relpath).stem)
         # One frontmatter date stands for both: a file's mtime says when it was checked out or
         # synced, not when the note was written, and would make a fresh clone rank differently.
         node.created = node.created if node.created is not None else node.updated
