@@ -54,20 +54,55 @@ def passages_of(
     conn: sqlite3.Connection, node_ids: Iterable[str], known: dict[tuple[str, str], bool] | None = None,
 ) -> dict[str, list[StoredPassage]]:
     """Every passage of the given nodes, in order (nodes without passages are absent). ``known``:
-    the reader's answers about the schema (``fts.schema_has``)."""
+    the reader's answers about the schema (``fts.schema_has``).
+
+    A passage's text is a span of its node's body, cut here from the body read once per node.
+    Read through ``passage_texts``, each passage row loaded the whole body again and SQLite's
+    ``substr`` walked it character by character to the span: a 250 KB single-file journal of
+    300 passages cost ~0.65 s a read (a build reads a note's passages twice), where slicing once
+    costs ~1 ms. The spans are the view's: ``own_text``, else the body's characters ``start`` to
+    ``end`` with newlines trimmed from both ends (``tests/test_passage_reads.py``)."""
     ids = list(dict.fromkeys(node_ids))
     out: dict[str, list[StoredPassage]] = {}
-    texts = _texts_view(conn, known)
+    if _texts_view(conn, known) == "passages":
+        _passages_holding_text(conn, ids, out)
+        return out
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        at, body = None, ""
+        # The body comes with a node's first passage only (SQLite reads a column when asked).
+        for pid, node_id, ord_, heading, own, begin, end, tokens, digest, first_body in conn.execute(
+            f'SELECT p.id, p.node_id, p.ord, p.heading, p.own_text, p.start, p."end", p.tokens, p.hash,'
+            f" CASE WHEN p.ord = 0 THEN n.body END FROM passages p JOIN nodes n ON n.id = p.node_id"
+            f" WHERE p.node_id IN ({','.join('?' * len(chunk))}) ORDER BY p.node_id, p.ord",
+            chunk,
+        ):
+            if node_id != at:
+                at = node_id
+                body = first_body if ord_ == 0 else _body(conn, node_id)
+            text = own if own is not None else body[begin:end].strip("\n")
+            parts = tuple(heading.split(HEADING_SEP)) if heading else ()
+            out.setdefault(node_id, []).append(StoredPassage(pid, node_id, ord_, parts, text, tokens, digest))
+    return out
+
+
+def _body(conn: sqlite3.Connection, node_id: str) -> str:
+    """A node's body, for passages numbered from other than 0 (no graph ctx writes has them)."""
+    row = conn.execute("SELECT body FROM nodes WHERE id = ?", (node_id,)).fetchone()
+    return row[0] if row else ""
+
+
+def _passages_holding_text(conn: sqlite3.Connection, ids: list[str], out: dict[str, list[StoredPassage]]) -> None:
+    """``passages_of`` in a read-only graph from before migration 8, whose passages held their text."""
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         for r in conn.execute(
-            f"SELECT id, node_id, ord, heading, text, tokens, hash FROM {texts}"
+            f"SELECT id, node_id, ord, heading, text, tokens, hash FROM passages"
             f" WHERE node_id IN ({','.join('?' * len(chunk))}) ORDER BY node_id, ord",
             chunk,
         ):
             heading = tuple(r[3].split(HEADING_SEP)) if r[3] else ()
             out.setdefault(r[1], []).append(StoredPassage(r[0], r[1], r[2], heading, r[4], r[5], r[6]))
-    return out
 
 
 def _texts_view(conn: sqlite3.Connection, known: dict[tuple[str, str], bool] | None = None) -> str:
