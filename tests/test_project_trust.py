@@ -183,3 +183,25 @@ def test_a_project_config_names_its_lens_and_reads_no_file_it_chooses(home: Path
     assert chosen.exit_code == 0, chosen.stderr
     assert json.loads(chosen.stdout)["meta"]["lens"] == "mine"
     assert cli("build", "N", "--lens", str(project / ".ctx" / "lenses" / "mine.yaml")).exit_code == 0  # the user's own flag
+
+
+def test_trust_on_a_team_graph_says_there_is_nothing_to_trust(pg_url: str, home: Path, tmp_path: Path) -> None:
+    """A PostgreSQL graph is never refused, so `ctx trust` on it changes nothing: it says so in one
+    line (not "its sources will be synced", a promise of something it does not do), and a writer's
+    sync re-imports the source without it."""
+    pytest.importorskip("psycopg")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "A.md").write_text("# A\n", encoding="utf-8")
+    assert cli("import", str(vault), "--db", pg_url).exit_code == 0
+    trusted = cli("trust", "--db", pg_url)
+    assert trusted.exit_code == 0 and trusted.stdout == ""
+    assert trusted.stderr.count("\n") == 1 and trusted.stderr.startswith("ctx: nothing to trust: ")
+    assert "will be synced" not in trusted.stderr
+    (vault / "B.md").write_text("# B\n", encoding="utf-8")
+    synced = cli("sync", "--db", pg_url, "--no-embed")
+    assert synced.exit_code == 0 and "1 changed" in synced.stderr
+    # The line never shows a password the URL carries.
+    secret = pg_url.replace("postgres@", "postgres:hunter2@", 1)
+    said = cli("trust", "--db", secret)
+    assert said.exit_code == 0 and "hunter2" not in said.stderr and "***" in said.stderr

@@ -193,6 +193,14 @@ def trust_command(db: DbOption = None) -> None:
     from ctx.trust import inside, project_root, trust
 
     db_path = resolve_db_path(db)
+    if isinstance(db_path, str):
+        # A database server's graph is no file a download could bring: it is never refused, so
+        # trusting it changes nothing, and saying "will be synced" would promise what was already so.
+        sys.stderr.write(
+            f"ctx: nothing to trust: {shown(db_path)} is a database, not a file; as a writer, `ctx sync`"
+            " re-imports every registered source that exists on this machine (see `ctx sources`)\n"
+        )
+        return
     store = open_store(db_path)
     project = project_root(db_path)
     trust(store)
