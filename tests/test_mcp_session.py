@@ -279,3 +279,18 @@ def test_an_expanded_passage_opening_on_a_heading_has_a_blank_line_before_it(dem
     text = results[1].content[0].text
     assert re.search(rf"^### Apollo Launch Plan \(id: {node}\) · [0-9-]+\n\n#### {heading}\n", text, re.M), text
     assert re.search(rf"^### Project Apollo \(id: {APOLLO}\) · [0-9-]+\nApollo is", text, re.M), text
+
+
+def test_a_map_asked_for_more_than_the_session_has_left_says_it_was_capped(demo_db: Path, tmp_path: Path) -> None:
+    """At 07d9e5b `max_tokens: 100000` on a 1500-token session silently took 1498 tokens for the
+    map: the agent learnt only from the account that nothing was left to expand."""
+    [results] = _sessions(demo_db, tmp_path, [
+        ("context_map", {"topic": "Project Apollo", "session_budget": 1500, "max_tokens": 400}),
+        ("context_map", {"topic": "what blocks the Apollo launch?", "max_tokens": 100000}),
+    ])
+    small, big = (r.content[0].text for r in results)
+    assert not any(r.is_error for r in results)
+    assert "capped" not in small and count_tokens(small) <= 400
+    left = 1500 - count_tokens(small)
+    assert big.splitlines()[2] == f"max_tokens 100000 capped to {left}: all this session has left"
+    assert count_tokens(big) <= left and _account(big)[0] == count_tokens(small) + count_tokens(big)

@@ -268,10 +268,13 @@ def map_lines(node: MapNode, rank: int) -> list[str]:
 
 def render_map(
     label: str, lens: str, nodes: Sequence[MapNode], listed: int, session: Session, cost: int, stale: str = "",
+    capped: str = "",
 ) -> str:
     lines = [f"# Map: {label}",
              f"lens: {lens} · {len(nodes)} candidates, best first, {listed} listed · passages: #n heading (tokens,"
              " relevance to the topic); expand ids or id#n"]
+    if capped:
+        lines.append(capped)
     if stale:
         lines.append(stale)
     for rank, node in enumerate(nodes[:listed], start=1):
@@ -289,12 +292,16 @@ def context_map(
     MAP_TOKENS) and never more than the session has left."""
     found, lens, nodes = candidate_map(graph, replace(request, since=None), session)
     label = " + ".join(t.strip() for t in request.topics if t.strip())
-    room = min(size or MAP_TOKENS, session.left)
+    asked = size or MAP_TOKENS
+    room = min(asked, session.left)
     stale = request.freshness.line() if request.freshness is not None else ""
+    # Said in the map, as `context` says a capped depth: an agent that asked for more than is left
+    # learns that this map may spend the rest of the session, leaving nothing to expand.
+    capped = f"max_tokens {asked} capped to {room}: all this session has left" if asked > room else ""
 
     # As many candidates as fit, found by halving (each count is of the whole answer).
     def cost_of(n: int) -> int:
-        return fit_exact(lambda c: render_map(label, lens, nodes, n, session, c, stale), counter)[1]
+        return fit_exact(lambda c: render_map(label, lens, nodes, n, session, c, stale, capped), counter)[1]
 
     lo, hi = 0, len(nodes)
     smallest = cost_of(0)
@@ -309,7 +316,7 @@ def context_map(
             lo = mid
         else:
             hi = mid - 1
-    text = charge(session, lambda c: render_map(label, lens, nodes, lo, session, c, stale), counter)
+    text = charge(session, lambda c: render_map(label, lens, nodes, lo, session, c, stale, capped), counter)
     assert text is not None  # cost_of(lo) fitted what is left
     return found, text
 
