@@ -20,6 +20,9 @@ def test_hostile_queries_return_normally(query, demo_db, run_cli):
     for extra in ([], ["--format", "json"]):
         # `--` ends the options, so a query starting with '-' is still a query (as in any shell).
         result = run_cli("search", *extra, "--db", str(demo_db), "--", query)
+        if query in ("AND", "OR", "NOT"):  # only function words: refused in one line, as below
+            assert result.exit_code == 2 and result.stdout == "" and "has only common words" in result.stderr
+            continue
         assert result.exit_code == 0, (query, result.stderr)
         if extra:
             json.loads(result.stdout)
@@ -32,6 +35,40 @@ def test_a_blank_query_is_a_usage_error(query, demo_db, run_cli):
         result = run_cli("search", *extra, "--db", str(demo_db), "--", query)
         assert result.exit_code == 2 and result.stdout == "", (query, result.stdout)
         assert result.stderr == "ctx: error: give some text to search for\n"
+
+
+def test_a_query_of_only_function_words_is_refused_alike_everywhere(demo_db, run_cli, tmp_path):
+    """At 07d9e5b `ctx search "how do I"` ranked notes on their "do" (and "the" scored every note
+    0.00): noise. Refused in one line with exit 2, by the CLI, the MCP tool and Graph.search; a
+    note named by exactly such words is still found, and one content word is enough."""
+    from ctx import Graph
+    from ctx.errors import UsageError
+    from ctx.mcp_server import CtxTools
+
+    line = ("ctx: error: 'how do I' has only common words (how, do, i), which nearly every note holds;"
+            " add a word that names what you are looking for\n")
+    for extra in ([], ["--format", "json"]):
+        refused = run_cli("search", *extra, "how do I", db=demo_db)
+        assert (refused.exit_code, refused.stdout, refused.stderr) == (2, "", line)
+    tools = CtxTools(demo_db)
+    try:
+        reply = tools.search("how do I")
+        assert reply.is_error and reply.text == line.rstrip("\n")
+    finally:
+        tools.handle.close()
+    with Graph.open(demo_db) as graph, pytest.raises(UsageError, match="only common words"):
+        graph.search("The, and?")
+    found = json.loads(run_cli("search", "how do I sync", "--format", "json", db=demo_db).stdout)
+    assert found["count"] > 0
+    # A note whose title is only function words is what such a query names.
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "The Who.md").write_text("# The Who\n\nA band from London.\n", encoding="utf-8")
+    (vault / "Other.md").write_text("# Other\n\nWho is the drummer of the band?\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    assert run_cli("import", str(vault), db=db).exit_code == 0
+    named = json.loads(run_cli("search", "the who", "--format", "json", db=db).stdout)["results"]
+    assert named[0]["id"] == "The Who"
 
 
 def test_search_finds_demo_notes(demo_db, run_cli):

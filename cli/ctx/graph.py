@@ -138,6 +138,18 @@ class Graph:
             from ctx.errors import UsageError
 
             raise UsageError("give some text to search for")
+        from ctx.stopwords import only_function_words
+
+        common = only_function_words(query)
+        if common and self.reader.resolve_one(query) is None:
+            # BM25 over words nearly every note holds ranks noise ("how do I" found notes for
+            # their "do"); a note named by exactly these words ("The Who") is still searched for.
+            from ctx.errors import UsageError
+
+            raise UsageError(
+                f"{query!r} has only common words ({', '.join(common)}), which nearly every note holds;"
+                " add a word that names what you are looking for"
+            )
         return self.reader.search(query, limit=limit)
 
     def show(self, node: str) -> ShownNode:

@@ -5,6 +5,8 @@ Kept free of heavy imports: the build path uses it before it knows whether numpy
 
 from __future__ import annotations
 
+import re
+
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further had
@@ -21,3 +23,17 @@ def content_words(text: str) -> str:
     words = text.split()
     kept = [w for w in words if w.strip("?!.,;:'\"()").lower() not in STOPWORDS]
     return " ".join(kept) if kept else text
+
+
+# A word as full-text search reads one (``ctx.store.reads.fts_phrases``); a trailing ``*`` is a
+# prefix search, which is no function word.
+_WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
+
+
+def only_function_words(text: str) -> list[str]:
+    """The words of ``text`` (lowercased, once each) when every one is a function word; else []."""
+    words = [w.strip(".'’-").lower() for w in _WORD.findall(text)]
+    words = [w for w in words if w]
+    if not words or any(w not in STOPWORDS for w in words):
+        return []
+    return list(dict.fromkeys(words))
