@@ -252,6 +252,27 @@ def test_a_reader_role_cannot_import(team, tmp_path):
             graph.import_path(_team_vault(tmp_path / "again"))
 
 
+def test_a_reader_role_sees_a_source_as_changed_only_when_a_file_changed(team, pg_url, tmp_path):
+    """At 07d9e5b row security hid the private notes' file records from a reader, whose freshness
+    check took those files for new ones: every build, search and MCP answer of a role outside
+    ctx_private said "pending changes in ... (ctx sync)" for ever (and sync.before_build tried to
+    import as that role). A file that did change, public or private, is still pending."""
+    from ctx.freshness import graph_freshness
+
+    vault = (tmp_path / "team").resolve()
+    with Graph.open(team) as graph:
+        assert graph_freshness(graph.store, interval=0).pending == ()
+    for name in ("Beta.md", "Secret.md"):
+        with Graph.open(pg_url) as owner:
+            owner.import_path(vault)  # the writer brings the graph up to date
+        with Graph.open(team) as graph:
+            assert graph_freshness(graph.store, interval=0).pending == ()
+        path = vault / name
+        path.write_text(path.read_text() + "One more line.\n")
+        with Graph.open(team) as graph:
+            assert graph_freshness(graph.store, interval=0).pending == (str(vault),), name
+
+
 # ---------------------------------------------------------------------------------------------
 # One writer at a time
 

@@ -9,6 +9,7 @@ changed in 3.12), else from hashlib.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -36,3 +37,17 @@ def text_digest(text: str) -> str:
 
 
 __all__ = ["blake2b", "sha256", "text_digest"]
+
+
+# The meta key under which a PostgreSQL writer keeps ``file_states_digest`` of a source (this
+# prefix, then the source's id): ``ctx.freshness`` reads it for roles that row security keeps from
+# the file records of private notes.
+FILES_DIGEST_KEY = "files_digest:"
+
+
+def file_states_digest(states: Iterable[tuple[str, int, int]]) -> str:
+    """One digest of a source's files as (path, mtime_ns, size), whatever their order."""
+    digest = sha256()
+    for rel, mtime_ns, size in sorted(states):
+        digest.update(f"{rel}\0{mtime_ns}\0{size}\n".encode("utf-8", "surrogateescape"))
+    return str(digest.hexdigest())

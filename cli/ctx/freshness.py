@@ -23,6 +23,8 @@ from ctx.errors import CtxError
 from ctx.freshness_report import Freshness
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ctx.store.protocols import GraphStore
     from ctx.store.types import Source
 
@@ -54,29 +56,43 @@ def source_changed(store: GraphStore, source: Source) -> bool:
         return False  # nothing to import; `ctx sources` shows it as missing
     importer = get_importer(source.format)
     base = importer.base_dir(root)
-    known = {rel: (mtime_ns, size) for rel, (mtime_ns, size, _hash) in as_store(store).reader().file_states(source.id).items()}
-    seen = 0
-    # Plain strings, not Path objects: at 13k files, building paths cost more than the stats.
-    prefix = os.path.join(str(base), "")
-    lstat, is_regular = os.lstat, stat.S_ISREG
-    for rel in importer.list_files(root):
-        try:
-            st = lstat(prefix + rel)
-        except OSError:
-            continue
-        if not is_regular(st.st_mode):
-            # The importer reads a symlink only when it leads to a regular file inside the
-            # source; the same rule here (rare, so its cost does not matter).
-            if not stat.S_ISLNK(st.st_mode):
-                continue
+    reader = as_store(store).reader()
+    known = {rel: (mtime_ns, size) for rel, (mtime_ns, size, _hash) in reader.file_states(source.id).items()}
+
+    def states() -> Iterator[tuple[str, int, int]]:
+        # Plain strings, not Path objects: at 13k files, building paths cost more than the stats.
+        prefix = os.path.join(str(base), "")
+        lstat, is_regular = os.lstat, stat.S_ISREG
+        for rel in importer.list_files(root):
             try:
-                st = check_regular(prefix + rel, root)
-            except (FileRefused, OSError):
+                st = lstat(prefix + rel)
+            except OSError:
                 continue
+            if not is_regular(st.st_mode):
+                # The importer reads a symlink only when it leads to a regular file inside the
+                # source; the same rule here (rare, so its cost does not matter).
+                if not stat.S_ISLNK(st.st_mode):
+                    continue
+                try:
+                    st = check_regular(prefix + rel, root)
+                except (FileRefused, OSError):
+                    continue
+            yield rel, st.st_mtime_ns, st.st_size
+
+    seen = 0
+    for rel, mtime_ns, size in states():
         seen += 1
-        if known.get(rel) != (st.st_mtime_ns, st.st_size):
-            return True
-    return seen != len(known)
+        if known.get(rel) != (mtime_ns, size):
+            break
+    else:
+        if seen == len(known):
+            return False
+    # A PostgreSQL role that may not read private notes does not see their file records either:
+    # the digest of every file's state its writer kept tells a change from a hidden file.
+    from ctx.digest import FILES_DIGEST_KEY, file_states_digest
+
+    kept = reader.setting(f"{FILES_DIGEST_KEY}{source.id}")
+    return kept is None or file_states_digest(states()) != kept
 
 
 def stale_sources(store: GraphStore) -> list[Source]:

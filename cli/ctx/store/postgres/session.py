@@ -305,6 +305,14 @@ class PostgresSession:
         )
         self.bump_graph_version()
         self.set_setting("last_import", str(now))
+        # Every file's state in one digest that any role may read: row security hides a private
+        # note's file record from a reader, whose freshness check would otherwise take that file
+        # for a new one and call the source changed for ever (ctx.freshness.source_changed).
+        from ctx.digest import FILES_DIGEST_KEY, file_states_digest
+
+        states = self.conn.execute("SELECT path, mtime_ns, size FROM files WHERE source_id = %s", (source_id,))
+        self.set_setting(f"{FILES_DIGEST_KEY}{source_id}",
+                         file_states_digest((str(p), int(m), int(z)) for p, m, z in states))
 
     def bump_graph_version(self) -> None:
         self.conn.execute("UPDATE meta SET value = (value::bigint + 1)::text WHERE key = 'graph_version'")
@@ -353,6 +361,9 @@ class PostgresSession:
             "UPDATE edges SET dst = NULL WHERE dst IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = edges.dst)"
         )
         conn.execute("DELETE FROM sources WHERE id = %s", (source_id,))
+        from ctx.digest import FILES_DIGEST_KEY
+
+        conn.execute("DELETE FROM meta WHERE key = %s", (f"{FILES_DIGEST_KEY}{source_id}",))
         self.bump_graph_version()
         self.refresh_private_flags(config)
         self.recount()
