@@ -273,6 +273,30 @@ def test_a_reader_role_sees_a_source_as_changed_only_when_a_file_changed(team, p
             assert graph_freshness(graph.store, interval=0).pending == (str(vault),), name
 
 
+def test_a_reader_role_with_sync_before_build_answers_from_the_graph_as_it_is(team, tmp_path, monkeypatch, run_cli):
+    """At 07d9e5b every build of a reader role with `sync: before_build` failed ("this role may not
+    do that (permission denied for table meta)"): the check's own note of when it ran was refused,
+    changed sources or not. Now it answers from the graph as it is and says why it is stale, and
+    `ctx sync` as a reader stops at the first refused write with one line."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("sync:\n  before_build: true\n  interval: 0\n", encoding="utf-8")
+    monkeypatch.setenv("CTX_HOME", str(home))
+    built = run_cli("build", "Alpha", "--max-tokens", "800", db=team)
+    assert built.exit_code == 0 and "# Context: Alpha" in built.stdout and built.stderr == ""
+    vault = (tmp_path / "team").resolve()
+    beta = vault / "Beta.md"
+    beta.write_text(beta.read_text() + "Zanzibar is the new venue.\n")
+    built = run_cli("build", "Alpha", "--max-tokens", "800", db=team)
+    assert built.exit_code == 0 and "# Context: Alpha" in built.stdout
+    assert "sync skipped, this role may not write the graph" in built.stdout
+    assert f"ctx: warning: {vault}: not refreshed: " in built.stderr and "may not do that" in built.stderr
+    synced = run_cli("sync", "--no-embed", db=team)
+    assert synced.exit_code == 1 and synced.stderr.count("\n") == 1 and "may not do that" in synced.stderr
+    with Graph.open(team) as graph:
+        assert not graph.search("Zanzibar")
+
+
 # ---------------------------------------------------------------------------------------------
 # One writer at a time
 

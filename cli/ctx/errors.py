@@ -59,3 +59,9 @@ def printable(text: str) -> str:
     if not any(ord(c) in _TERMINAL_CONTROLS for c in text):
         return text
     return "".join(c.encode("unicode_escape").decode("ascii") if ord(c) in _TERMINAL_CONTROLS else c for c in text)
+
+
+class AccessRefused(CtxError):
+    """The database refused this connection what it asked: a role without the rights (a reader
+    writing), or a read-only server (a replica). The same will be refused for every source: a
+    freshness check answers from the graph as it is, and a sync stops at once."""

@@ -118,18 +118,20 @@ def _last_check(store: GraphStore) -> float | None:
 
 
 def _mark_checked(store: GraphStore, when: float) -> None:
+    from ctx.errors import AccessRefused
     from ctx.store.errors import is_storage_error
 
     try:
         with store.import_session() as session:
             session.set_setting(CHECKED_KEY, repr(when))
     except Exception as exc:
-        if not is_storage_error(exc):
+        if not (is_storage_error(exc) or isinstance(exc, AccessRefused)):
             raise
         # a read-only or busy graph: the next call checks again, which is only slower
 
 
 LOCK_BUSY = "lock busy"
+ROLE_READ_ONLY = "this role may not write the graph"
 BUSY_WARNING = (
     "sources changed, but another process is writing the graph: answered from the graph as it is"
     " (it may be stale; the next call checks again)"
@@ -157,6 +159,7 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
     Never waits for the write lock and never fails for it: when another process is writing, the
     answer comes from the graph as it is and ``skipped`` says so ("lock busy")."""
     from ctx.store import as_store
+    from ctx.errors import AccessRefused
     from ctx.store.errors import is_lock_busy
     from ctx.sync import import_source
     from ctx.trust import UntrustedGraph
@@ -180,6 +183,13 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
         for source in stale:
             try:
                 outcome = import_source(store, source)
+            except AccessRefused as exc:
+                # A reader role or a replica: answered from the graph as it is, as for a busy
+                # graph (a team graph is synced by its writers; docs/team.md).
+                result.skipped = ROLE_READ_ONLY
+                result.warnings.append(f"{source.root}: not refreshed: {exc}")
+                result.seconds = time.perf_counter() - started
+                return result
             except Exception as exc:
                 if not is_lock_busy(exc):
                     raise

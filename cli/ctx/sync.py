@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
 
-from ctx.errors import CtxError, UsageError
+from ctx.errors import AccessRefused, CtxError, UsageError
 from ctx.store import as_store
 from ctx.store.errors import GraphBusyError
 from ctx.store.types import Removed, Source
@@ -102,8 +102,10 @@ def import_source(
 
     try:
         report = import_path(store, root, format=source.format, progress=step)
-    except GraphBusyError:
-        raise  # the whole graph is busy, not this source: the next source would wait again
+    except (GraphBusyError, AccessRefused):
+        # The whole graph is busy, or refuses this role's writes, not this source: the next
+        # source would wait again, or be refused again.
+        raise
     except CtxError as exc:
         return SourceResult(source.root, source.format, "failed", error=str(exc).splitlines()[0])
     return SourceResult(source.root, source.format, "changed" if report.changed else "unchanged", report)

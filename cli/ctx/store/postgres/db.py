@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ctx.errors import CtxError, NoGraphError
+from ctx.errors import AccessRefused, CtxError, NoGraphError
 from ctx.store.postgres.migrations import APPLICATION, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -153,9 +153,9 @@ def storage_error(exc: BaseException, url: str | None = None) -> CtxError:
     sqlstate = getattr(exc, "sqlstate", None) or ""
     message = _first_line(exc)
     if sqlstate == "42501":  # insufficient_privilege
-        return CtxError(f"{where}: this role may not do that ({message}); see docs/team.md for the roles")
+        return AccessRefused(f"{where}: this role may not do that ({message}); see docs/team.md for the roles")
     if sqlstate in ("55P03", "40P01"):  # lock_not_available, deadlock_detected
         return CtxError(f"{where} is locked by another writer: {message}. Try again when it has finished")
     if sqlstate == "25006":  # read_only_sql_transaction (a replica)
-        return CtxError(f"{where} is read-only (a replica, or a read-only transaction): it can be read, not changed")
+        return AccessRefused(f"{where} is read-only (a replica, or a read-only transaction): it can be read, not changed")
     return CtxError(f"{where}: {message}")
