@@ -294,3 +294,33 @@ def test_a_map_asked_for_more_than_the_session_has_left_says_it_was_capped(demo_
     left = 1500 - count_tokens(small)
     assert big.splitlines()[2] == f"max_tokens 100000 capped to {left}: all this session has left"
     assert count_tokens(big) <= left and _account(big)[0] == count_tokens(small) + count_tokens(big)
+
+
+def test_session_calls_sent_without_waiting_are_answered_in_the_order_they_arrived(demo_db: Path, tmp_path: Path) -> None:
+    """At 07d9e5b each call ran on a thread of its own: a map sent with `session_budget` and an
+    expand sent before its answer could be served the other way round (the expand opened the
+    session at the default 4000, and the map was refused for asking 800)."""
+    import json
+    import subprocess
+
+    calls = [
+        ("context_map", {"topic": "what blocks the Apollo launch?", "session_budget": 800, "max_tokens": 300}),
+        ("expand", {"ids": [f"{APOLLO}#0"]}),
+        ("expand", {"ids": [f"{APOLLO}#0", "People/Maya Chen"]}),
+    ]
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+              for n, (name, arguments) in enumerate(calls, start=1)]
+    sent = "".join(json.dumps(line) + "\n" for line in lines)
+    done = subprocess.run([CTX or "ctx", "mcp", "--db", str(demo_db)], input=sent, capture_output=True, text=True,
+                          env=_env(tmp_path), timeout=120, check=False)
+    answers = {m["id"]: m["result"] for m in map(json.loads, done.stdout.splitlines())}
+    texts = [answers[n]["content"][0]["text"] for n in range(1, len(calls) + 1)]
+    assert not any(answers[n].get("isError") for n in range(1, len(calls) + 1)), texts
+    charged = 0
+    for text in texts:
+        charged += count_tokens(text)
+        assert _account(text)[:2] == (charged, 800)
+    assert f"already sent in this session (not sent again): {APOLLO}#0" in texts[2]

@@ -904,6 +904,10 @@ class CtxApplication:
 
     name = SERVER_NAME
     instructions = INSTRUCTIONS
+    # The session tools (``ctx.mcp_session``): each answer is charged to the session and an
+    # `expand` names what earlier answers sent, so they are answered in the order they arrive
+    # (a client may send a map and an expand without waiting for the map's answer).
+    ordered_tools = frozenset({"context_map", "expand"})
 
     def __init__(self, tools: CtxTools) -> None:
         from ctx import __version__

@@ -78,7 +78,9 @@ class Application(Protocol):
         """A ``tools/call`` result (content, isError, _meta); tool errors are results, not raised.
         An application may also have ``reply_later()``, called on the call's thread before
         ``call_tool``, and ``after_reply()``, called there once the answer is written (or given up):
-        work the caller need not wait for can wait until then."""
+        work the caller need not wait for can wait until then. An application's ``ordered_tools``
+        (a set of names) are called one at a time in the order their requests arrived, apart from
+        the other calls: tools whose answers depend on the calls before them."""
         ...
 
 
@@ -123,6 +125,8 @@ class StdioServer:
         self._idle = 0  # call threads waiting for a call (``_work``), each owed one from ``_jobs``
         self._jobs: queue.SimpleQueue[tuple[Any, Any, bool] | None] = queue.SimpleQueue()
         self._cancelled: set[Any] = set()
+        # The calls of ``app.ordered_tools``, in arrival order, for one thread of their own.
+        self._lane: queue.SimpleQueue[tuple[Any, Any, bool] | None] | None = None
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -136,6 +140,8 @@ class StdioServer:
             idle, self._idle = self._idle, 0
         for _ in range(idle):
             self._jobs.put(None)  # a waiting thread ends
+        if self._lane is not None:
+            self._lane.put(None)
 
     def receive(self, line: bytes) -> None:
         try:
@@ -170,6 +176,15 @@ class StdioServer:
                 stamp = self.check_envelope(method, params)
             except RpcError as exc:
                 self.send({"jsonrpc": "2.0", "id": ident, "error": exc.wire()})
+                return
+            if self._ordered(params):
+                with self._calls_lock:
+                    self._running += 1
+                    if self._lane is None:
+                        self._lane = queue.SimpleQueue()
+                        threading.Thread(target=self._work_lane, args=(self._lane,), name="ctx-mcp-ordered",
+                                         daemon=True).start()
+                    self._lane.put((ident, params, stamp))
                 return
             with self._calls_lock:
                 self._running += 1
@@ -215,6 +230,21 @@ class StdioServer:
             if not keep:
                 return
             job = self._jobs.get()
+
+    def _ordered(self, params: Any) -> bool:
+        """Whether this call is to one of the application's ``ordered_tools``."""
+        name = params.get("name") if isinstance(params, Mapping) else None
+        return isinstance(name, str) and name in getattr(self.app, "ordered_tools", ())
+
+    def _work_lane(self, lane: queue.SimpleQueue[tuple[Any, Any, bool] | None]) -> None:
+        """The ordered calls' thread: each in the order it arrived, until told to end (None)."""
+        while (job := lane.get()) is not None:
+            try:
+                self._call(*job)
+            finally:
+                with self._calls_lock:
+                    self._running -= 1
+                    self._calls_lock.notify_all()
 
     def _call(self, ident: Any, params: Any, stamp: bool) -> None:
         try:
