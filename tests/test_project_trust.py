@@ -205,3 +205,6 @@ def test_trust_on_a_team_graph_says_there_is_nothing_to_trust(pg_url: str, home:
     secret = pg_url.replace("postgres@", "postgres:hunter2@", 1)
     said = cli("trust", "--db", secret)
     assert said.exit_code == 0 and "hunter2" not in said.stderr and "***" in said.stderr
+    # A database that holds no graph is an error, as a graph file that is not there is.
+    missing = cli("trust", "--db", pg_url.rsplit("/", 1)[0] + "/no_such_database")
+    assert missing.exit_code == 1 and missing.stderr.startswith("ctx: error: ") and "nothing to trust" not in missing.stderr

@@ -193,6 +193,7 @@ def trust_command(db: DbOption = None) -> None:
     from ctx.trust import inside, project_root, trust
 
     db_path = resolve_db_path(db)
+    store = open_store(db_path)  # a graph that is not there is the same error as everywhere
     if isinstance(db_path, str):
         # A database server's graph is no file a download could bring: it is never refused, so
         # trusting it changes nothing, and saying "will be synced" would promise what was already so.
@@ -201,7 +202,6 @@ def trust_command(db: DbOption = None) -> None:
             " re-imports every registered source that exists on this machine (see `ctx sources`)\n"
         )
         return
-    store = open_store(db_path)
     project = project_root(db_path)
     trust(store)
     sources = store.reader().sources()
