@@ -278,7 +278,9 @@ def check_example(workdir: Path, fmt: str, files: dict[str, str]) -> Outcome:
                     strict_loads(result.text)
             strict_loads(show_report(graph, title, fmt="json").text)
             strict_loads(search_report(graph, title, limit=20, fmt="json").text)
-        strict_loads(search_report(graph, "a the [[ #", limit=50, fmt="json").text)
+        # Broad (any word matches) with query syntax in it; not only function words, which are
+        # refused as a usage error.
+        strict_loads(search_report(graph, f"a the [[ # {GOOD_TITLES[0]}", limit=50, fmt="json").text)
     finally:
         conn.close()
         graph.close()

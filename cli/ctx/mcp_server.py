@@ -74,8 +74,9 @@ block after the context, outside the budget."""
 SEARCH_DESCRIPTION = """\
 Full-text search (BM25) over the titles, aliases and text of the nodes in the user's knowledge
 graph. Use it to find the exact title or id of something before calling `context` or `show`, or to
-answer "which notes mention X". Any text is accepted: all words must match first, else any word;
-a trailing * matches a prefix. Returns ranked hits, one per line with title, [id] and score, and a
+answer "which notes mention X". All words must match first, else any word; a trailing * matches a
+prefix. A query of only function words ("how do I") is an error saying so: add a word that names
+what you look for. Returns ranked hits, one per line with title, [id] and score, and a
 snippet with the matched words in [brackets]. Same results as `ctx search`.
 
 Examples:
