@@ -296,6 +296,44 @@ def test_kept_edges_and_degrees_are_the_stores_for_each_reader(tmp_path, warm_pr
     assert warm._edges and warm._degrees
 
 
+def test_edges_group_the_same_in_any_row_order(tmp_path):
+    """``edge_classes_known`` looks a group up only when a row's node or type differs from the
+    row before (the store's rows come along its index): rows in any other order, every node's and
+    type's rows interleaved, group the same."""
+    import random
+
+    from build_graphs import import_into, write_jsonl
+    from test_bounded_walk import generated_graph
+
+    from ctx.assemble.edge_groups import edge_classes_known
+    from ctx.store import as_store
+
+    records = generated_graph(300, 7, same_dates=False)
+    conn = import_into(tmp_path / "g.db", write_jsonl(tmp_path / "g.jsonl", records))
+    reader = as_store(conn).reader(include_private=False)
+    details = warm._infos(reader.walk_details(None))
+    ids = sorted(r["id"] for r in records)
+    for column in ("src", "dst"):
+        rows = reader.edge_ends(ids, column)
+        near = 0 if column == "src" else 1
+        expected = {
+            u: {etype: dict(others) for etype, others in classes}
+            for u, classes in edge_classes_known(rows, column, details).items()
+        }
+        # Each visible (node, type, other end) once, none to itself, none hidden.
+        assert {(u, t, v) for u, by_type in expected.items() for t, others in by_type.items() for v in others} == {
+            (row[near], row[2], row[1 - near]) for row in rows if row[0] != row[1] and row[1 - near] in details
+        }
+        assert len({row[near] for row in rows}) > 100 and any(len(by_type) > 1 for by_type in expected.values())
+        for seed in range(3):
+            shuffled = list(rows)
+            random.Random(seed).shuffle(shuffled)
+            grouped = edge_classes_known(shuffled, column, details)
+            assert {u: {etype: dict(others) for etype, others in classes} for u, classes in grouped.items()} == expected
+            # Types in order, as the walk takes them.
+            assert all([t for t, _ in classes] == sorted(t for t, _ in classes) for classes in grouped.values())
+
+
 def _rows(rows) -> list[tuple]:
     return sorted((tuple(row) for row in rows), key=repr)
 

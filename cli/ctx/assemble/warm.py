@@ -578,9 +578,10 @@ class HubNeighbours:
             # The ids read: one pass over what the walk holds, asked first whether a node is the
             # big class's (most are not), then the test below's (a walk through a 11k-link note
             # hub meets it at most hops of a depth-3 walk, each time holding ~3,000 nodes).
+            # (Which held nodes are its found in C first: ``intersection`` iterates the dict.)
             return sum(
-                1 for v, held in reached.items()
-                if v in big_ids and held.cost <= cap and v != node_id and v not in small_ids and v not in hidden
+                1 for v in big_ids.intersection(reached)
+                if (held := reached[v]).cost <= cap and v != node_id and v not in small_ids and v not in hidden
                 and not step < held.cost - 1e-12
             )
         asked = [
@@ -1037,17 +1038,10 @@ def _keep_hub(key: Hashable, kept: Ranked) -> None:
 
 def _stale(reached: dict[str, Reached], weight_of: dict[str, float], base: float) -> set[str]:
     """The hub's neighbours the walk holds no dearer than a step from the hub (at ``base``): not
-    fresh, as the store's ranking leaves out those its table of reached nodes holds. The walk holds
-    fewer nodes than a big hub has neighbours (or the hub is small): looked at from the smaller side."""
-    if len(reached) < len(weight_of):
-        return {
-            v for v, held in reached.items()
-            if (w := weight_of.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
-        }
-    return {
-        v for v, w in weight_of.items()
-        if (held := reached.get(v)) is not None and not base + 1.0 / w < held.cost - 1e-12
-    }
+    fresh, as the store's ranking leaves out those its table of reached nodes holds. The nodes both
+    hold are found in C (a set operation over the smaller side) and only they are tested: at 100k
+    nodes a depth-3 walk holds ~3,000 nodes and at most ~140 of a hub's neighbours."""
+    return {v for v in reached.keys() & weight_of.keys() if not base + 1.0 / weight_of[v] < reached[v].cost - 1e-12}
 
 
 def hub_neighbours(graph: GraphReader) -> HubNeighbours | None:
