@@ -25,9 +25,11 @@ to 119 more ``memory_logs.py`` seeds: fresh held-out sets of the first two kinds
 Sets 130 to 159 are written by ``memory_logs4.py`` (130-139 held out; the tests use 150 and 151): conversations exported from an AI assistant, one note
 per conversation (``created:`` with a time and offset), every turn under a ``#### User`` or ``####
 Assistant`` heading, the facts said in passing by the user inside turns about another task.
-Sets 160 up are written by ``memory_logs5.py`` (160-169 held out; the tests use 170 and 171): the
-logs of ``memory_logs.py`` for the same seed as a vault of daily notes, ``2024-05-28.md`` (a
-meeting series ``2024-05-28 Ops review 3.md``) with no frontmatter, dated by file name only.
+Sets 160 to 179 are written by ``memory_logs5.py`` (160-169 held out; the tests use 170 and 171):
+the logs of ``memory_logs.py`` for the same seed as a vault of daily notes, ``2024-05-28.md`` (a
+meeting series ``2024-05-28 Ops review 3.md``) with no frontmatter, dated by file name only. Sets
+180 up are written by ``memory_logs6.py`` (180-189 held out; the tests use 190 and 191): those logs
+each kept in one long file, a ``## 2024-05-28`` heading a day (150-250 KB a file).
 
 A question's score is the share of its evidence paragraphs present in the context (normalised for
 case, whitespace, emphasis and list markers: ``factcheck.normalise``); no LLM. For ``when``
@@ -72,6 +74,7 @@ import memory_logs2  # noqa: E402
 import memory_logs3  # noqa: E402
 import memory_logs4  # noqa: E402
 import memory_logs5  # noqa: E402
+import memory_logs6  # noqa: E402
 from factcheck import normalise  # noqa: E402
 
 OUT = HERE / "out" / "memory"
@@ -94,8 +97,10 @@ def set_maker(seed: int) -> ModuleType:
     ``memory_logs2.py`` (another kind of log) for 3-9, 20-29, 50-59 and 90-99, ``memory_logs3.py``
     (Logseq journals) for 10-19, 40-49, 60-69, 80-89, 100-109 and 120-129, ``memory_logs4.py``
     (assistant chat exports) for 130-159, ``memory_logs5.py`` (``memory_logs.py``'s logs as daily
-    notes dated by file name only) for 160 up. The later ranges exist so every kind has unused seeds
-    left to hold out."""
+    notes dated by file name only) for 160-179, ``memory_logs6.py`` (those logs each in one long
+    file) for 180 up. The later ranges exist so every kind has unused seeds left to hold out."""
+    if seed >= 180:
+        return memory_logs6
     if seed >= 160:
         return memory_logs5
     if seed >= 130:
@@ -434,7 +439,8 @@ def main() -> int:
         if args.kinds:
             questions = [q for q in questions if q["kind"] in args.kinds.split(",")]
         kind = {memory_logs: "", memory_logs2: ", memory_logs2", memory_logs3: ", memory_logs3: Logseq journals",
-                memory_logs4: ", memory_logs4: assistant chats", memory_logs5: ", memory_logs5: daily notes"}
+                memory_logs4: ", memory_logs4: assistant chats", memory_logs5: ", memory_logs5: daily notes",
+                memory_logs6: ", memory_logs6: single-file logs"}
         name = f"set {seed}" + (" (dev)" if seed == 1 else f" (held out{kind[set_maker(seed)]})")
         for config in configs:
             if config.startswith("ctx"):
