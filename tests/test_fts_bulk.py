@@ -230,9 +230,9 @@ def test_the_content_counters_triggers_wait_for_a_first_imports_last_write(tmp_p
     import_path(conn, markdown)
     assert seen[-1] == set()
     assert triggers(conn) == all_triggers
-    # Two bumps, not one per row: the source's row (written before the triggers go aside) and
-    # the setting aside itself.
-    assert conn.execute("SELECT n FROM content_version").fetchone()[0] == before + 2
+    # Three bumps, not one per row: the source's row and the reading it was imported at
+    # (``engine.read_at``; both written before the triggers go aside) and the setting aside itself.
+    assert conn.execute("SELECT n FROM content_version").fetchone()[0] == before + 3
     import_path(conn, outline, format="logseq")
     assert seen[-1] == counter_triggers and triggers(conn) == all_triggers
     assert_indexed_as_by_triggers(conn, tmp_path, "second")
