@@ -627,15 +627,30 @@ class PostgresReader:
         return self._one("SELECT 1 FROM passages WHERE node_id NOT IN (SELECT id FROM nodes WHERE private) LIMIT 1") is not None
 
     def passages_of(self, node_ids: Iterable[str]) -> dict[str, list[StoredPassage]]:
+        """Every passage of the given nodes, in order; each text is the span ``passage_texts``
+        defines (``own_text``, else the body's characters ``start`` to ``end`` with newlines
+        trimmed), cut here from the body sent once per node, with its first passage.
+
+        Through the view, each passage row detoasted (decompressed) the whole body again and
+        ``substr`` walked it to the span: four single-file journals of 150-225 KB, 1,120
+        passages, took ~1.3 s a read where the rows and the bodies once take ~6 ms. The same
+        join the view makes, as the same role: row security hides the same passages and bodies."""
         ids = list(dict.fromkeys(node_ids))
         out: dict[str, list[StoredPassage]] = {}
         if not ids:
             return out
-        for pid, node_id, ord_, heading, text, tokens, digest in self._rows(
-            "SELECT id, node_id, ord, heading, text, tokens, hash FROM passage_texts"
-            " WHERE node_id = ANY(%s) ORDER BY node_id, ord",
+        body = ""
+        # A CASE that yields NULL never detoasts the body: only a node's first row carries it.
+        for pid, node_id, ord_, heading, own, begin, end, tokens, digest, first_body in self._rows(
+            'SELECT p.id, p.node_id, p.ord, p.heading, p.own_text, p.start, p."end", p.tokens, p.hash,'
+            " CASE WHEN p.ord = min(p.ord) OVER (PARTITION BY p.node_id) THEN n.body END"
+            " FROM passages p JOIN nodes n ON n.id = p.node_id"
+            " WHERE p.node_id = ANY(%s) ORDER BY p.node_id, p.ord",
             (ids,),
         ):
+            if first_body is not None:
+                body = first_body
+            text = own if own is not None else body[begin:end].strip("\n")
             parts = tuple(heading.split(HEADING_SEP)) if heading else ()
             out.setdefault(node_id, []).append(StoredPassage(pid, node_id, ord_, parts, text, tokens, digest))
         return out
