@@ -71,6 +71,43 @@ def test_a_query_of_only_function_words_is_refused_alike_everywhere(demo_db, run
     assert named[0]["id"] == "The Who"
 
 
+def test_a_build_of_only_function_words_is_refused_as_its_search_is(demo_db, run_cli, tmp_path):
+    """`ctx build "how do I"` built a context of the notes that say "do" (exit 0); it is refused
+    as the same search is, in the CLI, the MCP context tool and build_context; a note named by
+    such words is still built, and one content word is enough."""
+    from ctx.assemble import BuildRequest, build_context
+    from ctx.errors import UsageError
+    from ctx.mcp_server import CtxTools
+    from ctx.store import connect
+
+    line = ("ctx: error: 'how do I' has only common words (how, do, i), which nearly every note holds;"
+            " add a word that names what you are looking for\n")
+    for extra in ([], ["--format", "json"], ["--lens", "general"]):
+        refused = run_cli("build", *extra, "how do I", db=demo_db)
+        assert (refused.exit_code, refused.stdout, refused.stderr) == (2, "", line)
+    tools = CtxTools(demo_db)
+    try:
+        reply = tools.context("how do I")
+        assert reply.is_error and reply.text == line.rstrip("\n")
+    finally:
+        tools.handle.close()
+    conn = connect(demo_db)
+    try:
+        with pytest.raises(UsageError, match="only common words"):
+            build_context(conn, BuildRequest(topics=("Project Apollo", "the"), max_tokens=500))
+    finally:
+        conn.close()
+    built = run_cli("build", "how do I sync offline", "--max-tokens", "300", db=demo_db)
+    assert built.exit_code == 0 and "## Sources" in built.stdout
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "The Who.md").write_text("# The Who\n\nA band from London.\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    assert run_cli("import", str(vault), db=db).exit_code == 0
+    named = run_cli("build", "the who", "--max-tokens", "300", db=db)
+    assert named.exit_code == 0 and "A band from London." in named.stdout
+
+
 def test_search_finds_demo_notes(demo_db, run_cli):
     hits = json.loads(run_cli("search", "conflict resolution", "--format", "json", db=demo_db).stdout)["results"]
     assert hits[0]["id"] == "Tasks/Finish conflict resolution"

@@ -138,7 +138,7 @@ class Graph:
             from ctx.errors import UsageError
 
             raise UsageError("give some text to search for")
-        from ctx.stopwords import only_function_words
+        from ctx.stopwords import only_function_words, only_function_words_message
 
         common = only_function_words(query)
         if common and self.reader.resolve_one(query) is None:
@@ -146,10 +146,7 @@ class Graph:
             # their "do"); a note named by exactly these words ("The Who") is still searched for.
             from ctx.errors import UsageError
 
-            raise UsageError(
-                f"{query!r} has only common words ({', '.join(common)}), which nearly every note holds;"
-                " add a word that names what you are looking for"
-            )
+            raise UsageError(only_function_words_message(query, common))
         return self.reader.search(query, limit=limit)
 
     def show(self, node: str) -> ShownNode:

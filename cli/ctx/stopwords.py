@@ -37,3 +37,10 @@ def only_function_words(text: str) -> list[str]:
     if not words or any(w not in STOPWORDS for w in words):
         return []
     return list(dict.fromkeys(words))
+
+
+def only_function_words_message(text: str, words: list[str]) -> str:
+    """The one-line refusal of a search or a build whose text is only ``words``, function words
+    (``only_function_words``): ranked on them, every note that holds a "do" or a "the" is a match."""
+    return (f"{text!r} has only common words ({', '.join(words)}), which nearly every note holds;"
+            " add a word that names what you are looking for")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ctx.stopwords import content_words
+from ctx.stopwords import content_words, only_function_words, only_function_words_message
 
 if TYPE_CHECKING:
     from ctx.store.protocols import GraphReader
@@ -79,6 +79,13 @@ def _resolve(
     names = graph.find_by_name(text) or graph.find_by_path(text)
     if names:
         return ResolvedTopic(topic, (names[0],), "title")
+    common = only_function_words(text)
+    if common:
+        # As a search of them is refused (``Graph.search``): "how do I" built a context of the
+        # notes that say "do". A note named by these words was found above.
+        from ctx.errors import UsageError
+
+        raise UsageError(only_function_words_message(text, common))
     ranking = passage_search(graph, text, retrieval) if passage_search is not None else None
     if ranking is not None:
         return _by_passages(topic, ranking, max_seeds, cutoff)
