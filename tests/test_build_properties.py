@@ -19,7 +19,7 @@ from ctx.tokens import count_tokens
 
 LENSES = ["auto", "general", "writing", "coding", "planning", "meeting-prep", "claims", "workspace", "research", "question",
           "answer"]
-FREE_TEXT = ["sync", "launch risks", "meeting", "the", "zzz no match", "project apollo plan", "redis",
+FREE_TEXT = ["sync", "launch risks", "meeting", "the plan", "zzz no match", "project apollo plan", "redis",
              # questions: query-focused rendering (a long note as its relevant passages)
              "what is blocking the launch and who owns it?", "how does the sync service resolve conflicts?",
              "how do I set up a postgres database for tests"]
