@@ -63,14 +63,19 @@ def generate(seed: int, out: Path, musique: Path | None = None) -> dict:
         questions = [json.loads(line) for line in (Path(scratch) / "questions.jsonl").read_text().splitlines() if line]
     for q in questions:
         q["files"] = [renamed[f] for f in q["files"]]
+    write_set(out, files, questions, f"{GENERATOR_VERSION} {seed}")
+    return summary
+
+
+def write_set(out: Path, files: dict[str, str], questions: list[dict], version: str) -> None:
+    """Check (``memory_logs._check``) and write a set: its notes, questions.jsonl and VERSION."""
     memory_logs._check(files, questions)
     for rel, text in sorted(files.items()):
         path = out / "notes" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     (out / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
-    (out / "VERSION").write_text(f"{GENERATOR_VERSION} {seed}\n")
-    return summary
+    (out / "VERSION").write_text(f"{version}\n")
 
 
 def main() -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import memory_logs  # noqa: E402
 import memory_logs5  # noqa: E402
 
 GENERATOR_VERSION = f"1 (memory_logs5 {memory_logs5.GENERATOR_VERSION})"
@@ -50,13 +49,7 @@ def generate(seed: int, out: Path) -> dict:
     files = {f"{folder}.md": one_file(folder, days) for folder, days in logs.items()}
     for q in questions:
         q["files"] = [f"{f.split('/', 1)[0]}.md" for f in q["files"]]
-    memory_logs._check(files, questions)
-    for rel, text in sorted(files.items()):
-        path = out / "notes" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (out / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions), encoding="utf-8")
-    (out / "VERSION").write_text(f"{GENERATOR_VERSION} {seed}\n")
+    memory_logs5.write_set(out, files, questions, f"{GENERATOR_VERSION} {seed}")
     return {**summary, "notes": len(files), "days": summary["notes"]}
 
 

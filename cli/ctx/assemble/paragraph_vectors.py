@@ -24,7 +24,6 @@ Here in assembly, not in ``ctx.semantic``: which notes are logs is the assembler
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -133,21 +132,14 @@ DATE_FIELDS = frozenset({"date", "created", "day"})
 # corpora, the demo vault and ``../shared``'s exports, no note is a transcript by this reading.
 TRANSCRIPT_MIN_HEADINGS = 4
 TRANSCRIPT_REPEATS = 3  # each heading text used this many times on average, or more
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
 
 
 def is_transcript(rows: Sequence[Any]) -> bool:
     """Whether the headings of a note's passages (``rows``, their ``text``) are turns: four or
-    more, and a few names said over and over (code fences skipped: a comment is not a heading)."""
-    names: list[str] = []
-    for p in rows:
-        fenced = False
-        for line in p.text.splitlines():
-            if _FENCE.match(line):
-                fenced = not fenced
-            elif not fenced and (m := _HEADING_LINE.match(line)):
-                names.append(m.group(1).strip().lower())
+    more, and a few names said over and over. Headings as ``paragraphs_of`` reads them
+    (``matching_lines``: a fenced block is one paragraph, so a code comment is no heading)."""
+    names = [para.split("\n", 1)[0].strip(" \t#").lower()
+             for p in rows for para in ml.paragraphs(p.text) if ml.is_heading(para)]
     return len(names) >= TRANSCRIPT_MIN_HEADINGS and TRANSCRIPT_REPEATS * len(set(names)) <= len(names)
 
 
