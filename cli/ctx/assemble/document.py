@@ -126,7 +126,13 @@ class Document:
     def date_of(self, c: Candidate) -> str | None:
         if not self.show_dates or (self.common_date is not None and self.fmt != "json"):
             return None
-        return node_date(c)
+        day = node_date(c)
+        if day is not None and self.fmt != "json" and day in c.title:
+            # A daily note ("2024-05-28") or a dated meeting ("2024-03-04 Platform weekly")
+            # already shows its day: repeated after the title it cost 7 tokens a note
+            # ("### 2024-05-28 (2024-05-28)"). JSON keeps its date field, which programs read.
+            return None
+        return day
 
     def order(self, section: SectionOut) -> list[Item]:
         """A section's items in reading order: the lens's order, or by date for a question about
