@@ -219,18 +219,22 @@ def test_the_map_and_expand_date_every_node_as_context_does(tmp_path: Path) -> N
     stamp = dt.datetime(2025, 7, 4, 12, 0, tzinfo=dt.timezone.utc).timestamp()
     os.utime(undated, (stamp, stamp))
     days = {"standup-a": "2026-02-11", "standup-b": "2026-03-12", "pump-notes": "2025-07-04"}
+    # A daily note, dated by its name: its title is its day, shown once (not "2026-03-13 · 2026-03-13").
+    (vault / "2026-03-13.md").write_text("The greenhouse pump valve leaked again.\n", encoding="utf-8")
     db = tmp_path / "g.db"
     env = _env(tmp_path)
     subprocess.run([CTX or "ctx", "import", str(vault), "--db", str(db), "--quiet"], check=True, env=env)
     [results] = _sessions(db, tmp_path, [
         ("context_map", {"topic": "greenhouse pump valve", "session_budget": 3000, "max_tokens": 1000}),
-        ("expand", {"ids": ["standup-a#0", "standup-b", "pump-notes"]}),
+        ("expand", {"ids": ["standup-a#0", "standup-b", "pump-notes", "2026-03-13"]}),
     ])
     assert not any(r.is_error for r in results)
     listed, expanded = (r.content[0].text for r in results)
     for node, day in days.items():
         assert re.search(rf"^\d+\. .* \(id: {node}\) · note · {day} · ", listed, re.M), listed
         assert f"(id: {node}) · {day}\n" in expanded, expanded
+    assert re.search(r"^\d+\. 2026-03-13 \(id: 2026-03-13\) · note · (?!2026-03-13)", listed, re.M), listed
+    assert "### 2026-03-13 (id: 2026-03-13)\n" in expanded, expanded
 
 
 def test_a_map_asked_smaller_than_its_smallest_answer_says_so_not_that_the_session_is_spent(

@@ -127,11 +127,8 @@ class Document:
         if not self.show_dates or (self.common_date is not None and self.fmt != "json"):
             return None
         day = node_date(c)
-        if day is not None and self.fmt != "json" and day in c.title:
-            # A daily note ("2024-05-28") or a dated meeting ("2024-03-04 Platform weekly")
-            # already shows its day: repeated after the title it cost 7 tokens a note
-            # ("### 2024-05-28 (2024-05-28)"). JSON keeps its date field, which programs read.
-            return None
+        if day is not None and self.fmt != "json" and title_shows_day(c.title, day):
+            return None  # JSON keeps its date field, which programs read
         return day
 
     def order(self, section: SectionOut) -> list[Item]:
@@ -168,6 +165,13 @@ def _day(stamp: float) -> str | None:
     # cost (a new 100k note's deep build dates ~160 nodes not met before); a year below 1000 is
     # padded as the platform's strftime pads it, as it always was.
     return moment.date().isoformat() if moment.year >= 1000 else moment.strftime("%Y-%m-%d")
+
+
+def title_shows_day(title: str, day: str) -> bool:
+    """Whether a title already shows its node's day, as a daily note ("2024-05-28") or a dated
+    meeting ("2024-03-04 Platform weekly") does: text written for a reader leaves the day out after
+    it (``### 2024-05-28 (2024-05-28)`` cost 7 tokens a note)."""
+    return day in title
 
 
 def node_date(c: Candidate) -> str | None:

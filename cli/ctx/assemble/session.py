@@ -253,7 +253,9 @@ def _passage_entry(p: MapPassage) -> str:
 
 
 def map_lines(node: MapNode, rank: int) -> list[str]:
-    day = f" · {node.date}" if node.date else ""
+    from ctx.assemble.document import title_shows_day
+
+    day = f" · {node.date}" if node.date and not title_shows_day(node.title, node.date) else ""
     head = (f"{rank}. {node.title} (id: {node.id}) · {node.type}{day} · {node.why} · {node.tokens} tokens"
             + (" · sent" if node.sent else ""))
     if not node.passages:
@@ -409,13 +411,14 @@ def render_expand(
     pieces: dict[str, list[Any]], session: Session, cost: int,
 ) -> str:
     from ctx.assemble import focus
+    from ctx.assemble.document import title_shows_day
 
     parts = []
     by_node: dict[str, list[Unit]] = {}
     for unit in given:
         by_node.setdefault(unit.node, []).append(unit)
     for node_id, units in by_node.items():
-        day = f" · {units[0].date}" if units[0].date else ""
+        day = f" · {units[0].date}" if units[0].date and not title_shows_day(units[0].title, units[0].date) else ""
         head = f"### {units[0].title} (id: {node_id}){day}"
         if units[0].ord is None:
             parts.append(head + (_after_head(units[0].body) if units[0].body else ""))
