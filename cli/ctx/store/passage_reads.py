@@ -86,6 +86,39 @@ def passages_of(
     return out
 
 
+def span_texts(
+    conn: sqlite3.Connection, spans: Iterable[tuple[int, str, str | None, int, int]],
+) -> dict[int, tuple[str, str]]:
+    """Passage id -> (its node's own title, its text) for ``spans``' (passage id, node id,
+    ``own_text``, ``start``, ``end``) whose node exists: what ``passage_texts`` gives those rows
+    with ``nodes.title`` beside it, as ``passages_of`` cuts it, each body read once (and only where
+    a passage's text is a span of it). The caller reads ``spans`` and calls this in one read
+    transaction (``transaction.savepoint``), so that no import lands between the spans and the
+    bodies they are cut from."""
+    by_node: dict[str, list[tuple[int, str | None, int, int]]] = {}
+    for pid, node_id, own, begin, end in spans:
+        by_node.setdefault(node_id, []).append((pid, own, begin, end))
+    out: dict[int, tuple[str, str]] = {}
+    # A window of nodes at a time: ``ctx embed``'s first run reads every passage of the graph.
+    for chunk in chunks(sorted(by_node)):
+        cut = [n for n in chunk if any(own is None for _, own, _, _ in by_node[n])]
+        titles = dict(conn.execute(f"SELECT id, title FROM nodes WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        bodies = dict(conn.execute(f"SELECT id, body FROM nodes WHERE id IN ({','.join('?' * len(cut))})", cut)) if cut else {}
+        for node_id in chunk:
+            if node_id not in titles:
+                continue  # a passage whose node is gone: the view's join leaves it out
+            title, body = titles[node_id], bodies.get(node_id) or ""
+            for pid, own, begin, end in by_node[node_id]:
+                out[pid] = (title, own if own is not None else body[begin:end].strip("\n"))
+    return out
+
+
+def sqlite_length(text: str) -> int:
+    """SQLite's ``length()`` of a text: its characters before the first NUL, if any."""
+    nul = text.find("\0")
+    return len(text) if nul < 0 else nul
+
+
 def _body(conn: sqlite3.Connection, node_id: str) -> str:
     """A node's body, for passages numbered from other than 0 (no graph ctx writes has them)."""
     row = conn.execute("SELECT body FROM nodes WHERE id = ?", (node_id,)).fetchone()

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from ctx.errors import CtxError
+from ctx.store.batches import chunks
 from ctx.store.db import content_state
 from ctx.store.transaction import transaction
 from ctx.store.types import EmbeddingStatus
@@ -160,18 +161,31 @@ def prune_paragraph_vectors(conn: sqlite3.Connection, model: str, stale: list[tu
 
 
 def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, str]]:
-    """(hash, text to embed) of every distinct passage text without a vector of ``model``."""
-    from ctx.store.passage_reads import embed_text
+    """(hash, text to embed) of every distinct passage text without a vector of ``model``,
+    shortest text first (then by hash); a text several passages share is read from the first.
 
-    rows = conn.execute(
-        # The node's own title: the view's is the one the indexes hold (migration 18).
-        "SELECT p.hash, n.title, p.context, p.heading, p.text FROM passage_texts p JOIN nodes n ON n.id = p.node_id"
-        " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash"
-        " AND length(v.vector) = 4 * v.dim)"
-        " GROUP BY p.hash ORDER BY length(p.text), p.hash",
-        (model,),
-    ).fetchall()
-    return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
+    The texts are cut from each body read once (``passage_reads.span_texts``): through the
+    ``passage_texts`` view each passage row loaded its whole body again and ``substr`` walked it
+    to the span, so a graph of long notes paid for every body once per passage it holds."""
+    from ctx.store.passage_reads import embed_text, span_texts, sqlite_length
+    from ctx.store.transaction import savepoint
+
+    with savepoint(conn, "pending_passages"):
+        rows = conn.execute(
+            'SELECT p.id, p.node_id, p.hash, p.context, p.heading, p.own_text, p.start, p."end" FROM passages p'
+            " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = ? AND v.hash = p.hash"
+            " AND length(v.vector) = 4 * v.dim)",
+            (model,),
+        ).fetchall()
+        # The node's own title (the view's is the one the indexes hold: migration 18).
+        texts = span_texts(conn, [(r[0], r[1], r[5], r[6], r[7]) for r in rows])
+    first: dict[str, tuple[str, str]] = {}
+    for pid, _, digest, context, heading, *_ in sorted(rows, key=lambda row: row[0]):
+        if pid in texts and digest not in first:
+            first[digest] = (embed_text(texts[pid][0], context, heading, texts[pid][1]), texts[pid][1])
+    # As the view's ``ORDER BY length(p.text), p.hash``: SQLite's length, in characters.
+    order = sorted(first, key=lambda digest: (sqlite_length(first[digest][1]), digest))
+    return [(digest, first[digest][0]) for digest in order]
 
 
 def write_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -286,23 +300,27 @@ def candidate_passages(
     conn: sqlite3.Connection, model: str, passage_ids: list[int]
 ) -> list[tuple[int, str, str, str, np.ndarray | None]]:
     """(id, node id, hash, text to embed, vector of ``model`` or None) of each of ``passage_ids``
-    that exists, in id order: what a build needs to rank candidates by ``model``."""
-    from ctx.store.passage_reads import embed_text
+    that exists, in id order: what a build needs to rank candidates by ``model``. The texts are
+    cut from each body read once (``passage_reads.span_texts``), as ``pending_passages``'."""
+    from ctx.store.passage_reads import embed_text, span_texts
+    from ctx.store.transaction import savepoint
 
-    out = []
-    for start in range(0, len(passage_ids), 500):
-        part = passage_ids[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for r in conn.execute(
-            # The node's own title, as pending_passages reads it (the view's is the indexed one).
-            "SELECT p.id, p.node_id, p.hash, n.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
-            " JOIN nodes n ON n.id = p.node_id"
-            " LEFT JOIN passage_vectors v ON v.model = ? AND v.hash = p.hash"
-            f" WHERE p.id IN ({marks})",
-            (model, *part),
-        ):
-            out.append((r[0], r[1], r[2], embed_text(r[3], r[4], r[5], r[6]), None if r[7] is None else from_blob(r[7])))
-    return sorted(out)
+    rows = []
+    with savepoint(conn, "candidate_passages"):
+        for part in chunks(list(passage_ids)):
+            rows += conn.execute(
+                'SELECT p.id, p.node_id, p.hash, p.context, p.heading, p.own_text, p.start, p."end", v.vector'
+                " FROM passages p LEFT JOIN passage_vectors v ON v.model = ? AND v.hash = p.hash"
+                f" WHERE p.id IN ({','.join('?' * len(part))})",
+                (model, *part),
+            ).fetchall()
+        # The node's own title, as pending_passages reads it (the view's is the indexed one).
+        texts = span_texts(conn, [(r[0], r[1], r[5], r[6], r[7]) for r in rows])
+    return sorted(
+        ((r[0], r[1], r[2], embed_text(texts[r[0]][0], r[3], r[4], texts[r[0]][1]), None if r[8] is None else from_blob(r[8]))
+         for r in rows if r[0] in texts),
+        key=lambda row: row[0],
+    )
 
 
 def remember_passage_vectors(conn: sqlite3.Connection, model: str, rows: list[tuple[str, np.ndarray]]) -> bool:

@@ -861,16 +861,18 @@ class PostgresReader:
         return [r[0] for r in rows]
 
     def pending_passages(self, model: str) -> list[tuple[str, str]]:
+        """As SQLite's: each distinct text without a vector of ``model``, shortest first (then by
+        hash), read from its passage of least id; cut from each body sent once (``_spans``)."""
         from ctx.store.passage_reads import embed_text
 
-        rows = self._rows(
-            "SELECT * FROM (SELECT DISTINCT ON (p.hash) p.hash, p.title, p.context, p.heading, p.text"
-            " FROM passage_texts p"
-            " WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = %s AND v.hash = p.hash)"
-            " ORDER BY p.hash, p.id) x ORDER BY length(x.text), x.hash",
-            (model,),
-        )
-        return [(r[0], embed_text(r[1], r[2], r[3], r[4])) for r in rows]
+        first: dict[str, tuple[int, str, str]] = {}
+        for pid, _, digest, title, context, heading, text, _ in self._spans(
+            "WHERE NOT EXISTS (SELECT 1 FROM passage_vectors v WHERE v.model = %s AND v.hash = p.hash)", (model,),
+        ):
+            if digest not in first or pid < first[digest][0]:
+                first[digest] = (pid, embed_text(title, context, heading, text), text)
+        order = sorted(first, key=lambda digest: (len(first[digest][2]), digest))
+        return [(digest, first[digest][1]) for digest in order]
 
     def candidate_passages(
         self, model: str, passage_ids: list[int]
@@ -879,15 +881,37 @@ class PostgresReader:
 
         if not passage_ids:
             return []
-        rows = self._rows(
-            "SELECT p.id, p.node_id, p.hash, p.title, p.context, p.heading, p.text, v.vector FROM passage_texts p"
-            " LEFT JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash WHERE p.id = ANY(%s) ORDER BY p.id",
-            (model, list(passage_ids)),
+        rows = self._spans("WHERE p.id = ANY(%s)", (list(passage_ids),), model)
+        return sorted(
+            ((pid, node_id, digest, embed_text(title, context, heading, text), None if vector is None else _vector(vector))
+             for pid, node_id, digest, title, context, heading, text, vector in rows),
+            key=lambda row: row[0],
         )
-        return [
-            (r[0], r[1], r[2], embed_text(r[3], r[4], r[5], r[6]), None if r[7] is None else _vector(r[7]))
-            for r in rows
-        ]
+
+    def _spans(
+        self, where: str, params: tuple[Any, ...], vectors_of: str | None = None,
+    ) -> list[tuple[int, str, str, str, str, str, str, Any]]:
+        """(id, node id, hash, the node's title, context, heading, text, vector of ``vectors_of``
+        or None) of the passages ``where`` keeps: what ``passage_texts`` gives them, the text cut
+        from the body sent once per node, with its first row kept (as ``passages_of``). Through
+        the view each row detoasted its whole body again and ``substr`` walked it to the span.
+        The same join the view makes, as the same role: row security hides the same rows."""
+        vector = ", v.vector" if vectors_of else ", NULL"
+        joined = " LEFT JOIN passage_vectors v ON v.model = %s AND v.hash = p.hash" if vectors_of else ""
+        out = []
+        at, body = None, ""
+        # A CASE that yields NULL never detoasts the body: only a node's first row carries it.
+        for pid, node_id, digest, title, context, heading, own, begin, end, found, first_body in self._rows(
+            'SELECT p.id, p.node_id, p.hash, n.title, p.context, p.heading, p.own_text, p.start, p."end"'
+            f"{vector}, CASE WHEN p.ord = min(p.ord) OVER (PARTITION BY p.node_id) THEN n.body END"
+            f" FROM passages p JOIN nodes n ON n.id = p.node_id{joined} {where} ORDER BY p.node_id, p.ord",
+            ((vectors_of,) if vectors_of else ()) + params,
+        ):
+            if node_id != at:
+                at, body = node_id, first_body or ""
+            text = own if own is not None else body[begin:end].strip("\n")
+            out.append((pid, node_id, digest, title, context, heading, text, found))
+        return out
 
     # -- paragraph vectors (migration 20): a dated log's paragraphs, each its own vector ----------
     # As SQLite's (``ctx.store.vectors``): keyed by the passage's text hash and the paragraph's,
