@@ -17,7 +17,7 @@ import numpy as np
 from ctx.errors import CtxError
 from ctx.store.batches import chunks
 from ctx.store.db import content_state
-from ctx.store.transaction import transaction
+from ctx.store.transaction import savepoint, transaction
 from ctx.store.types import EmbeddingStatus
 
 _ACTIVE_MODEL_KEY = "embedding_model"
@@ -168,7 +168,6 @@ def pending_passages(conn: sqlite3.Connection, model: str) -> list[tuple[str, st
     ``passage_texts`` view each passage row loaded its whole body again and ``substr`` walked it
     to the span, so a graph of long notes paid for every body once per passage it holds."""
     from ctx.store.passage_reads import embed_text, span_texts, sqlite_length
-    from ctx.store.transaction import savepoint
 
     with savepoint(conn, "pending_passages"):
         rows = conn.execute(
@@ -303,7 +302,6 @@ def candidate_passages(
     that exists, in id order: what a build needs to rank candidates by ``model``. The texts are
     cut from each body read once (``passage_reads.span_texts``), as ``pending_passages``'."""
     from ctx.store.passage_reads import embed_text, span_texts
-    from ctx.store.transaction import savepoint
 
     rows = []
     with savepoint(conn, "candidate_passages"):

@@ -893,7 +893,7 @@ class PostgresReader:
     ) -> list[tuple[int, str, str, str, str, str, str, Any]]:
         """(id, node id, hash, the node's title, context, heading, text, vector of ``vectors_of``
         or None) of the passages ``where`` keeps: what ``passage_texts`` gives them, the text cut
-        from the body sent once per node, with its first row kept (as ``passages_of``). Through
+        from the body sent once per node, with its first row only (as ``passages_of``). Through
         the view each row detoasted its whole body again and ``substr`` walked it to the span.
         The same join the view makes, as the same role: row security hides the same rows."""
         vector = ", v.vector" if vectors_of else ", NULL"
