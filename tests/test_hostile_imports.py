@@ -171,3 +171,29 @@ def test_a_huge_note_and_title_are_cut_with_a_warning(tmp_path, run_cli, monkeyp
     assert "big.md: node 'big': title of 200 characters cut to 50 (import.max_title_chars)" in result.stderr
     shown = strict_json(run_cli("show", "big", "--format", "json").stdout)
     assert len(shown["body"]) == 5000 and len(shown["title"]) == 50
+
+
+def test_a_title_of_several_lines_is_one_heading(tmp_path, run_cli):
+    """A title is printed as a heading: one of several lines (YAML's ``title: |``, a JSON record's
+    "\\n") split it, the rest read as text or as a heading of its own, in every format."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text('---\ntitle: "Line one\\n## Injected\\r\\nLine two"\n---\nAbout capybaras.\n',
+                                encoding="utf-8")
+    (vault / "b.md").write_text("---\ntitle: |\n  Folded\n    title\n---\nAbout capybaras too.\n", encoding="utf-8")
+    assert run_cli("import", str(vault)).exit_code == 0
+    graph = tmp_path / "graph.json"
+    graph.write_text(json.dumps({"nodes": [{"id": "j", "title": "Json\u2028record\n\ntitle", "body": "Capybaras."}]}),
+                     encoding="utf-8")
+    assert run_cli("import", str(graph), db=tmp_path / "json.db").exit_code == 0
+    for db, titles in ((None, {"a": "Line one ## Injected Line two", "b": "Folded title"}),
+                       (tmp_path / "json.db", {"j": "Json record title"})):
+        for node, title in titles.items():
+            shown = strict_json(run_cli("show", node, "--format", "json", db=db).stdout)
+            assert shown["title"] == title
+        for lens in ("answer", "general"):
+            out = run_cli("build", "capybaras", "--lens", lens, "--max-tokens", "600", db=db).stdout
+            lines = out.splitlines()
+            for title in titles.values():  # the whole title on its heading's line, a date after it or not
+                assert any(line == f"### {title}" or line.startswith(f"### {title} (") for line in lines), out
+            assert not any(line.startswith(("## Injected", "Line two", "title", "record")) for line in lines), out

@@ -40,9 +40,10 @@ def test_control_characters_in_names_are_escaped(tmp_path: Path, monkeypatch: py
             assert "Two\nlines" not in stream
     search = outputs[1].stdout
     assert "Evil\\x1b[2J\\x1b]0;pwned\\x07 name" in search and "Two\\nlines" in search
-    # JSON keeps the exact name (its own escaping makes it safe).
+    # JSON keeps the exact name (its own escaping makes it safe) as the id; a title is one line.
     found = json.loads(cli("search", "zorblat", "--format", "json", "--db", db).stdout)
-    assert {r["title"] for r in found["results"]} == {EVIL, NEWLINE}
+    assert {r["id"] for r in found["results"]} == {EVIL, NEWLINE}
+    assert {r["title"] for r in found["results"]} == {EVIL, NEWLINE.replace("\n", " ")}
 
 
 def test_printable_leaves_ordinary_text_alone() -> None:

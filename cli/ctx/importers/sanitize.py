@@ -10,6 +10,7 @@ import go on. Checking in one place keeps every importer, present and future, un
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ctx.config import ImportLimits
@@ -39,6 +40,20 @@ def _text(value: Any) -> str:
         except UnicodeEncodeError:
             value = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return value
+
+
+# A line break and the blanks around it. Every context prints a title as a heading or a list line:
+# a title of several lines (YAML's ``title: |``, a JSON record's "\n", a file name) split its
+# heading, the rest of it read as text or as a heading of its own ("## ...").
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029])\s*")
+
+
+def _one_line(title: str) -> str:
+    """``title`` on one line: each line break, with the blanks around it, one space (the line
+    breaks ``str.splitlines`` knows)."""
+    if title.isprintable() or not _LINE_BREAK.search(title):  # nearly every title: no control character
+        return title
+    return _LINE_BREAK.sub(" ", title).strip()
 
 
 def _name(value: Any) -> str:
@@ -72,8 +87,8 @@ def check_node(node: NodeRecord, where: str, limits: ImportLimits, warnings: lis
         warnings.append(f"{where}: a node id that is {what} ({short(node.id)}); node skipped")
         return False
     node.id = _text(node.id)
-    node.title = _bounded(node, _text(node.title), limits.max_title_chars, "title", "import.max_title_chars",
-                          where, warnings)
+    node.title = _bounded(node, _one_line(_text(node.title)), limits.max_title_chars, "title",
+                          "import.max_title_chars", where, warnings)
     node.body = _bounded(node, _text(node.body), limits.max_note_chars, "text", "import.max_note_chars",
                          where, warnings)
     node.type = _name(node.type) or "note"
