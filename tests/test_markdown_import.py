@@ -208,6 +208,36 @@ def test_bom_and_windows_or_old_mac_line_endings_leave_no_carriage_returns(tmp_p
     assert [n["id"] for n in json.loads(built.stdout)["nodes"]][:2] == ["Crlf", "Mac"]
 
 
+def test_a_note_saved_as_utf16_or_utf32_is_read_as_text(tmp_path, run_cli, db_path):
+    # Notepad's "Unicode" and PowerShell's ``>`` write UTF-16 LE with a BOM: its NUL bytes made
+    # the note look binary ("binary file; skipped") and it never reached the graph.
+    note = "---\ntitle: Wide Note\nstatus: active\n---\nCafé notes link [[Plain]] and #gamma.\n"
+    vault = _vault(
+        tmp_path / "v",
+        {
+            "Wide.md": note.replace("\n", "\r\n").encode("utf-16"),  # the machine's order, with its BOM
+            "Big.md": b"\xfe\xff" + "Big-endian words about zebras.\n".encode("utf-16-be"),
+            "Thirty.md": b"\xff\xfe\x00\x00" + "Thirty-two bits about okapis.\n".encode("utf-32-le"),
+            "Odd.md": b"\xff\xfe" + "An odd byte follows: ".encode("utf-16-le") + b"!",
+            "Plain.md": b"plain note\n",
+            "binary.md": b"\x00\x01\x02binary",
+        },
+    )
+    result = run_cli("import", str(vault))
+    assert result.exit_code == 0, result.stderr
+    assert "binary.md: binary file; skipped" in result.stderr
+    odd_byte = 2 + 2 * len("An odd byte follows: ")  # after the BOM and 21 two-byte characters
+    assert f"Odd.md: invalid UTF-16-LE at byte {odd_byte}; undecodable bytes replaced" in result.stderr
+    assert not any(name in result.stderr for name in ("Wide.md", "Big.md", "Thirty.md"))
+    wide = _node(db_path, "Wide")
+    assert wide["title"] == "Wide Note" and wide["fields"] == {"status": ["active"]} and wide["tags"] == ["gamma"]
+    assert wide["body"] == "Café notes link [[Plain]] and #gamma.\n"
+    assert _node(db_path, "Big")["body"] == "Big-endian words about zebras.\n"
+    assert _node(db_path, "Thirty")["body"] == "Thirty-two bits about okapis.\n"
+    assert _node(db_path, "Odd")["body"] == "An odd byte follows: \ufffd"
+    assert [r["id"] for r in json.loads(run_cli("search", "zebras", "--format", "json").stdout)["results"]] == ["Big"]
+
+
 def test_inline_tags_skip_code_headings_urls_and_anchors(tmp_path, run_cli, db_path):
     body = (
         "# Heading\n## #NotAHeadingTag? no: this one is a heading with text\n"

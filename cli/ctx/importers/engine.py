@@ -94,6 +94,29 @@ def _looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
+# Byte order marks of the Unicode encodings with NUL bytes in their text, longest first (UTF-32
+# LE's starts as UTF-16 LE's): a note saved as "Unicode" by Notepad or PowerShell's ``>`` is
+# UTF-16 LE with a BOM, and read as UTF-8 it looked binary and was skipped.
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+              (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def _decode(data: bytes, rel: str, report: ImportReport) -> str:
+    """A text file's text: UTF-8 (a BOM dropped), or UTF-16/32 when it opens with their BOM;
+    undecodable bytes replaced, with a warning."""
+    encoding, skip = "utf-8-sig", 0
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            encoding, skip = name, len(bom)
+            break
+    try:
+        return data[skip:].decode(encoding)
+    except UnicodeDecodeError as exc:
+        what = "UTF-8" if skip == 0 else encoding.upper()
+        report.warnings.append(f"{rel}: invalid {what} at byte {exc.start + skip}; undecodable bytes replaced")
+        return data[skip:].decode(encoding, errors="replace")
+
+
 @dataclass
 class _Change:
     info: FileInfo
@@ -337,16 +360,10 @@ def _read_and_parse(
     if previous is not None and previous[2] == digest:
         return _Change(info, st.st_size, st.st_mtime_ns, digest, None)
     if importer.text:
-        if _looks_binary(data):
+        if _looks_binary(data) and not data.startswith(tuple(bom for bom, _ in _WIDE_BOMS)):
             report.warnings.append(f"{rel}: binary file; skipped")
             return _Change(info, st.st_size, st.st_mtime_ns, digest, ParsedFile())
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            report.warnings.append(
-                f"{rel}: invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"
-            )
-            text = data.decode("utf-8-sig", errors="replace")
+        text = _decode(data, rel, report)
         # Notes saved on Windows (CRLF) or old Macs (CR) would otherwise carry "\r" into every
         # stored body and so into the context (and its token count); parsers all expect "\n".
         text = text.replace("\r\n", "\n").replace("\r", "\n")
