@@ -71,6 +71,20 @@ def test_a_query_of_only_function_words_is_refused_alike_everywhere(demo_db, run
     assert named[0]["id"] == "The Who"
 
 
+def test_the_help_and_the_tool_schema_say_a_query_of_function_words_is_refused(run_cli):
+    """Where a person and an agent read what a query may be: `ctx search --help` and the MCP search
+    tool's `query` argument both said any text is accepted (fea84be mended only the tool's
+    description), while "how do I" is a usage error."""
+    from ctx.mcp_server import input_schema, tool_specs
+
+    helped = " ".join(run_cli("search", "--help").stdout.split())
+    query = input_schema(next(s for s in tool_specs() if s.name == "search"))["properties"]["query"]["description"]
+    for text in (helped, query):
+        assert "any text is accepted" not in text.lower()
+        assert "function words" in text and "how do I" in text
+    assert "usage error (exit 2)" in helped
+
+
 def test_a_build_of_only_function_words_is_refused_as_its_search_is(demo_db, run_cli, tmp_path):
     """`ctx build "how do I"` built a context of the notes that say "do" (exit 0); it is refused
     as the same search is, in the CLI, the MCP context tool and build_context; a note named by

@@ -115,7 +115,8 @@ def with_config_defaults(request_type: type, values: dict[str, Any]) -> dict[str
 class SearchRequest:
     """`ctx search` and the MCP `search` tool: the full-text search's arguments."""
 
-    query: str = option(help="Words to find; any text is accepted.", kind=str, argument=True)
+    query: str = option(help='Words to find: any text, but not only function words ("how do I": an error).',
+                        kind=str, argument=True)
     limit: int = option(20, help="Most hits to show (1 to 1000).", flags=("--limit", "-n"), minimum=1,
                         mcp_help="Most hits to return (1 to 1000).")
     format: str = option("text", help="text or json.", flags=("--format", "-f"), choices=("text", "json"),

@@ -38,7 +38,8 @@ def register(app: typer.Typer) -> None:
         "search",
         epilog=(
             "Examples:\n\n  ctx search 'launch checklist'\n\n  ctx search 'apollo AND (risk' --limit 5\n\n"
-            "Any text works: words are matched as words, a trailing * matches a prefix."
+            "Any text works: words are matched as words, a trailing * matches a prefix. Only function"
+            " words (\"how do I\") is a usage error (exit 2), unless a note is named by them."
         ),
     )(search_command)
 
