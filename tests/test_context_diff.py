@@ -170,6 +170,18 @@ def test_since_last_compares_with_a_context_of_the_same_format(run_cli, vault):
     assert document["diff"]["since_format"] == "markdown"
 
 
+def test_the_help_names_the_format_among_what_since_last_matches(run_cli):
+    """`--since last` takes the newest context of the same format too (above), but `ctx build
+    --help` and the MCP context tool listed topics, lens, depth, budget and encoding only: a JSON
+    build after markdown ones said "no earlier context with these arguments" against its help."""
+    from ctx.mcp_server import input_schema, tool_specs
+
+    helped = " ".join(run_cli("build", "--help").stdout.split())
+    tool = input_schema(next(s for s in tool_specs() if s.name == "context"))["properties"]["since"]["description"]
+    for text in (helped, tool):
+        assert re.search(r"the same topics?, lens, depth, budget, encoding and format\)", text), text
+
+
 @pytest.mark.parametrize("budget", ["300", "700", "4000"])
 def test_a_question_s_json_names_its_context_at_every_budget(run_cli, vault, db_path, budget):
     # The answer lens's lean header left ``meta.context`` out at every budget, so a script asking

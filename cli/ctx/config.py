@@ -166,7 +166,7 @@ SETTINGS: dict[str, dict[str, tuple[type, str]]] = {
         "interval": (float, "seconds between two such checks"),
     },
     "contexts": {
-        "keep": (int, "build manifests kept per topic, lens, depth, budget and encoding (for --since)"),
+        "keep": (int, "build manifests kept per topic, lens, depth, budget, encoding and format (for --since)"),
         "keep_total": (int, "build manifests kept in all"),
     },
     "import": {

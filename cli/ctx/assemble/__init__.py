@@ -97,9 +97,9 @@ class BuildRequest:
     since: str | None = option(
         None, kind=str, flags=("--since",),
         help="Only what changed since an earlier context: 'last' (the newest built with the same topics,"
-        " lens, depth, budget and encoding) or a context id from a header (c-...).",
+        " lens, depth, budget, encoding and format) or a context id from a header (c-...).",
         mcp_help='Only what changed since an earlier context: "last" (the newest with the same topic, lens,'
-        ' depth, budget and encoding) or the context id an earlier answer\'s header gave ("c-..."): new and'
+        ' depth, budget, encoding and format) or the context id an earlier answer\'s header gave ("c-..."): new and'
         " changed nodes (changed ones as their changed passages), the ones that dropped out, or one line"
         " saying nothing changed.",
     )

@@ -168,7 +168,7 @@ def earlier_context(graph: GraphReader, build: Build) -> dict[str, Any] | None:
         if since != manifest.LAST:
             raise UsageError(
                 f"--since {since}: no such context recorded in this graph (the last"
-                " contexts.keep per topic, lens, depth, budget and encoding are kept)"
+                " contexts.keep per topic, lens, depth, budget, encoding and format are kept)"
             )
         build.warnings.append("--since last: no earlier context with these arguments; the whole context follows")
     return found
