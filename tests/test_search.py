@@ -20,7 +20,7 @@ def test_hostile_queries_return_normally(query, demo_db, run_cli):
     for extra in ([], ["--format", "json"]):
         # `--` ends the options, so a query starting with '-' is still a query (as in any shell).
         result = run_cli("search", *extra, "--db", str(demo_db), "--", query)
-        if query in ("AND", "OR", "NOT"):  # only function words: refused in one line, as below
+        if query in ("AND", "OR", "NOT", "it's"):  # only function words: refused in one line, as below
             assert result.exit_code == 2 and result.stdout == "" and "has only common words" in result.stderr
             continue
         assert result.exit_code == 0, (query, result.stderr)
@@ -69,6 +69,29 @@ def test_a_query_of_only_function_words_is_refused_alike_everywhere(demo_db, run
     assert run_cli("import", str(vault), db=db).exit_code == 0
     named = json.loads(run_cli("search", "the who", "--format", "json", db=db).stdout)["results"]
     assert named[0]["id"] == "The Who"
+
+
+def test_function_words_run_together_are_function_words(demo_db, run_cli, tmp_path):
+    """Full-text search splits "it's" into "it" and "s": at 733ae3a `ctx build "it's"` built a
+    context of notes that hold an "s" (exit 0) and `ctx search "what's it?"` ranked notes on "what"
+    and "it", while "what is it" was refused. A contraction is refused as its words are; one content
+    word beside it still searches, and a note named "It's" is still found."""
+    for text, listed in (("it's", "it's"), ("What’s it?", "what's, it"), ("don't", "don't"),
+                         ("how's that", "how's, that"), ("I'm", "i'm")):
+        line = f"ctx: error: {text!r} has only common words ({listed}), which nearly every note holds;"
+        for command in ("build", "search"):
+            refused = run_cli(command, text, db=demo_db)
+            assert (refused.exit_code, refused.stdout) == (2, ""), (command, text, refused.stdout)
+            assert refused.stderr.startswith(line), refused.stderr
+    assert run_cli("build", "it's the sync", db=demo_db).exit_code == 0
+    assert json.loads(run_cli("search", "it's the sync", "--format", "json", db=demo_db).stdout)["count"] > 0
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "It's.md").write_text("A song.\n", encoding="utf-8")
+    db = tmp_path / "g.db"
+    assert run_cli("import", str(vault), db=db).exit_code == 0
+    assert run_cli("build", "it's", db=db).exit_code == 0
+    assert json.loads(run_cli("search", "it's", "--format", "json", db=db).stdout)["results"][0]["id"] == "It's"
 
 
 def test_the_help_and_the_tool_schema_say_a_query_of_function_words_is_refused(run_cli):

@@ -30,11 +30,25 @@ def content_words(text: str) -> str:
 _WORD = re.compile(r"[\w][\w'’.-]*\*?", re.UNICODE)
 
 
+# Function words run together with an apostrophe. Full-text search splits them there ("it's" is
+# "it" and "s"), so "what's it?" ranked notes on their "it", "s" and "what" as "how do I" did on
+# "do". Only the refusal reads these: ``STOPWORDS`` (dropped from queries, titles and passages by
+# ranking) stays as it is, so no question that has a content word is read differently.
+CONTRACTIONS = frozenset(
+    """i'm i've i'd i'll you're you've you'd you'll he's he'd he'll she's she'd she'll it's it'd it'll
+    we're we've we'd we'll they're they've they'd they'll that's that'd that'll there's there'd
+    there'll here's what's what're what'd what'll who's who're who'd who'll where's where'd when's
+    why's how's how'd let's isn't aren't wasn't weren't hasn't haven't hadn't doesn't don't didn't
+    won't wouldn't can't cannot couldn't shouldn't mustn't mightn't needn't shan't ain't""".split()
+)
+
+
 def only_function_words(text: str) -> list[str]:
-    """The words of ``text`` (lowercased, once each) when every one is a function word; else []."""
-    words = [w.strip(".'’-").lower() for w in _WORD.findall(text)]
+    """The words of ``text`` (lowercased, once each) when every one is a function word (or two run
+    together: ``CONTRACTIONS``); else []."""
+    words = [w.strip(".'’-").lower().replace("’", "'") for w in _WORD.findall(text)]
     words = [w for w in words if w]
-    if not words or any(w not in STOPWORDS for w in words):
+    if not words or any(w not in STOPWORDS and w not in CONTRACTIONS for w in words):
         return []
     return list(dict.fromkeys(words))
 
