@@ -267,6 +267,21 @@ def test_a_session_budget_below_the_smallest_map_says_so_not_that_it_is_spent(de
                         r" start a new session with a larger session_budget", text.strip()), text
 
 
+def test_a_map_of_an_unknown_topic_costs_nothing(demo_db: Path, tmp_path: Path) -> None:
+    """At 733ae3a a `context_map` whose topic names nothing was refused ("no node matches") but its
+    empty map was charged to the session all the same (~60 tokens each), though the agent never
+    received it: a session that first mistyped a topic twice paid for two maps it never saw."""
+    calls = [("context_map", {"topic": "Project Apollo", "session_budget": 3000})]
+    clean, after_misses = _sessions(demo_db, tmp_path, calls, [
+        ("context_map", {"topic": "zzqx no such topic", "session_budget": 3000}),
+        ("context_map", {"topic": "zzqx no such topic"}),
+        *calls,
+    ])
+    assert all(r.is_error for r in after_misses[:2])
+    assert after_misses[0].content[0].text == "ctx: error: no node matches 'zzqx no such topic' (use search to find it)"
+    assert after_misses[2].content[0].text == clean[0].content[0].text  # the same map, the same account
+
+
 def test_an_expanded_passage_opening_on_a_heading_has_a_blank_line_before_it(demo_db: Path, tmp_path: Path) -> None:
     """At dc7f3bd `expand` of a note's first passage that opens on its own heading printed
     `### Apollo Launch Plan (id: …)` and `#### Milestones` on adjacent lines, where every other

@@ -293,6 +293,9 @@ def context_map(
     """The map answer (found, text), charged to ``session``; at most ``size`` tokens (default
     MAP_TOKENS) and never more than the session has left."""
     found, lens, nodes = candidate_map(graph, replace(request, since=None), session)
+    if not found:
+        # A topic that names nothing is a tool error, sent without the map: charged nothing.
+        return False, ""
     label = " + ".join(t.strip() for t in request.topics if t.strip())
     asked = size or MAP_TOKENS
     room = min(asked, session.left)
