@@ -259,12 +259,36 @@ def test_a_session_budget_below_the_smallest_map_says_so_not_that_it_is_spent(de
     smallest map was refused as "the session budget is spent (0/50 used, 50 left ...)"."""
     [results] = _sessions(demo_db, tmp_path, [
         ("context_map", {"topic": "Project Apollo", "session_budget": 50}),
+        ("context_map", {"topic": "Project Apollo", "session_budget": 1500}),
     ])
-    [refused] = results
+    refused, retried = results
     text = refused.content[0].text
     assert refused.is_error and len(text.splitlines()) == 1 and "spent" not in text
     assert re.fullmatch(r"ctx: error: context_map: the session's budget, 50, is below the smallest answer \(\d+ tokens\);"
-                        r" start a new session with a larger session_budget", text.strip()), text
+                        r" call again with a larger session_budget", text.strip()), text
+    # As the message says: nothing was answered, so the larger budget is the session's.
+    assert not retried.is_error and _account(retried.content[0].text)[1] == 1500, retried.content[0].text
+
+
+def test_a_refused_first_call_does_not_set_the_session_budget(demo_db: Path, tmp_path: Path) -> None:
+    """At 733ae3a a session's first call set its budget even when it was refused, though such a
+    call "costs nothing": an `expand` of an unknown id fixed the default (4000), a map of an unknown
+    topic its `session_budget`, and every later call asking the budget it wanted was refused
+    ("session_budget is set once per session (4000, 0 used); not 1500") for the connection's life.
+    Once a call is answered, the budget is set."""
+    [results] = _sessions(demo_db, tmp_path, [
+        ("expand", {"ids": ["no such note"]}),
+        ("context_map", {"topic": "no such topic zzqx", "session_budget": 3000}),
+        ("context_map", {"topic": "Project Apollo", "session_budget": 1500}),
+        ("context_map", {"topic": "Maya Chen", "session_budget": 2000}),
+        ("context_map", {"topic": "Maya Chen"}),
+    ])
+    unknown_id, unknown_topic, mapped, changed, again = results
+    assert unknown_id.is_error and unknown_topic.is_error
+    assert not mapped.is_error and _account(mapped.content[0].text)[1] == 1500, mapped.content[0].text
+    assert changed.is_error and changed.content[0].text.startswith(
+        "ctx: error: session_budget is set once per session (1500, ")
+    assert not again.is_error and _account(again.content[0].text)[1] == 1500
 
 
 def test_a_map_of_an_unknown_topic_costs_nothing(demo_db: Path, tmp_path: Path) -> None:

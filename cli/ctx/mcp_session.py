@@ -64,9 +64,12 @@ class Sessions:
 
         with self._lock:
             found = self._sessions.get(key)
-            if found is not None:
+            if found is not None and (found.calls or budget is None):
                 check_budget(found, budget)
                 return found
+            # No call was answered yet (a refused call costs nothing and commits to nothing): the
+            # budget asked now is the session's. A first map refused for a budget below its
+            # smallest answer, or an expand of an unknown id, fixed it for the connection's life.
             _, default_budget, encoding = build_defaults()
             started = self._sessions[key] = start_session(
                 budget if budget is not None else default_budget, encoding

@@ -41,8 +41,8 @@ class SessionError(UsageError):
 
 _SESSION_BUDGET_HELP = (
     "The whole session's token budget: every context_map and expand answer is charged to it and"
-    " none exceeds what is left. Set by the session's first call (default: the user's configured"
-    " max_tokens, else 4000); a later call may repeat it but not change it."
+    " none exceeds what is left. Set by the session's first answered call (default: the user's"
+    " configured max_tokens, else 4000); a later call may repeat it but not change it."
 )
 
 
@@ -154,7 +154,7 @@ def spent(session: Session, what: str, smallest: int | None = None) -> SessionEr
     if session.used == 0 and smallest is not None:
         # Nothing was spent: the budget set for the session is below the smallest answer.
         return SessionError(f"{what}: the session's budget, {session.budget}, is below the smallest answer"
-                            f" ({smallest} tokens); start a new session with a larger session_budget")
+                            f" ({smallest} tokens); call again with a larger session_budget")
     return SessionError(f"{what}: the session budget is spent ({session.used}/{session.budget} used,"
                         f" {session.left} left{need}); start a new session for more")
 
