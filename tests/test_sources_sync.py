@@ -169,6 +169,19 @@ def test_remove_an_unknown_path_lists_the_registered_ones(vault, run_cli, tmp_pa
     assert _json(run_cli("sources", "--format", "json"))["sources"] == []
 
 
+def test_remove_with_an_empty_path_removes_nothing(vault, run_cli, monkeypatch):
+    """At 733ae3a `ctx sources remove ""` (a script's unset variable) was the current folder:
+    run inside the vault it removed the vault's source, exit 0."""
+    run_cli("import", str(vault))
+    monkeypatch.chdir(vault)
+    for empty in ("", "  "):
+        result = run_cli("sources", "remove", empty)
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr == "ctx: error: give a source's path as `ctx sources` lists it (or its id), not an empty one\n"
+    assert [s["root"] for s in _json(run_cli("sources", "--format", "json"))["sources"]] == [str(vault.resolve())]
+    assert run_cli("sources", "remove", ".").exit_code == 0  # the current folder, said as such
+
+
 # -- ctx sync ------------------------------------------------------------------------------------
 
 

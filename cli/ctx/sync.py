@@ -214,6 +214,10 @@ def _embed_pending(
 
 def find_source(store: GraphStore, path: str | Path) -> Source:
     """The registered source at ``path`` (or with that id); a usage error lists the others."""
+    if isinstance(path, str) and not path.strip():
+        # Path("") is the current folder: `ctx sources remove "$OLD"` with $OLD unset removed the
+        # source the shell stood in.
+        raise UsageError("give a source's path as `ctx sources` lists it (or its id), not an empty one")
     sources = as_store(store).reader().sources()
     wanted = str(Path(path).expanduser().resolve())
     for source in sources:
