@@ -128,6 +128,47 @@ def test_a_graph_in_a_read_only_folder_can_be_read(tmp_path, run_cli):
             folder.chmod(0o755)
 
 
+def test_a_build_that_syncs_first_reads_a_read_only_graph_as_it_is(tmp_path, run_cli, monkeypatch):
+    """With `sync: before_build: true`, a build on a graph in a read-only file or folder whose
+    source had changed failed at 733ae3a ("the graph is read-only ...", exit 1), where a graph in a
+    read-only folder can be read and a PostgreSQL reader role is answered from the graph as it is:
+    now it answers too, saying the sync was skipped and why."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("sync:\n  before_build: true\n  interval: 0\n", encoding="utf-8")
+    monkeypatch.setenv("CTX_HOME", str(home))
+    vault = tmp_path / "vault"
+    shutil.copytree(FIXTURES / "demo-vault", vault)
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "graph.db"
+    assert run_cli("import", str(vault), db=db).exit_code == 0
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for extra in ("graph.db-wal", "graph.db-shm"):
+        (folder / extra).unlink(missing_ok=True)
+    note = vault / "Projects" / "Project Apollo.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA zeppelin now carries the beta phones.\n", encoding="utf-8")
+    if os.geteuid() != 0:
+        db.chmod(0o444)
+        folder.chmod(0o555)
+    elif not (_immutable(db) and _immutable(folder)):
+        pytest.skip("cannot make a folder read-only for root here (no chattr +i)")
+    try:
+        built = run_cli("build", "Project Apollo", db=db)
+        assert built.exit_code == 0, built.stderr
+        assert "sync skipped, the graph is read-only here" in built.stdout
+        assert "zeppelin" not in built.stdout  # the graph as it is
+        assert (f"ctx: warning: {vault}: not refreshed: the graph is read-only (the file or its folder):"
+                " it can be read, not changed\n") in built.stderr
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder), str(db)], capture_output=True)
+        else:
+            folder.chmod(0o755)
+
+
 def test_a_lock_held_too_long_is_one_clear_line(tmp_path, run_cli, monkeypatch):
     db = tmp_path / "graph.db"
     assert run_cli("import", str(FIXTURES / "claims.jsonl"), db=db).exit_code == 0

@@ -132,6 +132,7 @@ def _mark_checked(store: GraphStore, when: float) -> None:
 
 LOCK_BUSY = "lock busy"
 ROLE_READ_ONLY = "this role may not write the graph"
+FILE_READ_ONLY = "the graph is read-only here"
 BUSY_WARNING = (
     "sources changed, but another process is writing the graph: answered from the graph as it is"
     " (it may be stale; the next call checks again)"
@@ -160,7 +161,7 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
     answer comes from the graph as it is and ``skipped`` says so ("lock busy")."""
     from ctx.store import as_store
     from ctx.errors import AccessRefused
-    from ctx.store.errors import is_lock_busy
+    from ctx.store.errors import as_ctx_error, is_lock_busy, is_read_only
     from ctx.sync import import_source
     from ctx.trust import UntrustedGraph
 
@@ -191,6 +192,13 @@ def refresh(store: GraphStore, *, interval: float, now: float | None = None) -> 
                 result.seconds = time.perf_counter() - started
                 return result
             except Exception as exc:
+                if is_read_only(exc):
+                    # A graph in a read-only file or folder is read as it is, as by a reader role:
+                    # the build answers, saying the sync was skipped (it failed with exit 1).
+                    result.skipped = FILE_READ_ONLY
+                    result.warnings.append(f"{source.root}: not refreshed: {as_ctx_error(exc, 'the graph')}")
+                    result.seconds = time.perf_counter() - started
+                    return result
                 if not is_lock_busy(exc):
                     raise
                 return _busy_result(result, started)

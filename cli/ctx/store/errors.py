@@ -40,6 +40,14 @@ def is_lock_busy(exc: BaseException) -> bool:
     return (is_storage_error(exc) or isinstance(exc, CtxError)) and ("locked" in text or "busy" in text)
 
 
+def is_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite refusing a write to a graph in a read-only file or folder (a
+    read-only mount, another user's graph); a PostgreSQL role or replica raises ``AccessRefused``."""
+    import sqlite3
+
+    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc)
+
+
 # SQLite's words for pages that do not fit together: a file replaced under open connections, or
 # a damaged one.
 _MIXED_PAGES = ("malformed", "vtable constructor failed", "not a database")
