@@ -306,6 +306,17 @@ def test_a_map_of_an_unknown_topic_costs_nothing(demo_db: Path, tmp_path: Path) 
     assert after_misses[2].content[0].text == clean[0].content[0].text  # the same map, the same account
 
 
+def test_a_map_of_one_candidate_says_candidate(demo_db: Path, tmp_path: Path) -> None:
+    """At 733ae3a a map of one node read "1 candidates, best first, 1 listed"."""
+    [results] = _sessions(demo_db, tmp_path, [
+        ("context_map", {"topic": "Project Apollo", "lens": "general", "depth": 0}),
+        ("context_map", {"topic": "Project Apollo", "lens": "general", "max_tokens": 120}),
+    ])
+    alone, cut = (r.content[0].text.splitlines() for r in results)
+    assert alone[1].startswith("lens: general · 1 candidate, best first, 1 listed · "), alone
+    assert re.fullmatch(r"… \d+ more candidates not listed", cut[-2]), cut
+
+
 def test_an_expanded_passage_opening_on_a_heading_has_a_blank_line_before_it(demo_db: Path, tmp_path: Path) -> None:
     """At dc7f3bd `expand` of a note's first passage that opens on its own heading printed
     `### Apollo Launch Plan (id: …)` and `#### Milestones` on adjacent lines, where every other

@@ -273,7 +273,7 @@ def render_map(
     capped: str = "",
 ) -> str:
     lines = [f"# Map: {label}",
-             f"lens: {lens} · {len(nodes)} candidates, best first, {listed} listed · passages: #n heading (tokens,"
+             f"lens: {lens} · {len(nodes)} {_candidates(len(nodes))}, best first, {listed} listed · passages: #n heading (tokens,"
              " relevance to the topic); expand ids or id#n"]
     if capped:
         lines.append(capped)
@@ -282,9 +282,14 @@ def render_map(
     for rank, node in enumerate(nodes[:listed], start=1):
         lines += map_lines(node, rank)
     if listed < len(nodes):
-        lines.append(f"… {len(nodes) - listed} more candidates not listed")
+        left = len(nodes) - listed
+        lines.append(f"… {left} more {_candidates(left)} not listed")
     lines.append(session.account(cost))
     return "\n".join(lines) + "\n"
+
+
+def _candidates(n: int) -> str:
+    return "candidate" if n == 1 else "candidates"
 
 
 def context_map(
