@@ -276,3 +276,31 @@ def test_a_graph_read_at_an_earlier_reading_reads_every_file_again_once(tmp_path
         assert import_path(conn, notes).files_unchanged == 2  # once
     finally:
         conn.close()
+
+
+def test_a_json_graph_read_before_zoned_dates_kept_their_day_is_read_again_once(tmp_path):
+    # 4fbbb30 kept a zoned date's wall clock ("2024-05-28T07:30+10:00" is 07:30 on 28 May) in every
+    # importer's parse_date, but raised the reading of Markdown's only: a JSON graph imported
+    # before kept 27 May (its UTC conversion) in every context until its file changed.
+    from ctx.importers.engine import read_at
+    from ctx.importers.jsongraph import JsonGraphImporter
+    from ctx.store import as_store
+
+    graph = tmp_path / "graph.jsonl"
+    graph.write_text(json.dumps({"id": "crane", "title": "Crane check", "body": "The harbour crane was checked.",
+                                 "created": "2024-05-28T07:30:00+10:00"}) + "\n", encoding="utf-8")
+    converted = dt.datetime(2024, 5, 27, 21, 30, tzinfo=dt.timezone.utc).timestamp()  # as read before 4fbbb30
+    conn = connect(tmp_path / "g.db", create=True)
+    try:
+        import_path(conn, graph)
+        assert read_at(as_store(conn).reader(), 1) == JsonGraphImporter.reading
+        with conn:
+            conn.execute("UPDATE nodes SET created = ?, updated = ? WHERE id = 'crane'", (converted, converted))
+            conn.execute("DELETE FROM meta WHERE key = 'source_reading:1'")
+        again = import_path(conn, graph)
+        day = conn.execute("SELECT created FROM nodes WHERE id = 'crane'").fetchone()[0]
+        assert again.changed
+        assert dt.datetime.fromtimestamp(day, dt.timezone.utc).isoformat() == "2024-05-28T07:30:00+00:00"
+        assert not import_path(conn, graph).changed  # once
+    finally:
+        conn.close()

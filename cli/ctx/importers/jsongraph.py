@@ -62,6 +62,8 @@ class JsonGraphImporter(Importer):
     streams = True
     family = "json"
     title_key = "title"
+    # 2: a date with a zone is its written day (4fbbb30; it was converted to UTC), as Markdown's.
+    reading = 2
 
     @classmethod
     def detect(cls, path: Path) -> int:
