@@ -285,6 +285,24 @@ def test_without_the_extra_the_error_says_how_to_install(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_model_path_that_is_no_folder_is_one_line_from_the_real_cli(tmp_path):
+    """In a real process (not under pytest's log capture) sentence-transformers logged "Could not
+    resolve the revision of 'sentence-transformers/bge small' (...). Loading without pinning to a
+    single commit." on stderr before ctx's own one-line error (at 733ae3a; so did '/nonexistent'):
+    two lines for one mistake."""
+    vault = write_vault(tmp_path / "vault")
+    db = tmp_path / "graph.db"
+    import_path(connect(db, create=True), vault)
+    missing = "bge small"  # a typo: no folder, and no model name the hub would take either
+    result = subprocess.run(
+        [sys.executable, "-c", "from ctx.entry import main; main()", "embed", "--model", missing, "--db", str(db)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"ctx: error: embedding model {missing!r} is not available offline (")
+    assert result.stderr.count("\n") == 1, result.stderr
+
+
 def _named_model(db: Path, name: str) -> None:
     """The graph's vectors relabelled as ``name``'s, as a graph embedded with that model stores them."""
     conn = connect(db)

@@ -8,6 +8,7 @@ falls back to sentence-transformers otherwise, paying its import only then.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -50,6 +51,11 @@ def load_sentence_transformer(model: ModelRef) -> Any:
     except ImportError:
         raise EmbedExtraMissing() from None
     target = str(model.path) if model.path is not None else model.name
+    # Its own notices too: a path that is no folder ("/models/bge-smal") logged "Could not resolve
+    # the revision of ..." on stderr before our one-line error.
+    library_log = logging.getLogger("sentence_transformers")
+    level = library_log.level
+    library_log.setLevel(logging.ERROR)
     try:
         return SentenceTransformer(target, device="cpu")
     except Exception as exc:  # OSError, ValueError, hub errors: all mean "not here"
@@ -57,6 +63,8 @@ def load_sentence_transformer(model: ModelRef) -> Any:
             f"embedding model {model.name!r} is not available offline ({exc.__class__.__name__});"
             " pass --model with a local sentence-transformers folder"
         ) from None
+    finally:
+        library_log.setLevel(level)
 
 
 @lru_cache(maxsize=2)
