@@ -127,3 +127,15 @@ def test_every_closed_option_refuses_other_values(demo_db, args, allowed):
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("ctx: error: ") and allowed in lines[0], done.stderr
+
+
+def test_python_dash_m_ctx_is_the_ctx_command(demo_db, tmp_path):
+    """`python -m ctx` failed at 733ae3a ("No module named ctx.__main__"): for an environment whose
+    scripts folder is not on PATH it is the way in, and it prints what `ctx` prints."""
+    args = ["build", "Project Apollo", "--max-tokens", "600", "--db", str(demo_db)]
+    ran = subprocess.run([sys.executable, "-m", "ctx", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == _ctx(*args, cwd=tmp_path).stdout
+    missing = subprocess.run([sys.executable, "-m", "ctx", "show", "no such node", "--db", str(demo_db)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == EXIT_NOT_FOUND and missing.stderr.startswith("ctx: error: ")

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "ctx", "ctx.graph", "ctx.sync", "ctx.freshness", "ctx.inspection", "ctx.watch", "ctx.fragment",
         "ctx.llm_plugin", "ctx.trust",
     )),
-    ("interfaces", ("ctx.mcp_server", "ctx.mcp_wire", "ctx.mcp_session", "ctx.agent_setup", "ctx.commands", "ctx.app", "ctx.entry")),
+    ("interfaces", ("ctx.mcp_server", "ctx.mcp_wire", "ctx.mcp_session", "ctx.agent_setup", "ctx.commands", "ctx.app", "ctx.entry", "ctx.__main__")),
 ]
 STORE_FACE = {"ctx.store", "ctx.store.protocols", "ctx.store.types", "ctx.store.records", "ctx.store.errors"}
 # SQL a program sends, as opposed to prose that mentions a word of it.
