@@ -67,3 +67,32 @@ def test_ctx_dates_each_daily_note_by_its_name(tmp_path):
     days = {path: dt.datetime.fromtimestamp(created, dt.timezone.utc).date().isoformat() for path, created in rows.items()}
     assert days == {rel: rel.split("/")[1][:10] for rel in files}
     assert logs  # long multi-topic days are dated logs: their paragraphs get vectors
+
+
+def test_an_export_named_for_a_day_does_not_make_its_pages_daily_notes(tmp_path):
+    """Only a Markdown file is one note: a JSON export named ``2024-05-28-export.json`` made every
+    long page in it a daily note, given paragraph vectors by the file's name (probe58). The same
+    day's text as ``2024-05-28.md`` is one."""
+    import json
+
+    from ctx.assemble import paragraph_vectors
+    from ctx.importers.engine import import_path
+    from ctx.store import as_store, connect
+
+    memory_logs5.generate(170, tmp_path / "set")
+    day = max((tmp_path / "set" / "notes").rglob("*.md"), key=lambda p: len(p.read_text(encoding="utf-8")))
+    body = day.read_text(encoding="utf-8")
+    sources = {"vault": (f"{day.stem}.md", body),
+               "export": (f"{day.stem[:10]}-export.json",
+                          json.dumps({"nodes": [{"id": "garden-page", "title": "Garden and budget", "body": body}]}))}
+    wanted = {}
+    for name, (file_name, text) in sources.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / file_name).write_text(text, encoding="utf-8")
+        conn = connect(tmp_path / f"{name}.db", create=True)
+        try:
+            import_path(conn, tmp_path / name / file_name if name == "export" else tmp_path / name)
+            wanted[name] = len(paragraph_vectors.wanted(as_store(conn).reader(include_private=True)))
+        finally:
+            conn.close()
+    assert wanted["vault"] > 0 and wanted["export"] == 0, wanted

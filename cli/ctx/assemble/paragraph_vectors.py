@@ -143,10 +143,16 @@ def is_transcript(rows: Sequence[Any]) -> bool:
     return len(names) >= TRANSCRIPT_MIN_HEADINGS and TRANSCRIPT_REPEATS * len(set(names)) <= len(names)
 
 
+# The files a note is the whole of: a Markdown importer reads one note from each. A JSON, OPML or
+# outliner export holds many pages, and its file's name says nothing of each one's day.
+_ONE_NOTE_FILES = (".md", ".markdown")
+
+
 def _named_for_a_day(facts: NodeFacts) -> bool:
-    """A daily note: its file (or, without one, its title) is named for its day (``2024-05-28.md``,
-    Obsidian's default), with no date field to say so."""
-    name = PurePosixPath(facts.source_path).stem if facts.source_path else facts.title
+    """A daily note: its file (or, where the file is not the note alone, its title) is named for
+    its day (``2024-05-28.md``, Obsidian's default), with no date field to say so."""
+    source = PurePosixPath(facts.source_path) if facts.source_path else None
+    name = source.stem if source is not None and source.suffix.lower() in _ONE_NOTE_FILES else facts.title
     return day_named(name) is not None
 
 
