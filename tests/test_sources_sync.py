@@ -15,6 +15,7 @@ import pytest
 from conftest import FIXTURES
 from fake_encoder import FAKE_MODEL, HashEncoder
 
+from ctx.errors import UsageError
 from ctx.importers.engine import import_path
 from ctx.store import vectors
 from ctx.semantic.embedding import embed_graph
@@ -180,6 +181,28 @@ def test_remove_with_an_empty_path_removes_nothing(vault, run_cli, monkeypatch):
         assert result.stderr == "ctx: error: give a source's path as `ctx sources` lists it (or its id), not an empty one\n"
     assert [s["root"] for s in _json(run_cli("sources", "--format", "json"))["sources"]] == [str(vault.resolve())]
     assert run_cli("sources", "remove", ".").exit_code == 0  # the current folder, said as such
+
+
+def test_import_of_an_empty_path_imports_nothing(vault, run_cli, monkeypatch, tmp_path):
+    """At c3e5698 `ctx import ""` (a script's unset variable) imported the current folder, exit 0,
+    as `ctx sources remove ""` removed its source (probe58)."""
+    from ctx.graph import Graph
+
+    monkeypatch.chdir(vault)
+    db = tmp_path / "empty.db"
+    for empty in ("", "  "):
+        result = run_cli("import", empty, "--db", str(db))
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr == "ctx: error: give the folder or file to import (`.` for the current one), not an empty path\n"
+    assert not db.exists()
+    graph = Graph.open(tmp_path / "api.db", create=True)
+    try:
+        with pytest.raises(UsageError, match="not an empty path"):
+            graph.import_path("")
+        assert graph.stats()["nodes"] == 0
+    finally:
+        graph.close()
+    assert run_cli("import", ".", "--db", str(db)).exit_code == 0  # the current folder, said as such
 
 
 # -- ctx sync ------------------------------------------------------------------------------------

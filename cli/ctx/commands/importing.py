@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
 from ctx.errors import printable
@@ -49,7 +49,10 @@ def register(app: typer.Typer) -> None:
 
 @handle_errors
 def import_command(
-    path: Annotated[Path, typer.Argument(help="Folder or export file to import.", show_default=False)],
+    # A string, not a Path: typer makes "" the current folder before the command could refuse it;
+    # click's path type keeps the shell completing file names.
+    path: Annotated[str, typer.Argument(help="Folder or export file to import.", show_default=False,
+                                        click_type=click.Path(path_type=str))],
     format: Annotated[ImportFormat, typer.Option("--format", "-f", help=FORMAT_HELP)] = ImportFormat("auto"),
     db: DbOption = None,
     output: Annotated[TextOrJson, typer.Option("--output", "-o", help="Summary format.")] = TextOrJson.text,
@@ -62,13 +65,16 @@ def import_command(
     from ctx.store import discarded_on_failure
     from ctx.trust import check_import_allowed
 
+    from ctx.importers.engine import source_path
+
+    source = source_path(path)
     db_path = resolve_db_path(db)
-    check_import_allowed(db_path, path)  # a project graph reads only its own folder
+    check_import_allowed(db_path, source)  # a project graph reads only its own folder
     with discarded_on_failure(db_path):
         graph = Graph.open(db_path, create=True)
         try:
             with ProgressBar(enabled=not quiet and sys.stderr.isatty(), threshold=PROGRESS_THRESHOLD) as progress:
-                report = graph.import_path(path, format=format.value, progress=progress)
+                report = graph.import_path(source, format=format.value, progress=progress)
         finally:
             graph.close()
     if not quiet:

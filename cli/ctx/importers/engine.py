@@ -144,6 +144,15 @@ class _Plan:
         return bool(self.fresh or self.streamed or self.changes or self.vanished)
 
 
+def source_path(path: str | Path) -> Path:
+    """The folder or file to import, as given (``~`` expanded); an empty or blank path is a usage
+    error: ``Path("")`` is the current folder, so `ctx import "$VAULT"` with ``$VAULT`` unset
+    imported wherever the shell stood (as ``ctx sources remove ""`` removed its source)."""
+    if isinstance(path, str) and not path.strip():
+        raise UsageError("give the folder or file to import (`.` for the current one), not an empty path")
+    return Path(path).expanduser()
+
+
 def import_path(
     store: GraphStore,
     path: str | Path,
@@ -152,9 +161,9 @@ def import_path(
     progress: ProgressFn | None = None,
 ) -> ImportReport:
     started = time.perf_counter()
+    path = source_path(path)
     store = as_store(store)
     reader = store.reader(include_private=True)
-    path = Path(path).expanduser()
     if not path.exists():
         raise UsageError(f"no such file or folder: {path}")
     importer, root, notes = _choose_importer(reader, path.resolve(), format)
