@@ -28,16 +28,20 @@ def _through_the_view(conn) -> dict[str, list[tuple]]:
     return out
 
 
-def test_passages_are_the_views_spans_in_every_kind_of_note(tmp_path, demo_vault):
-    vault = tmp_path / "vault"
-    shutil.copytree(demo_vault, vault)
-    # A long single-file journal with characters of every width before and inside its spans (a
-    # byte offset taken for a character one would cut them elsewhere), blank lines at the edges.
+def _write_journal(vault: Path) -> None:
+    """A long single-file journal with characters of every width before and inside its spans (a
+    byte offset taken for a character would cut them elsewhere), blank lines at the edges."""
     days = []
     for i in range(1, 29):
         days.append(f"## 2024-02-{i:02d}\n\n\nCafé ☕ with Zoë — 東京 trip planned 🚄 for day {i}.\n\n"
                     + "Notes on the 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 deck, ñandú sketches and a long paragraph. " * 30 + "\n\n\n")
     (vault / "Journal 2024.md").write_text("# Journal 2024\n\n" + "".join(days), encoding="utf-8")
+
+
+def test_passages_are_the_views_spans_in_every_kind_of_note(tmp_path, demo_vault):
+    vault = tmp_path / "vault"
+    shutil.copytree(demo_vault, vault)
+    _write_journal(vault)
     conn = connect(tmp_path / "g.db", create=True)
     try:
         import_path(conn, vault)
@@ -101,11 +105,7 @@ def long_graph(tmp_path, demo_vault):
     vector whose length is not its dimension's is none), and a note's in the middle."""
     vault = tmp_path / "vault"
     shutil.copytree(demo_vault, vault)
-    days = []
-    for i in range(1, 29):
-        days.append(f"## 2024-02-{i:02d}\n\n\nCafé ☕ with Zoë — 東京 trip planned 🚄 for day {i}.\n\n"
-                    + "Notes on the 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 deck, ñandú sketches and a long paragraph. " * 30 + "\n\n\n")
-    (vault / "Journal 2024.md").write_text("# Journal 2024\n\n" + "".join(days), encoding="utf-8")
+    _write_journal(vault)
     for folder in ("a", "b"):
         (vault / folder).mkdir()
         (vault / folder / "Twice.md").write_text("# Twice\n\nThe same words in two places, ñ and 東京.\n", encoding="utf-8")

@@ -19,6 +19,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,30 @@ def test_a_new_graph_is_marked_and_an_unmarked_old_graph_still_opens(tmp_path, r
     conn.close()
 
 
+@contextmanager
+def _read_only(db: Path) -> Iterator[None]:
+    """``db`` and its folder read-only for the block, for root too (``chattr +i``), with its
+    write-ahead log folded into the file first (no -wal or -shm beside it); writable again after."""
+    folder = db.parent
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    for extra in (f"{db.name}-wal", f"{db.name}-shm"):
+        (folder / extra).unlink(missing_ok=True)
+    if os.geteuid() != 0:
+        db.chmod(0o444)
+        folder.chmod(0o555)
+    elif not (_immutable(db) and _immutable(folder)):
+        pytest.skip("cannot make a folder read-only for root here (no chattr +i)")
+    try:
+        yield
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder), str(db)], capture_output=True)
+        else:
+            folder.chmod(0o755)
+
+
 def _immutable(path: Path) -> bool:
     """chattr +i: read-only even for root (tests often run as root, which chmod does not stop)."""
     return shutil.which("chattr") is not None and subprocess.run(
@@ -103,17 +129,7 @@ def test_a_graph_in_a_read_only_folder_can_be_read(tmp_path, run_cli):
     folder.mkdir()
     db = folder / "graph.db"
     assert run_cli("import", str(FIXTURES / "demo-vault"), db=db).exit_code == 0
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    for extra in ("graph.db-wal", "graph.db-shm"):
-        (folder / extra).unlink(missing_ok=True)
-    if os.geteuid() != 0:
-        db.chmod(0o444)
-        folder.chmod(0o555)
-    elif not (_immutable(db) and _immutable(folder)):
-        pytest.skip("cannot make a folder read-only for root here (no chattr +i)")
-    try:
+    with _read_only(db):
         for argv in READ_COMMANDS:
             result = run_cli(*argv, db=db)
             assert result.exit_code in (0, 3), (argv, result.stderr)
@@ -121,11 +137,6 @@ def test_a_graph_in_a_read_only_folder_can_be_read(tmp_path, run_cli):
         assert built.exit_code == 0 and "Project Apollo" in built.stdout
         write = run_cli("import", str(FIXTURES / "demo-vault" / "Home.md"), "--format", "obsidian", db=db)
         assert write.exit_code == 1 and "read-only" in write.stderr and "internal error" not in write.stderr
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder), str(db)], capture_output=True)
-        else:
-            folder.chmod(0o755)
 
 
 def test_a_build_that_syncs_first_reads_a_read_only_graph_as_it_is(tmp_path, run_cli, monkeypatch):
@@ -143,30 +154,15 @@ def test_a_build_that_syncs_first_reads_a_read_only_graph_as_it_is(tmp_path, run
     folder.mkdir()
     db = folder / "graph.db"
     assert run_cli("import", str(vault), db=db).exit_code == 0
-    conn = sqlite3.connect(db)
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    for extra in ("graph.db-wal", "graph.db-shm"):
-        (folder / extra).unlink(missing_ok=True)
     note = vault / "Projects" / "Project Apollo.md"
     note.write_text(note.read_text(encoding="utf-8") + "\nA zeppelin now carries the beta phones.\n", encoding="utf-8")
-    if os.geteuid() != 0:
-        db.chmod(0o444)
-        folder.chmod(0o555)
-    elif not (_immutable(db) and _immutable(folder)):
-        pytest.skip("cannot make a folder read-only for root here (no chattr +i)")
-    try:
+    with _read_only(db):
         built = run_cli("build", "Project Apollo", db=db)
         assert built.exit_code == 0, built.stderr
         assert "sync skipped, the graph is read-only here" in built.stdout
         assert "zeppelin" not in built.stdout  # the graph as it is
         assert (f"ctx: warning: {vault}: not refreshed: the graph is read-only (the file or its folder):"
                 " it can be read, not changed\n") in built.stderr
-    finally:
-        if os.geteuid() == 0:
-            subprocess.run(["chattr", "-i", str(folder), str(db)], capture_output=True)
-        else:
-            folder.chmod(0o755)
 
 
 def test_a_lock_held_too_long_is_one_clear_line(tmp_path, run_cli, monkeypatch):
